@@ -1,0 +1,56 @@
+# trainc — the two commands of a fresh machine are `make render` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+TRAINER_VERSION := v2.3.0
+ORACLE_DIR := tests/conformance/oracle
+ORACLE := $(ORACLE_DIR)/bin/oracle
+N ?= 1000
+
+.PHONY: setup upstream render test lint oracle goldens conformance conformance-fuzz bench clean
+
+setup: $(VENV)/.installed upstream
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# Upstream artifacts (CRDs, OpenAPI document, Go type facts) at pinned versions,
+# fetched through the Go module proxy into a cache outside the repo.
+upstream: $(VENV)/.installed
+	@bash scripts/fetch-upstream.sh
+
+render: setup
+	$(PY) -m compiler render example -o out
+
+test: setup oracle
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check compiler tests
+	$(VENV)/bin/ruff format --check compiler tests
+	$(VENV)/bin/mypy
+
+# The conformance oracle: the real Kubeflow Trainer code, built once; `go build`
+# caches, so a second run only checks that nothing changed.
+oracle: $(ORACLE)
+$(ORACLE): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/go.mod $(ORACLE_DIR)/go.sum
+	cd $(ORACLE_DIR) && go build -o bin/oracle .
+
+goldens: setup oracle
+	$(PY) -m tests.conformance.goldens
+
+conformance: setup oracle
+	$(PY) -m tests.conformance.compare
+
+conformance-fuzz: setup oracle
+	$(PY) -m tests.conformance.fuzz --count $(N)
+
+bench: setup
+	$(PY) -m tests.bench.render_bench
+
+clean:
+	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out

@@ -1,0 +1,1 @@
+"""Stage 5, emit: canonical YAML, one file per object, written atomically."""

@@ -1,0 +1,1 @@
+"""Stage 1, load: files -> typed, defaulted Kubernetes objects that remember their source positions."""

@@ -1,0 +1,1 @@
+"""Schema-driven merges: strategic merge patch (runtimePatches, overlays) and RFC 6902."""

@@ -1,0 +1,1 @@
+"""One module per upstream plugin, registered in ``compiler.render.registry``."""

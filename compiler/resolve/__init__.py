@@ -1,0 +1,1 @@
+"""Stage 2, resolve: find the runtime each TrainJob references."""
