@@ -1,0 +1,107 @@
+"""The whole pipeline for a set of input paths: load -> resolve -> render.
+
+Pure apart from reading the input files; the CLI decides where results go.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from compiler.errors import InputError, Problem
+from compiler.load.loader import load
+from compiler.load.manifest import JsonPath, Manifest
+from compiler.render.constants import TRAINJOB_KIND
+from compiler.render.framework import RenderOptions
+from compiler.render.pipeline import render_trainjob
+from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
+from compiler.emit.output import RenderedObject
+
+
+@dataclass
+class TrainJobSummary:
+    namespace: str
+    name: str
+    objects: list[RenderedObject] = field(default_factory=list)
+    skipped: str | None = None
+
+    def line(self) -> str:
+        head = f"{self.namespace}/{self.name}"
+        if self.skipped:
+            return f"{head}: skipped ({self.skipped})"
+        parts = []
+        for obj in self.objects:
+            kind = obj.data["kind"]
+            spec = obj.data.get("spec", {})
+            if kind == "JobSet":
+                jobs = spec.get("replicatedJobs") or []
+                pods = sum(
+                    (j.get("replicas", 1)) * (j["template"]["spec"].get("parallelism", 1)) for j in jobs
+                )
+                parts.append(f"JobSet ({len(jobs)} replicated jobs, {pods} pods)")
+            elif kind == "PodGroup":
+                group = obj.data["apiVersion"].split("/")[0]
+                parts.append(f"PodGroup {group} (minMember {spec.get('minMember')})")
+            else:
+                parts.append(f"{kind} {obj.data['metadata']['name']}")
+        return f"{head}: " + ", ".join(parts)
+
+
+@dataclass
+class CompileResult:
+    summaries: list[TrainJobSummary]
+
+    @property
+    def objects(self) -> list[RenderedObject]:
+        return [o for s in self.summaries for o in s.objects]
+
+
+_INDEX = re.compile(r"\[([^\]]*)\]")
+
+
+def field_path_to_json_path(path: str) -> JsonPath:
+    """``spec.trainer.env[2].name`` -> ``("spec", "trainer", "env", 2, "name")``.
+
+    >>> field_path_to_json_path("spec.annotations[a.b/c]")
+    ('spec', 'annotations', 'a.b/c')
+    """
+    parts: list[str | int] = []
+    for segment in re.split(r"\.(?![^\[]*\])", path):
+        head = segment.split("[", 1)[0]
+        if head:
+            parts.append(head)
+        for index in _INDEX.findall(segment):
+            parts.append(int(index) if index.isdigit() else index)
+    return tuple(parts)
+
+
+def compile_paths(
+    paths: list[str], options: RenderOptions | None = None, default_namespace: str = "default"
+) -> CompileResult:
+    """Render every TrainJob found under ``paths``; raise one InputError with all problems."""
+    loaded = load(paths, default_namespace=default_namespace)
+    manifests: list[Manifest] = loaded.objects
+    index = RuntimeIndex.of(manifests)
+    problems: list[Problem] = []
+    summaries: list[TrainJobSummary] = []
+    for trainjob in (m for m in manifests if m.kind == TRAINJOB_KIND):
+        summary = TrainJobSummary(trainjob.namespace or default_namespace, trainjob.name)
+        summaries.append(summary)
+        if not is_managed_by_trainer(trainjob):
+            summary.skipped = f"managed by {trainjob.data['spec']['managedBy']}"
+            continue
+        resolved = resolve(trainjob, index)
+        if isinstance(resolved, Problem):
+            problems.append(resolved)
+            continue
+        result = render_trainjob(trainjob.data, resolved.runtime.data.get("spec") or {}, options)
+        for error in result.errors:
+            location = trainjob.locate(field_path_to_json_path(error.field))
+            problems.append(Problem(error.message, location, trainjob.ref, error.field))
+        summary.objects = [
+            RenderedObject(summary.namespace, summary.name, obj) for obj in result.objects
+        ]
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: (p.location is None, p.location or 0)))  # type: ignore[arg-type,return-value]
+    summaries.sort(key=lambda s: (s.namespace, s.name))
+    return CompileResult(summaries)

@@ -1,0 +1,146 @@
+"""The runtime framework: plugins grouped by phase, run in upstream's phase order (R-2.1).
+
+    newRuntimeInfo -> EnforceMLPolicy -> EnforcePodGroupPolicy -> PodNetwork
+                   -> SyncParallelCount -> Build
+
+A plugin implements any subset of the phase interfaces below. Upstream runs the
+plugins of one phase in Go map order (random); trainc runs them in the fixed order
+of ``compiler.render.registry`` (R-2.3), which is documented there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from compiler.render.constants import TRAINER_API_VERSION, TRAINJOB_KIND
+from compiler.render.info import Info, JsonObject
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Choices that are not part of the inputs."""
+
+    # Upstream always sets an owner reference to the TrainJob; in resolved mode no
+    # TrainJob exists, so trainc writes one only when given the UID to reproduce.
+    owner_uid: str | None = None
+
+
+@dataclass
+class FieldError:
+    """An admission error in upstream's shape (``field.Error``)."""
+
+    type: str
+    field: str
+    message: str
+    value: Any = None
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+@dataclass
+class TrainJobContext:
+    """The TrainJob being rendered, and the options."""
+
+    trainjob: JsonObject
+    options: RenderOptions = field(default_factory=RenderOptions)
+
+    @property
+    def name(self) -> str:
+        return str(self.trainjob["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.trainjob["metadata"].get("namespace") or "default")
+
+    @property
+    def spec(self) -> JsonObject:
+        spec: JsonObject = self.trainjob.setdefault("spec", {})
+        return spec
+
+    @property
+    def trainer(self) -> JsonObject | None:
+        trainer: JsonObject | None = self.spec.get("trainer")
+        return trainer
+
+    def owner_references(self) -> list[JsonObject]:
+        if self.options.owner_uid is None:
+            return []
+        return [
+            {
+                "apiVersion": TRAINER_API_VERSION,
+                "kind": TRAINJOB_KIND,
+                "name": self.name,
+                "uid": self.options.owner_uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+
+    def object_metadata(self) -> JsonObject:
+        """``metadata`` of an object the controller creates for this TrainJob."""
+        metadata: JsonObject = {"name": self.name, "namespace": self.namespace}
+        if owners := self.owner_references():
+            metadata["ownerReferences"] = owners
+        return metadata
+
+
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class EnforceMLPolicyPlugin(Plugin, Protocol):
+    def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None: ...
+
+
+@runtime_checkable
+class EnforcePodGroupPolicyPlugin(Plugin, Protocol):
+    def enforce_pod_group_policy(self, info: Info, job: TrainJobContext) -> None: ...
+
+
+@runtime_checkable
+class PodNetworkPlugin(Plugin, Protocol):
+    def identify_pod_network(self, info: Info, job: TrainJobContext) -> None: ...
+
+
+@runtime_checkable
+class ComponentBuilderPlugin(Plugin, Protocol):
+    def sync_parallel_count(self, info: Info) -> None: ...
+
+    def build(self, info: Info, job: TrainJobContext) -> list[JsonObject]: ...
+
+
+@runtime_checkable
+class CustomValidationPlugin(Plugin, Protocol):
+    def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]: ...
+
+
+def run_phases(plugins: list[Plugin], info: Info, job: TrainJobContext) -> list[JsonObject]:
+    """Run every phase after newRuntimeInfo and return the built objects, in plugin order."""
+    for plugin in plugins:
+        if isinstance(plugin, EnforceMLPolicyPlugin):
+            plugin.enforce_ml_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcePodGroupPolicyPlugin):
+            plugin.enforce_pod_group_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, PodNetworkPlugin):
+            plugin.identify_pod_network(info, job)
+    builders = [p for p in plugins if isinstance(p, ComponentBuilderPlugin)]
+    for builder in builders:
+        builder.sync_parallel_count(info)
+    objects: list[JsonObject] = []
+    for builder in builders:
+        objects.extend(builder.build(info, job))
+    return objects
+
+
+def run_validation(plugins: list[Plugin], info: Info, job: TrainJobContext) -> list[FieldError]:
+    """The admission checks: run on an Info built by newRuntimeInfo alone (R-12)."""
+    errors: list[FieldError] = []
+    for plugin in plugins:
+        if isinstance(plugin, CustomValidationPlugin):
+            errors.extend(plugin.validate(info, job))
+    return errors

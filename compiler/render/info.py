@@ -1,0 +1,100 @@
+"""The data the plugins share while rendering one TrainJob (upstream ``runtime.Info``).
+
+Every value is plain JSON data, as the controller's apply configurations would
+serialise it. One :class:`PodSet` per replicated job, at the same index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.render.quantity import Quantity
+
+JsonObject = dict[str, Any]
+
+
+@dataclass
+class PodSetContainer:
+    """What plugins may change on a container; written back by the JobSet builder (R-9.2)."""
+
+    name: str
+    image: str = ""
+    command: list[str] | None = None
+    env: list[JsonObject] = field(default_factory=list)
+    ports: list[JsonObject] = field(default_factory=list)
+    volume_mounts: list[JsonObject] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, container: JsonObject) -> PodSetContainer:
+        """Copy the plugin-visible fields of a container of the working spec."""
+        return cls(
+            name=container.get("name", ""),
+            image=container.get("image", ""),
+            command=list(container["command"]) if container.get("command") is not None else None,
+            env=[dict(e) for e in container.get("env") or ()],
+            ports=[dict(p) for p in container.get("ports") or ()],
+            volume_mounts=[dict(m) for m in container.get("volumeMounts") or ()],
+        )
+
+
+@dataclass
+class PodSet:
+    """One replicated job as the plugins see it (R-3.7)."""
+
+    name: str
+    ancestor: str | None
+    count: int
+    containers: list[PodSetContainer]
+    init_containers: list[PodSetContainer]
+    volumes: list[JsonObject]
+    single_pod_requests: dict[str, Quantity]
+    replicas: int = 1
+    subdomain: str = ""
+    trainjob_name: str = ""
+
+    def endpoints(self) -> Iterator[str]:
+        """``<trainjob>-<job>-<replica>-<pod>.<subdomain>`` for every pod (R-8.1).
+
+        Lazy like upstream's iterator: it reads ``count`` when iterated.
+        """
+        for replica in range(self.replicas):
+            for pod in range(self.count):
+                yield f"{self.trainjob_name}-{self.name}-{replica}-{pod}.{self.subdomain}"
+
+    def container(self, name: str) -> PodSetContainer | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+
+@dataclass
+class Info:
+    """Upstream ``runtime.Info``: the working JobSet spec and what plugins derived."""
+
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    ml_policy: JsonObject | None
+    pod_group_policy: JsonObject | None
+    jobset_spec: JsonObject
+    pod_sets: list[PodSet]
+    pod_labels: dict[str, str] = field(default_factory=dict)
+    pod_annotations: dict[str, str] | None = None
+
+    def pod_set_by_ancestor(self, ancestor: str) -> PodSet | None:
+        return next((ps for ps in self.pod_sets if ps.ancestor == ancestor), None)
+
+    def pod_set_by_name(self, name: str) -> PodSet | None:
+        return next((ps for ps in self.pod_sets if ps.name == name), None)
+
+    def container_by_ancestor(self, ancestor: str, container: str) -> PodSetContainer | None:
+        pod_set = self.pod_set_by_ancestor(ancestor)
+        return pod_set.container(container) if pod_set else None
+
+    def has_policy(self, name: str) -> bool:
+        """Whether the runtime's ``mlPolicy`` has the member ``name`` (torch, mpi, ...)."""
+        return self.ml_policy is not None and self.ml_policy.get(name) is not None
+
+    @property
+    def run_launcher_as_node(self) -> bool:
+        mpi = (self.ml_policy or {}).get("mpi")
+        return bool(mpi and mpi.get("runLauncherAsNode"))

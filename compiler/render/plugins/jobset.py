@@ -1,0 +1,301 @@
+"""The JobSet plugin: pod network, parallelism sync, the JobSet object, its admission checks.
+
+Upstream: pkg/runtime/framework/plugins/jobset/{jobset,builder}.go (spec §8, §9, R-12.1, R-12.2).
+"""
+
+from __future__ import annotations
+
+
+import re
+from typing import Any
+
+from compiler.render import apply
+from compiler.render.constants import (
+    ANCESTOR_TRAINER,
+    DATASET_INITIALIZER,
+    ENV_STORAGE_URI,
+    JOBSET_API_VERSION,
+    JOBSET_KIND,
+    LABEL_ANCESTOR,
+    MODEL_INITIALIZER,
+    NODE,
+    VOLUME_INITIALIZER,
+)
+from compiler.render.framework import FieldError, TrainJobContext
+from compiler.render.info import Info, JsonObject
+
+NAME = "JobSet"
+
+
+def _pod_spec(rjob: JsonObject) -> JsonObject:
+    pod_spec: JsonObject = rjob["template"]["spec"]["template"]["spec"]
+    return pod_spec
+
+
+def _job_labels(rjob: JsonObject) -> dict[str, str] | None:
+    labels: dict[str, str] | None = ((rjob.get("template") or {}).get("metadata") or {}).get(
+        "labels"
+    )
+    return labels
+
+
+class JobSetPlugin:
+    name = NAME
+
+    # --- PodNetwork (R-8.1): endpoints are computed lazily by PodSet.endpoints().
+    def identify_pod_network(self, info: Info, job: TrainJobContext) -> None:
+        return None
+
+    # --- SyncParallelCount (R-7.1)
+    def sync_parallel_count(self, info: Info) -> None:
+        jobs = info.jobset_spec.get("replicatedJobs") or []
+        for pod_set in info.pod_sets:
+            for rjob in jobs:
+                if rjob.get("name") == pod_set.name:
+                    job_spec = rjob["template"].setdefault("spec", {})
+                    job_spec["parallelism"] = pod_set.count
+                    job_spec["completions"] = pod_set.count
+                    break
+
+    # --- Build (R-9.2 ... R-9.7)
+    def build(self, info: Info, job: TrainJobContext) -> list[JsonObject]:
+        spec = info.jobset_spec
+        jobs: list[JsonObject] = spec.get("replicatedJobs") or []
+        _materialize_pod_sets(info, jobs)
+        metadata = {"name": job.name, "namespace": job.namespace}
+        if info.labels:
+            metadata["labels"] = dict(info.labels)
+        if info.annotations:
+            metadata["annotations"] = dict(info.annotations)
+        _initializers(jobs, job)
+        _trainer(jobs, info, job)
+        for rjob in jobs:
+            pod_metadata = rjob["template"]["spec"]["template"].setdefault("metadata", {})
+            if info.pod_labels:
+                pod_metadata.setdefault("labels", {}).update(info.pod_labels)
+            if info.pod_annotations:
+                pod_metadata.setdefault("annotations", {}).update(info.pod_annotations)
+        spec["suspend"] = job.spec.get("suspend")
+        if spec["suspend"] is None:
+            del spec["suspend"]
+        if owners := job.owner_references():
+            metadata["ownerReferences"] = owners
+        return [
+            {"apiVersion": JOBSET_API_VERSION, "kind": JOBSET_KIND, "metadata": metadata, "spec": spec}
+        ]
+
+    # --- CustomValidation (R-12.1, R-12.2)
+    def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]:
+        return validate_trainjob(info, job)
+
+
+def _materialize_pod_sets(info: Info, jobs: list[JsonObject]) -> None:
+    """Write what plugins changed on PodSets back into the working spec (R-9.2)."""
+    for index, pod_set in enumerate(info.pod_sets):
+        pod_spec = _pod_spec(jobs[index])
+        if pod_set.volumes:
+            apply.upsert_volumes(pod_spec.setdefault("volumes", []), pod_set.volumes)
+        containers = pod_spec.get("containers") or []
+        for c_index, container in enumerate(pod_set.containers):
+            _write_container(containers[c_index], container)
+        init_containers = pod_spec.setdefault("initContainers", [])
+        for c_index, container in enumerate(pod_set.init_containers):
+            if c_index >= len(init_containers):
+                # Only the name is carried over to an init container a plugin added.
+                init_containers.append({"name": container.name})
+            _write_container(init_containers[c_index], container)
+        if not init_containers:
+            del pod_spec["initContainers"]
+
+
+def _write_container(target: JsonObject, source: Any) -> None:
+    if source.command:
+        target["command"] = list(source.command)
+    if source.image:
+        target["image"] = source.image
+    for key, values, upsert in (
+        ("env", source.env, apply.upsert_env),
+        ("ports", source.ports, apply.upsert_ports),
+        ("volumeMounts", source.volume_mounts, apply.upsert_volume_mounts),
+    ):
+        if values:
+            upsert(target.setdefault(key, []), values)
+
+
+def _initializers(jobs: list[JsonObject], job: TrainJobContext) -> None:
+    """Initializer pass (R-9.3, R-11.1): matched by the ancestor label, not the job name."""
+    initializer = job.spec.get("initializer") or {}
+    for rjob in jobs:
+        labels = _job_labels(rjob)
+        if labels is None:
+            continue
+        for ancestor, section in ((DATASET_INITIALIZER, "dataset"), (MODEL_INITIALIZER, "model")):
+            if labels.get(LABEL_ANCESTOR) != ancestor:
+                continue
+            rjob["replicas"] = 1
+            config = initializer.get(section)
+            if config is None:
+                continue
+            for container in _pod_spec(rjob).get("containers") or ():
+                if container.get("name") != ancestor:
+                    continue
+                env = container.setdefault("env", [])
+                if config.get("storageUri") is not None:
+                    apply.upsert_env(env, [{"name": ENV_STORAGE_URI, "value": config["storageUri"]}])
+                apply.upsert_env(env, apply.reencode_envs(config.get("env")))
+                if config.get("secretRef") is not None:
+                    container.setdefault("envFrom", []).append(
+                        {"secretRef": {"name": config["secretRef"].get("name", "")}}
+                    )
+
+
+def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
+    """Trainer pass (R-9.4): image, command, args and env of the ``node`` containers."""
+    trainer = job.trainer
+    for rjob in jobs:
+        ancestor = (_job_labels(rjob) or {}).get(LABEL_ANCESTOR, "")
+        containers = [c for c in _pod_spec(rjob).get("containers") or () if c.get("name") == NODE]
+        if ancestor == ANCESTOR_TRAINER:
+            rjob["replicas"] = 1
+            if trainer is not None:
+                for container in containers:
+                    if trainer.get("image") is not None:
+                        container["image"] = trainer["image"]
+                    for key in ("command", "args"):
+                        if trainer.get(key) is not None:
+                            container[key] = list(trainer[key])
+        if trainer is not None and (
+            ancestor == ANCESTOR_TRAINER or (info.run_launcher_as_node and rjob.get("name") == NODE)
+        ):
+            for container in containers:
+                apply.upsert_env(container.setdefault("env", []), apply.reencode_envs(trainer.get("env")))
+
+
+# --- admission checks -------------------------------------------------------------------
+
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
+
+
+def _domain_prefixed_path_errors(path: str, value: str) -> list[FieldError]:
+    """apimachinery's IsDomainPrefixedPath: ``<DNS-1123 subdomain>/<http path>``."""
+    if not value:
+        return [FieldError("FieldValueRequired", path, "Required value")]
+    segments = value.split("/", 1)
+    if len(segments) != 2 or not segments[0] or not segments[1]:
+        return [FieldError("FieldValueInvalid", path, "must be a domain-prefixed path (such as \"acme.io/foo\")", value)]
+    host, rest = segments
+    errors: list[FieldError] = []
+    if len(host) > 253 or not _DNS1123_SUBDOMAIN.match(host):
+        errors.append(
+            FieldError(
+                "FieldValueInvalid",
+                path,
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+                "'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                host,
+            )
+        )
+    if not _HTTP_PATH.match(rest):
+        errors.append(
+            FieldError(
+                "FieldValueInvalid",
+                path,
+                "Invalid path: must contain only valid HTTP path characters",
+                rest,
+            )
+        )
+    return errors
+
+
+def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
+    errors: list[FieldError] = []
+    jobs = info.jobset_spec.get("replicatedJobs") or []
+    container_names: dict[str, set[str]] = {}
+    for rjob in jobs:
+        pod_spec = _pod_spec(rjob)
+        names = {c.get("name") for c in pod_spec.get("initContainers") or ()}
+        names |= {c.get("name") for c in pod_spec.get("containers") or ()}
+        container_names[rjob.get("name", "")] = {str(n) for n in names}
+    runtime_ref = job.spec.get("runtimeRef")
+    initializer = job.spec.get("initializer") or {}
+    for section, name in (("dataset", DATASET_INITIALIZER), ("model", MODEL_INITIALIZER)):
+        if initializer.get(section) is None:
+            continue
+        config = "datasetConfig" if section == "dataset" else "modelConfig"
+        if name not in container_names:
+            message = f"must have {name} job when trainJob is configured with input {config}"
+        elif name not in container_names[name]:
+            message = f"must have container with name - {name} in the {name} job"
+        elif not _has_initializer_mount(jobs, name):
+            message = (
+                f"must have volumeMount with name - {VOLUME_INITIALIZER} in container {name} "
+                f"of the {name} job"
+            )
+        else:
+            continue
+        errors.append(FieldError("FieldValueInvalid", "spec.runtimeRef", message, runtime_ref))
+    patches = job.spec.get("runtimePatches") or []
+    for patch in patches:
+        errors.extend(_domain_prefixed_path_errors("spec.runtimePatches.manager", patch.get("manager", "")))
+        patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
+        if patch_spec is None:
+            continue
+        for rjob_patch in patch_spec.get("replicatedJobs") or ():
+            job_name = rjob_patch.get("name", "")
+            if job_name not in container_names:
+                errors.append(
+                    FieldError(
+                        "FieldValueInvalid",
+                        "spec.runtimePatches",
+                        "must not have replicated job that doesn't exist in the runtime job template",
+                        patches,
+                    )
+                )
+                continue
+            pod_patch = (((rjob_patch.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+            if pod_patch is None:
+                continue
+            known = container_names[job_name]
+            for container in pod_patch.get("initContainers") or ():
+                if container.get("name") not in known:
+                    errors.append(
+                        FieldError(
+                            "FieldValueInvalid",
+                            "spec.runtimePatches",
+                            f"must not have initContainer that doesn't exist in the runtime job {job_name}",
+                            patches,
+                        )
+                    )
+            for container in pod_patch.get("containers") or ():
+                if container.get("name") not in known:
+                    message = f"must not have container that doesn't exist in the runtime job {job_name}"
+                elif container.get("env") and container.get("name") in (
+                    DATASET_INITIALIZER,
+                    MODEL_INITIALIZER,
+                    NODE,
+                ):
+                    message = (
+                        f"must not have envs for the {DATASET_INITIALIZER}, {MODEL_INITIALIZER}, "
+                        f"{NODE} containers"
+                    )
+                else:
+                    continue
+                errors.append(FieldError("FieldValueInvalid", "spec.runtimePatches", message, patches))
+    return errors
+
+
+def _has_initializer_mount(jobs: list[JsonObject], name: str) -> bool:
+    for rjob in jobs:
+        if rjob.get("name") != name:
+            continue
+        for container in _pod_spec(rjob).get("containers") or ():
+            if container.get("name") != name:
+                continue
+            if any(m.get("name") == VOLUME_INITIALIZER for m in container.get("volumeMounts") or ()):
+                return True
+    return False
+
+

@@ -1,0 +1,28 @@
+"""The plugin registry, in trainc's canonical order.
+
+Upstream collects the plugins of a phase from a Go map, so their order inside a phase
+is random per controller process (R-2.3). It only shows where two plugins touch the
+same list, e.g. PlainML and XGBoost/Flux both appending env vars to the trainer
+container. trainc fixes one order: the framework-specific ML policy plugins first,
+PlainML after them, then the PodGroup plugins, then JobSet. Objects are emitted
+sorted (see ``compiler.emit``), so builder order does not show in the output.
+"""
+
+from __future__ import annotations
+
+from compiler.render.framework import Plugin
+from compiler.render.plugins.coscheduling import CoSchedulingPlugin
+from compiler.render.plugins.jobset import JobSetPlugin
+from compiler.render.plugins.plainml import PlainMLPlugin
+from compiler.render.plugins.torch import TorchPlugin
+from compiler.render.plugins.volcano import VolcanoPlugin
+
+
+def default_plugins(priority_classes: frozenset[str] | None = None) -> list[Plugin]:
+    return [
+        TorchPlugin(),
+        PlainMLPlugin(),
+        CoSchedulingPlugin(),
+        VolcanoPlugin(priority_classes),
+        JobSetPlugin(),
+    ]

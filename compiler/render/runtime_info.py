@@ -1,0 +1,156 @@
+"""newRuntimeInfo: the runtime template, patched by the TrainJob, as plugins see it (spec §3).
+
+Steps, in upstream's order:
+
+1. JobSet labels/annotations: the runtime's template metadata, then each runtimePatch's
+   template metadata over it (R-3.1).
+2. runtimePatches: each patch's ``template.spec`` strategic-merged onto the whole JobSet
+   spec, in list order; then replicated jobs back in runtime order (R-3.2).
+3. The Go typed round trip of the result (R-3.6).
+4. One PodSet per replicated job: count, ancestor, resourcesPerNode merge, requests
+   (R-3.7 ... R-3.10).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from compiler.overlay.strategic_merge import strategic_merge
+from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
+from compiler.render.framework import TrainJobContext
+from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
+from compiler.render.podrequests import pod_requests
+from compiler.render.quantity import canonical_quantity
+from compiler.render.roundtrip import go_roundtrip
+from compiler.upstream.schemas import jobset_spec_schema
+
+JOBSET_SPEC_TYPE = "jobset.v1alpha2.JobSetSpec"
+JOBSET_SPEC_PATCH_TYPE = "trainer.v1alpha1.JobSetSpecPatch"
+
+
+def propagated_metadata(
+    template: JsonObject, patches: list[JsonObject]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """JobSet labels and annotations: runtime template metadata, then patches in order (R-3.1).
+
+    >>> propagated_metadata({"metadata": {"labels": {"a": "1"}}},
+    ...     [{"trainingRuntimeSpec": {"template": {"metadata": {"labels": {"a": "2", "b": "3"}}}}}])
+    ({'a': '2', 'b': '3'}, {})
+    """
+    metadata = template.get("metadata") or {}
+    labels = dict(metadata.get("labels") or {})
+    annotations = dict(metadata.get("annotations") or {})
+    for patch in patches:
+        patch_metadata = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get(
+            "metadata"
+        ) or {}
+        labels.update(patch_metadata.get("labels") or {})
+        annotations.update(patch_metadata.get("annotations") or {})
+    return labels, annotations
+
+
+def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) -> JsonObject:
+    """The runtime's JobSet spec after every runtimePatch, in runtime job order (R-3.2, R-3.6)."""
+    runtime_order = {
+        job.get("name"): index for index, job in enumerate(template_spec.get("replicatedJobs") or ())
+    }
+    spec = go_roundtrip(template_spec, JOBSET_SPEC_TYPE)
+    for patch in patches:
+        patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
+        if patch_spec is None:
+            continue
+        merged = strategic_merge(spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), jobset_spec_schema())
+        spec = go_roundtrip(merged, JOBSET_SPEC_TYPE)
+    jobs = spec.get("replicatedJobs")
+    if jobs:
+        # Stable sort; a job the runtime does not have sorts as index 0 (R-12.4).
+        jobs.sort(key=lambda job: runtime_order.get(job.get("name"), 0))
+    return spec
+
+
+def merge_resources(base: JsonObject | None, override: JsonObject) -> JsonObject:
+    """resourcesPerNode over the runtime container's resources, key by key (R-3.9).
+
+    Only ``limits`` and ``requests`` survive; claims are dropped::
+
+        >>> merge_resources({"requests": {"cpu": "1"}}, {"limits": {"nvidia.com/gpu": 4}})
+        {'limits': {'nvidia.com/gpu': '4'}, 'requests': {'cpu': '1'}}
+    """
+    merged: JsonObject = {}
+    for key in ("limits", "requests"):
+        values = {**((base or {}).get(key) or {}), **(override.get(key) or {})}
+        if values:
+            merged[key] = {name: canonical_quantity(values[name]) for name in sorted(values)}
+    return merged
+
+
+def _pod_spec(job: JsonObject) -> JsonObject:
+    spec: JsonObject = job.setdefault("template", {}).setdefault("spec", {})
+    pod_template: JsonObject = spec.setdefault("template", {})
+    pod_spec: JsonObject = pod_template.setdefault("spec", {})
+    return pod_spec
+
+
+def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
+    """Build Info from a defaulted runtime ``spec`` and the TrainJob (spec §3)."""
+    template: JsonObject = runtime_spec.get("template") or {}
+    ml_policy: JsonObject | None = runtime_spec.get("mlPolicy")
+    pod_group_policy: JsonObject | None = runtime_spec.get("podGroupPolicy")
+    patches: list[JsonObject] = job.spec.get("runtimePatches") or []
+
+    labels, annotations = propagated_metadata(template, patches)
+    spec = patched_jobset_spec(template.get("spec") or {}, patches)
+    subdomain = ((spec.get("network") or {}).get("subdomain")) or job.name
+
+    trainer = job.trainer or {}
+    resources_per_node = trainer.get("resourcesPerNode")
+    run_launcher_as_node = bool(((ml_policy or {}).get("mpi") or {}).get("runLauncherAsNode"))
+
+    pod_sets: list[PodSet] = []
+    for rjob in spec.get("replicatedJobs") or ():
+        job_template = rjob.get("template") or {}
+        count: int = (job_template.get("spec") or {}).get("parallelism", 1)
+        job_labels = (job_template.get("metadata") or {}).get("labels")
+        ancestor: str | None = None
+        if job_labels is not None and LABEL_ANCESTOR in job_labels:
+            ancestor = job_labels[LABEL_ANCESTOR]
+            if ancestor == ANCESTOR_TRAINER and ml_policy is not None:
+                count = ml_policy.get("numNodes", 1)
+        pod_spec = _pod_spec(rjob)
+        if resources_per_node is not None:
+            is_trainer = ancestor == ANCESTOR_TRAINER and ml_policy is not None
+            is_launcher_as_node = run_launcher_as_node and rjob.get("name") == NODE
+            if is_trainer or is_launcher_as_node:
+                for container in pod_spec.get("containers") or ():
+                    if container.get("name") == NODE:
+                        container["resources"] = merge_resources(
+                            container.get("resources"), resources_per_node
+                        )
+                        break
+        pod_sets.append(
+            PodSet(
+                name=rjob.get("name", ""),
+                ancestor=ancestor,
+                count=max(count, 1),
+                containers=[PodSetContainer.of(c) for c in pod_spec.get("containers") or ()],
+                init_containers=[
+                    PodSetContainer.of(c) for c in pod_spec.get("initContainers") or ()
+                ],
+                volumes=copy.deepcopy(pod_spec.get("volumes") or []),
+                single_pod_requests=pod_requests(pod_spec),
+                replicas=rjob.get("replicas", 1),
+                subdomain=subdomain,
+                trainjob_name=job.name,
+            )
+        )
+    return Info(
+        labels=labels,
+        annotations=annotations,
+        ml_policy=ml_policy,
+        pod_group_policy=pod_group_policy,
+        jobset_spec=spec,
+        pod_sets=pod_sets,
+    )
+
+

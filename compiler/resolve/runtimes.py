@@ -1,0 +1,95 @@
+"""Find the runtime a TrainJob references (R-1.2, R-1.3).
+
+A ``TrainingRuntime`` is looked up in the TrainJob's namespace, a ``ClusterTrainingRuntime``
+by name. Any other kind or group is unsupported, as upstream says::
+
+    unsupported runtime: Foo.example.com
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from compiler.errors import Problem
+from compiler.load.manifest import Manifest
+from compiler.render.constants import (
+    CLUSTER_TRAINING_RUNTIME_KIND,
+    TRAINER_GROUP,
+    TRAINING_RUNTIME_KIND,
+    TRAINJOB_CONTROLLER,
+)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    trainjob: Manifest
+    runtime: Manifest
+
+
+@dataclass
+class RuntimeIndex:
+    """Runtimes by (namespace, name) and cluster runtimes by name."""
+
+    namespaced: dict[tuple[str, str], Manifest]
+    cluster: dict[str, Manifest]
+
+    @classmethod
+    def of(cls, manifests: Iterable[Manifest]) -> RuntimeIndex:
+        namespaced: dict[tuple[str, str], Manifest] = {}
+        cluster: dict[str, Manifest] = {}
+        for manifest in manifests:
+            if manifest.kind == TRAINING_RUNTIME_KIND:
+                namespaced[(manifest.namespace or "default", manifest.name)] = manifest
+            elif manifest.kind == CLUSTER_TRAINING_RUNTIME_KIND:
+                cluster[manifest.name] = manifest
+        return cls(namespaced, cluster)
+
+
+def is_managed_by_trainer(trainjob: Manifest) -> bool:
+    """Upstream does nothing for a TrainJob another controller manages (e.g. MultiKueue)."""
+    managed_by = trainjob.data.get("spec", {}).get("managedBy")
+    return managed_by is None or managed_by == TRAINJOB_CONTROLLER
+
+
+def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
+    """The runtime of ``trainjob``, or the problem that stops it being rendered."""
+    ref = trainjob.data.get("spec", {}).get("runtimeRef") or {}
+    kind = ref.get("kind", "")
+    group = ref.get("apiGroup", "")
+    name = ref.get("name", "")
+    namespace = trainjob.namespace or "default"
+    location = trainjob.locate(("spec", "runtimeRef"))
+    if group != TRAINER_GROUP or kind not in (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND):
+        return Problem(f"unsupported runtime: {kind}.{group}", location, trainjob.ref, "spec.runtimeRef")
+    if kind == CLUSTER_TRAINING_RUNTIME_KIND:
+        runtime = index.cluster.get(name)
+        if runtime is None:
+            hint = ""
+            if any(n == name for (_, n) in index.namespaced):
+                hint = f' (a TrainingRuntime named "{name}" exists: set runtimeRef.kind: TrainingRuntime)'
+            return Problem(
+                f'ClusterTrainingRuntime "{name}" not found{hint}',
+                trainjob.locate(("spec", "runtimeRef", "name")),
+                trainjob.ref,
+                "spec.runtimeRef.name",
+            )
+        return Resolved(trainjob, runtime)
+    runtime = index.namespaced.get((namespace, name))
+    if runtime is None:
+        elsewhere = sorted(ns for (ns, n) in index.namespaced if n == name)
+        hint = ""
+        if elsewhere:
+            hint = (
+                f"; a TrainingRuntime is namespaced and found only in the TrainJob's namespace, "
+                f"but this one is in namespace {', '.join(elsewhere)}"
+            )
+        elif name in index.cluster:
+            hint = f' (a ClusterTrainingRuntime named "{name}" exists: set runtimeRef.kind: ClusterTrainingRuntime)'
+        return Problem(
+            f'TrainingRuntime "{name}" not found in namespace "{namespace}"{hint}',
+            trainjob.locate(("spec", "runtimeRef", "name")),
+            trainjob.ref,
+            "spec.runtimeRef.name",
+        )
+    return Resolved(trainjob, runtime)

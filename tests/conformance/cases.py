@@ -1,0 +1,79 @@
+"""Golden cases: ``golden/<case>/case.yaml`` names the inputs; the oracle wrote the expectation.
+
+A case file::
+
+    description: torch-distributed with numNodes 3
+    inputs:
+      - upstream: manifests/base/runtimes/torch_distributed.yaml  # a file of the pinned Trainer module
+      - trainjob.yaml                                             # a file beside case.yaml
+    ownerUID: 1b4c...            # optional, default OWNER_UID
+
+Expectations, written by ``make goldens`` from the oracle's answer:
+
+- ``expected.yaml``: the objects the controller creates (a case upstream accepts), or
+- ``expected-errors.json``: upstream's rejection (API server schema/CEL or webhook).
+
+Both start by naming the upstream version that produced them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.upstream.artifacts import upstream
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "golden"
+OWNER_UID = "2c0d5b9e-0c6e-4a4e-9d3b-7b2f4f9a1c00"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    directory: Path
+    description: str
+    inputs: tuple[Path, ...]
+    owner_uid: str
+
+    @property
+    def expected_objects_path(self) -> Path:
+        return self.directory / "expected.yaml"
+
+    @property
+    def expected_errors_path(self) -> Path:
+        return self.directory / "expected-errors.json"
+
+    def expectation(self) -> tuple[str, Any]:
+        """``("objects", [...])`` or ``("errors", {...})``, as the oracle recorded it."""
+        if self.expected_objects_path.exists():
+            docs = yaml.safe_load_all(self.expected_objects_path.read_text())
+            return "objects", [d for d in docs if d is not None]
+        if self.expected_errors_path.exists():
+            return "errors", json.loads(self.expected_errors_path.read_text())
+        raise FileNotFoundError(f"{self.name}: no expectation; run `make goldens`")
+
+
+def load_case(directory: Path) -> Case:
+    spec = yaml.safe_load((directory / "case.yaml").read_text())
+    inputs: list[Path] = []
+    for item in spec["inputs"]:
+        if isinstance(item, dict) and "upstream" in item:
+            inputs.append(upstream().path(item["upstream"]))
+        else:
+            inputs.append(directory / str(item))
+    return Case(
+        name=directory.name,
+        directory=directory,
+        description=str(spec.get("description", "")),
+        inputs=tuple(inputs),
+        owner_uid=str(spec.get("ownerUID", OWNER_UID)),
+    )
+
+
+def all_cases() -> list[Case]:
+    return [load_case(d) for d in sorted(GOLDEN.iterdir()) if (d / "case.yaml").is_file()]

@@ -1,0 +1,53 @@
+"""``make conformance``: render every golden case with trainc and with the oracle, compare.
+
+Prints one line per case and closes with ``conformance: X/Y cases identical``.
+A rejected case is identical when both reject and name the same field paths.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from tests.conformance import oracle, trainc_side
+from tests.conformance.cases import Case, all_cases
+from tests.conformance.normalise import first_difference, normalise
+
+
+def compare_case(case: Case) -> str | None:
+    """None when identical, else what differs."""
+    expected = oracle.render(list(case.inputs), case.owner_uid)
+    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    return compare_answers(expected, actual)
+
+
+def compare_answers(expected: oracle.OracleAnswer, actual: trainc_side.TraincAnswer) -> str | None:
+    if expected.objects is not None:
+        if actual.objects is None:
+            problems = "; ".join(str(p) for p in actual.problems or [])
+            return f"oracle renders, trainc rejects: {problems}"
+        return first_difference(normalise(expected.objects), normalise(actual.objects))
+    if actual.objects is not None:
+        errors = "; ".join(e.get("message", "") for e in (expected.rejection or {}).get("errors", []))
+        return f"oracle rejects ({errors}), trainc renders"
+    return None
+
+
+def main() -> int:
+    cases = all_cases()
+    identical = 0
+    for case in cases:
+        try:
+            difference = compare_case(case)
+        except Exception as error:  # a crash is a difference to report, not a stop
+            difference = f"error: {type(error).__name__}: {error}"
+        if difference is None:
+            identical += 1
+            print(f"ok    {case.name}")
+        else:
+            print(f"DIFF  {case.name}: {difference}")
+    print(f"conformance: {identical}/{len(cases)} cases identical")
+    return 0 if identical == len(cases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
