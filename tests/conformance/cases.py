@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from compiler.upstream.artifacts import upstream
+from tests.conformance.normalise import env_order_is_random
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "golden"
@@ -47,6 +48,20 @@ class Case:
     @property
     def expected_errors_path(self) -> Path:
         return self.directory / "expected-errors.json"
+
+    @property
+    def env_order_random(self) -> bool:
+        """Whether a runtime among the inputs makes upstream's env order random (normalise rule 3)."""
+        for path in self.inputs:
+            try:
+                documents = list(yaml.safe_load_all(path.read_text()))
+            except (OSError, yaml.YAMLError):
+                continue
+            for doc in documents:
+                if isinstance(doc, dict) and doc.get("kind", "").endswith("TrainingRuntime"):
+                    if env_order_is_random(doc.get("spec") or {}):
+                        return True
+        return False
 
     def expectation(self) -> tuple[str, Any]:
         """``("objects", [...])`` or ``("errors", {...})``, as the oracle recorded it."""

@@ -17,15 +17,19 @@ def compare_case(case: Case) -> str | None:
     """None when identical, else what differs."""
     expected = oracle.render(list(case.inputs), case.owner_uid)
     actual = trainc_side.render(list(case.inputs), case.owner_uid)
-    return compare_answers(expected, actual)
+    return compare_answers(expected, actual, case.env_order_random)
 
 
-def compare_answers(expected: oracle.OracleAnswer, actual: trainc_side.TraincAnswer) -> str | None:
+def compare_answers(
+    expected: oracle.OracleAnswer, actual: trainc_side.TraincAnswer, env_order_random: bool = False
+) -> str | None:
     if expected.objects is not None:
         if actual.objects is None:
             problems = "; ".join(str(p) for p in actual.problems or [])
             return f"oracle renders, trainc rejects: {problems}"
-        return first_difference(normalise(expected.objects), normalise(actual.objects))
+        return first_difference(
+            normalise(expected.objects, env_order_random), normalise(actual.objects, env_order_random)
+        )
     if actual.objects is not None:
         errors = "; ".join(e.get("message", "") for e in (expected.rejection or {}).get("errors", []))
         return f"oracle rejects ({errors}), trainc renders"

@@ -1,0 +1,45 @@
+"""trainc against the committed goldens (the oracle's facts). Needs only Python."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance import trainc_side
+from tests.conformance.cases import Case, all_cases
+from tests.conformance.normalise import first_difference, normalise
+
+CASES = all_cases()
+
+
+def _case_id(case: Case) -> str:
+    return case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_golden_case(case: Case) -> None:
+    kind, expected = case.expectation()
+    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    if kind == "objects":
+        assert actual.problems is None, "trainc rejects what upstream renders:\n" + "\n".join(
+            str(p) for p in actual.problems or []
+        )
+        assert actual.objects is not None
+        random_env = case.env_order_random
+        difference = first_difference(
+            normalise(expected, random_env), normalise(actual.objects, random_env)
+        )
+        assert difference is None, difference
+    else:
+        assert actual.objects is None, (
+            "upstream rejects this case but trainc renders it: "
+            + "; ".join(e.get("message", "") for e in expected.get("errors", []))
+        )
+        expected_fields = {e["field"] for e in expected.get("errors", []) if e.get("field")}
+        actual_fields = {p.field_path for p in actual.problems or [] if p.field_path}
+        assert expected_fields <= actual_fields, (
+            f"field paths differ: upstream {sorted(expected_fields)}, trainc {sorted(actual_fields)}"
+        )
+        for problem in actual.problems or []:
+            assert problem.location is not None and problem.location.line > 0, (
+                f"a problem without a source line: {problem}"
+            )
