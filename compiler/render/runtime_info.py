@@ -23,7 +23,7 @@ from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
 from compiler.render.podrequests import pod_requests
 from compiler.render.quantity import canonical_quantity
 from compiler.render.roundtrip import go_roundtrip
-from compiler.upstream.schemas import jobset_spec_schema
+from compiler.upstream.openapi import schema
 
 JOBSET_SPEC_TYPE = "jobset.v1alpha2.JobSetSpec"
 JOBSET_SPEC_PATCH_TYPE = "trainer.v1alpha1.JobSetSpecPatch"
@@ -60,7 +60,7 @@ def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) ->
         patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
         if patch_spec is None:
             continue
-        merged = strategic_merge(spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), jobset_spec_schema())
+        merged = strategic_merge(spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE))
         spec = go_roundtrip(merged, JOBSET_SPEC_TYPE)
     jobs = spec.get("replicatedJobs")
     if jobs:
