@@ -11,7 +11,9 @@ A case file::
 Expectations, written by ``make goldens`` from the oracle's answer:
 
 - ``expected.yaml``: the objects the controller creates (a case upstream accepts), or
-- ``expected-errors.json``: upstream's rejection (API server schema/CEL or webhook).
+- ``expected-errors.json``: upstream's rejection (API server schema/CEL or webhook), or
+- ``expectTraincError: {line, column, contains}`` in case.yaml, only for input no upstream
+  component can read (a YAML syntax error): where the error must point.
 
 Both start by naming the upstream version that produced them.
 """
@@ -40,6 +42,9 @@ class Case:
     description: str
     inputs: tuple[Path, ...]
     owner_uid: str
+    # For input upstream cannot even read (a YAML syntax error): where trainc must point.
+    # The location is a reviewed fact about the input file, not trainc's output.
+    expect_trainc_error: dict[str, Any] | None = None
 
     @property
     def expected_objects_path(self) -> Path:
@@ -64,7 +69,10 @@ class Case:
         return False
 
     def expectation(self) -> tuple[str, Any]:
-        """``("objects", [...])`` or ``("errors", {...})``, as the oracle recorded it."""
+        """``("objects", [...])`` or ``("errors", {...})`` as the oracle recorded it, or
+        ``("trainc-error", {...})`` for input the oracle cannot parse."""
+        if self.expect_trainc_error is not None:
+            return "trainc-error", self.expect_trainc_error
         if self.expected_objects_path.exists():
             docs = yaml.safe_load_all(self.expected_objects_path.read_text())
             return "objects", [d for d in docs if d is not None]
@@ -87,6 +95,7 @@ def load_case(directory: Path) -> Case:
         description=str(spec.get("description", "")),
         inputs=tuple(inputs),
         owner_uid=str(spec.get("ownerUID", OWNER_UID)),
+        expect_trainc_error=spec.get("expectTraincError"),
     )
 
 

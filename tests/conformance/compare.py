@@ -15,6 +15,8 @@ from tests.conformance.normalise import first_difference, normalise
 
 def compare_case(case: Case) -> str | None:
     """None when identical, else what differs."""
+    if case.expect_trainc_error is not None:
+        return trainc_error_difference(case)
     expected = oracle.render(list(case.inputs), case.owner_uid)
     actual = trainc_side.render(list(case.inputs), case.owner_uid)
     return compare_answers(expected, actual, case.env_order_random)
@@ -34,6 +36,24 @@ def compare_answers(
         errors = "; ".join(e.get("message", "") for e in (expected.rejection or {}).get("errors", []))
         return f"oracle rejects ({errors}), trainc renders"
     return None
+
+
+def trainc_error_difference(case: Case) -> str | None:
+    """For input upstream cannot read: trainc must reject it at the recorded place."""
+    expected = case.expect_trainc_error or {}
+    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    if actual.problems is None:
+        return "trainc renders input that cannot be read"
+    for problem in actual.problems:
+        location = problem.location
+        if (
+            location is not None
+            and location.line == expected.get("line")
+            and location.column == expected.get("column")
+            and str(expected.get("contains", "")) in problem.message
+        ):
+            return None
+    return "no problem at the expected place: " + "; ".join(str(p) for p in actual.problems)
 
 
 def main() -> int:
