@@ -90,6 +90,13 @@ class Info:
         pod_set = self.pod_set_by_ancestor(ancestor)
         return pod_set.container(container) if pod_set else None
 
+    def container_in_pod_set(self, pod_set: str, container: str) -> PodSetContainer | None:
+        """Container ``container`` of PodSet ``pod_set``: regular containers first, then init."""
+        found = self.pod_set_by_name(pod_set)
+        if found is None:
+            return None
+        return next((c for c in [*found.containers, *found.init_containers] if c.name == container), None)
+
     def has_policy(self, name: str) -> bool:
         """Whether the runtime's ``mlPolicy`` has the member ``name`` (torch, mpi, ...)."""
         return self.ml_policy is not None and self.ml_policy.get(name) is not None

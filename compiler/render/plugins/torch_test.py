@@ -17,8 +17,8 @@ from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.render.framework import FieldError, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
 from compiler.render.plugins import torchtune
-from compiler.render.plugins.torch import (
-    TorchPlugin,
+from compiler.render.plugins.torch import TorchPlugin
+from compiler.render.resources import (
     num_cpu_per_node,
     num_gpu_per_node,
     resources_per_node_from_runtime,
