@@ -50,8 +50,13 @@ def _render(args: argparse.Namespace) -> int:
     result = compile_paths(args.paths, RenderOptions(owner_uid=args.owner_uid), args.namespace)
     if args.output == "-":
         sys.stdout.write(stream_text(result.objects))
+        for requirement in result.secret_requirements:
+            sys.stderr.write(
+                f"trainc: note: Secret {requirement.namespace}/{requirement.name} "
+                "holds generated keys: not rendered, created by `trainc apply`\n"
+            )
         return EXIT_OK
-    count = write_directory(result.objects, Path(args.output))
+    count = write_directory(result.objects, Path(args.output), result.secret_requirements)
     if not args.quiet:
         for summary in result.summaries:
             print(summary.line())

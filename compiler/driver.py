@@ -13,6 +13,7 @@ from compiler.load.loader import load
 from compiler.load.manifest import JsonPath, Manifest
 from compiler.render.constants import TRAINJOB_KIND
 from compiler.render.framework import RenderOptions
+from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.emit.output import RenderedObject
@@ -23,6 +24,7 @@ class TrainJobSummary:
     namespace: str
     name: str
     objects: list[RenderedObject] = field(default_factory=list)
+    secret_requirements: list[SecretRequirement] = field(default_factory=list)
     skipped: str | None = None
 
     def line(self) -> str:
@@ -44,6 +46,8 @@ class TrainJobSummary:
                 parts.append(f"PodGroup {group} (minMember {spec.get('minMember')})")
             else:
                 parts.append(f"{kind} {obj.data['metadata']['name']}")
+        for requirement in self.secret_requirements:
+            parts.append(f"needs Secret {requirement.name} (generated on apply)")
         return f"{head}: " + ", ".join(parts)
 
 
@@ -54,6 +58,10 @@ class CompileResult:
     @property
     def objects(self) -> list[RenderedObject]:
         return [o for s in self.summaries for o in s.objects]
+
+    @property
+    def secret_requirements(self) -> list[SecretRequirement]:
+        return [r for s in self.summaries for r in s.secret_requirements]
 
 
 _INDEX = re.compile(r"\[([^\]]*)\]")
@@ -101,6 +109,7 @@ def compile_paths(
         summary.objects = [
             RenderedObject(summary.namespace, summary.name, obj) for obj in result.objects
         ]
+        summary.secret_requirements = result.secret_requirements
     if problems:
         raise InputError(sorted(problems, key=lambda p: (p.location is None, p.location or 0)))  # type: ignore[arg-type,return-value]
     summaries.sort(key=lambda s: (s.namespace, s.name))

@@ -3,6 +3,10 @@
 Layout of an output directory (owned by trainc: it is replaced whole on each run)::
 
     <namespace>/<trainjob>/<group>_<Kind>_<name>.yaml      (group ``core`` for v1 objects)
+    requirements.yaml                                       (Secrets with generated data, if any)
+
+``requirements.yaml`` lists the Secrets whose data upstream generates (SSH or curve keys):
+trainc never writes key material, and ``trainc apply`` creates each one once, if absent.
 
 The directory is written next to its final place and swapped in only when every
 file is written, so a failed run leaves the previous output untouched.
@@ -20,6 +24,7 @@ from typing import Any
 
 from compiler.emit.yaml_text import dump_document, dump_documents
 from compiler.errors import InputError
+from compiler.render.info import SecretRequirement
 
 MARKER = ".trainc-output"
 
@@ -60,7 +65,32 @@ def stream_text(objects: Iterable[RenderedObject]) -> str:
     return dump_documents(o.data for o in sorted_objects(objects))
 
 
-def write_directory(objects: Iterable[RenderedObject], directory: Path) -> int:
+def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
+    """The requirements file: plain data for the apply step, not Kubernetes objects."""
+    entries = [
+        {
+            "kind": "Secret",
+            "namespace": r.namespace,
+            "name": r.name,
+            "type": r.type,
+            "keys": list(r.keys),
+            "generator": r.generator,
+            "immutable": r.immutable,
+        }
+        for r in sorted(requirements, key=lambda r: (r.namespace, r.name))
+    ]
+    header = (
+        "# Secrets with generated key material that trainc never renders;\n"
+        "# `trainc apply` creates each one once, if absent.\n"
+    )
+    return header + dump_document({"requirements": entries})
+
+
+def write_directory(
+    objects: Iterable[RenderedObject],
+    directory: Path,
+    requirements: Iterable[SecretRequirement] = (),
+) -> int:
     """Replace ``directory`` with one file per object, atomically; returns the file count."""
     directory = directory.resolve()
     if directory.exists() and (
@@ -80,6 +110,9 @@ def write_directory(objects: Iterable[RenderedObject], directory: Path) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(dump_document(obj.data))
             count += 1
+        requirements = list(requirements)
+        if requirements:
+            (staging / "requirements.yaml").write_text(requirements_text(requirements))
         os.chmod(staging, 0o755)
         _swap(staging, directory)
     except BaseException:

@@ -67,6 +67,36 @@ class PodSet:
         return next((c for c in self.containers if c.name == name), None)
 
 
+@dataclass(frozen=True)
+class SecretRequirement:
+    """A Secret a TrainJob needs whose data is generated key material trainc never renders.
+
+    Upstream creates such Secrets with fresh or UID-derived keys (the MPI SSH key pair, the
+    Flux curve certificate). trainc records the requirement instead; ``trainc apply``
+    creates the Secret once, if absent. :meth:`as_object` is the Secret with empty values,
+    which is what the oracle comparison sees (name, namespace, type and keys must match).
+    """
+
+    name: str
+    namespace: str
+    type: str
+    keys: tuple[str, ...]
+    generator: str  # how apply makes the data, e.g. "ssh-ecdsa-p521"
+    immutable: bool = False
+    owner_references: tuple[JsonObject, ...] = ()
+    string_data: bool = False  # upstream writes stringData rather than data
+
+    def as_object(self) -> JsonObject:
+        metadata: JsonObject = {"name": self.name, "namespace": self.namespace}
+        if self.owner_references:
+            metadata["ownerReferences"] = [dict(o) for o in self.owner_references]
+        obj: JsonObject = {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": self.type}
+        obj["stringData" if self.string_data else "data"] = {key: "" for key in self.keys}
+        if self.immutable:
+            obj["immutable"] = True
+        return obj
+
+
 @dataclass
 class Info:
     """Upstream ``runtime.Info``: the working JobSet spec and what plugins derived."""
@@ -79,6 +109,8 @@ class Info:
     pod_sets: list[PodSet]
     pod_labels: dict[str, str] = field(default_factory=dict)
     pod_annotations: dict[str, str] | None = None
+    # Filled by component builders: Secrets with generated data, never rendered (see above).
+    secret_requirements: list[SecretRequirement] = field(default_factory=list)
 
     def pod_set_by_ancestor(self, ancestor: str) -> PodSet | None:
         return next((ps for ps in self.pod_sets if ps.ancestor == ancestor), None)

@@ -17,7 +17,7 @@ from compiler.render.framework import (
     run_phases,
     run_validation,
 )
-from compiler.render.info import JsonObject
+from compiler.render.info import JsonObject, SecretRequirement
 from compiler.render.registry import default_plugins
 from compiler.render.runtime_info import new_runtime_info
 
@@ -26,6 +26,7 @@ from compiler.render.runtime_info import new_runtime_info
 class RenderResult:
     objects: list[JsonObject] = field(default_factory=list)
     errors: list[FieldError] = field(default_factory=list)
+    secret_requirements: list[SecretRequirement] = field(default_factory=list)
 
 
 def validate_trainjob(
@@ -54,7 +55,10 @@ def render_trainjob(
     job = TrainJobContext(copy.deepcopy(trainjob), options or RenderOptions())
     info = new_runtime_info(job, copy.deepcopy(runtime_spec))
     objects = run_phases(plugins, info, job)
-    return RenderResult(objects=[drop_empty_lists(o) for o in objects])
+    return RenderResult(
+        objects=[drop_empty_lists(o) for o in objects],
+        secret_requirements=list(info.secret_requirements),
+    )
 
 
 def drop_empty_lists(value: JsonObject) -> JsonObject:

@@ -22,4 +22,7 @@ def render(inputs: list[Path], owner_uid: str) -> TraincAnswer:
         result = compile_paths([str(p) for p in inputs], RenderOptions(owner_uid=owner_uid))
     except InputError as error:
         return TraincAnswer(objects=None, problems=error.problems)
-    return TraincAnswer(objects=[o.data for o in result.objects], problems=None)
+    objects = [o.data for o in result.objects]
+    # Secrets with generated data are requirements in trainc; compare their shape.
+    objects += [r.as_object() for r in result.secret_requirements]
+    return TraincAnswer(objects=objects, problems=None)
