@@ -48,6 +48,8 @@ def _render(args: argparse.Namespace) -> int:
     from compiler.render.framework import RenderOptions
 
     result = compile_paths(args.paths, RenderOptions(owner_uid=args.owner_uid), args.namespace)
+    for warning in result.warnings:
+        sys.stderr.write(f"trainc: warning: {warning}\n")
     if args.output == "-":
         sys.stdout.write(stream_text(result.objects))
         for requirement in result.secret_requirements:
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             return _render(args)
     except TraincError as error:
         for line in str(error).splitlines():
-            sys.stderr.write(f"trainc: {line}\n" if not line.startswith(("/", ".")) else f"{line}\n")
+            sys.stderr.write(f"{line}\n")
         return error.exit_code
     except KeyboardInterrupt:
         return 130

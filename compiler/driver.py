@@ -11,12 +11,20 @@ from dataclasses import dataclass, field
 from compiler.errors import InputError, Problem
 from compiler.load.loader import load
 from compiler.load.manifest import JsonPath, Manifest
-from compiler.render.constants import TRAINJOB_KIND
+from compiler.render.constants import (
+    CLUSTER_TRAINING_RUNTIME_KIND,
+    TRAINING_RUNTIME_KIND,
+    TRAINJOB_KIND,
+)
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
+from compiler.render.registry import default_plugins
 from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.emit.output import RenderedObject
+from compiler.validate.runtime_webhook import deprecation_warning, validate_runtime
+
+RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
 
 
 @dataclass
@@ -54,6 +62,7 @@ class TrainJobSummary:
 @dataclass
 class CompileResult:
     summaries: list[TrainJobSummary]
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def objects(self) -> list[RenderedObject]:
@@ -83,14 +92,37 @@ def field_path_to_json_path(path: str) -> JsonPath:
     return tuple(parts)
 
 
+def _problem_order(problem: Problem) -> tuple[str, int, int, str]:
+    location = problem.location
+    if location is None:
+        return ("", 0, 0, problem.message)
+    return (location.file, location.line, location.column, problem.message)
+
+
 def compile_paths(
     paths: list[str], options: RenderOptions | None = None, default_namespace: str = "default"
 ) -> CompileResult:
     """Render every TrainJob found under ``paths``; raise one InputError with all problems."""
     loaded = load(paths, default_namespace=default_namespace)
     manifests: list[Manifest] = loaded.objects
-    index = RuntimeIndex.of(manifests)
     problems: list[Problem] = []
+    warnings: list[Problem] = []
+    admitted: list[Manifest] = []
+    rejected: list[Manifest] = []
+    for runtime in (m for m in manifests if m.kind in RUNTIME_KINDS):
+        errors = validate_runtime(runtime.data)
+        for error in errors:
+            location = runtime.locate(field_path_to_json_path(error.field))
+            problems.append(Problem(error.message, location, runtime.ref, error.field))
+        if (warning := deprecation_warning(runtime.data)) is not None:
+            warnings.append(Problem(warning, runtime.locate(("metadata", "labels")), runtime.ref))
+        # A runtime the webhook rejects is never created.
+        (rejected if errors else admitted).append(runtime)
+    index = RuntimeIndex.of(admitted, rejected)
+    priority_classes = frozenset(
+        m.name for m in loaded.others if m.kind == "PriorityClass" and m.api_version.startswith("scheduling.k8s.io/")
+    )
+    plugins = default_plugins(priority_classes)
     summaries: list[TrainJobSummary] = []
     for trainjob in (m for m in manifests if m.kind == TRAINJOB_KIND):
         summary = TrainJobSummary(trainjob.namespace or default_namespace, trainjob.name)
@@ -102,7 +134,9 @@ def compile_paths(
         if isinstance(resolved, Problem):
             problems.append(resolved)
             continue
-        result = render_trainjob(trainjob.data, resolved.runtime.data.get("spec") or {}, options)
+        result = render_trainjob(
+            trainjob.data, resolved.runtime.data.get("spec") or {}, options, plugins
+        )
         for error in result.errors:
             location = trainjob.locate(field_path_to_json_path(error.field))
             problems.append(Problem(error.message, location, trainjob.ref, error.field))
@@ -111,6 +145,6 @@ def compile_paths(
         ]
         summary.secret_requirements = result.secret_requirements
     if problems:
-        raise InputError(sorted(problems, key=lambda p: (p.location is None, p.location or 0)))  # type: ignore[arg-type,return-value]
+        raise InputError(sorted(problems, key=_problem_order))
     summaries.sort(key=lambda s: (s.namespace, s.name))
-    return CompileResult(summaries)
+    return CompileResult(summaries, warnings)

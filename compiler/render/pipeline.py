@@ -56,25 +56,31 @@ def render_trainjob(
     info = new_runtime_info(job, copy.deepcopy(runtime_spec))
     objects = run_phases(plugins, info, job)
     return RenderResult(
-        objects=[drop_empty_lists(o) for o in objects],
+        objects=[apply_configuration_json(o) for o in objects],
         secret_requirements=list(info.secret_requirements),
     )
 
 
-def drop_empty_lists(value: JsonObject) -> JsonObject:
-    """Apply configurations omit empty slices (every field is ``omitempty``).
+def apply_configuration_json(value: JsonObject) -> JsonObject:
+    """JSON as an apply configuration serialises: nil and empty slices are omitted.
 
-    >>> drop_empty_lists({"env": [], "args": ["a"], "x": {"y": []}})
-    {'args': ['a'], 'x': {}}
+    Every apply-configuration field is a pointer, slice or map with ``omitempty``, so a
+    ``null`` (e.g. a Go nil slice without omitempty on the typed side) or an empty list
+    never reaches the API server; an empty object (a non-nil pointer to a struct) does::
+
+        >>> apply_configuration_json({"env": [], "args": ["a"], "containers": None, "x": {"y": []}})
+        {'args': ['a'], 'x': {}}
     """
     out: JsonObject = {}
     for key, item in value.items():
+        if item is None:
+            continue
         if isinstance(item, list):
             if not item:
                 continue
-            out[key] = [drop_empty_lists(i) if isinstance(i, dict) else i for i in item]
+            out[key] = [apply_configuration_json(i) if isinstance(i, dict) else i for i in item]
         elif isinstance(item, dict):
-            out[key] = drop_empty_lists(item)
+            out[key] = apply_configuration_json(item)
         else:
             out[key] = item
     return out

@@ -33,9 +33,11 @@ class RuntimeIndex:
 
     namespaced: dict[tuple[str, str], Manifest]
     cluster: dict[str, Manifest]
+    # Runtimes among the inputs that admission rejected: they are never created.
+    rejected: frozenset[tuple[str, str | None, str]] = frozenset()
 
     @classmethod
-    def of(cls, manifests: Iterable[Manifest]) -> RuntimeIndex:
+    def of(cls, manifests: Iterable[Manifest], rejected: Iterable[Manifest] = ()) -> RuntimeIndex:
         namespaced: dict[tuple[str, str], Manifest] = {}
         cluster: dict[str, Manifest] = {}
         for manifest in manifests:
@@ -43,7 +45,8 @@ class RuntimeIndex:
                 namespaced[(manifest.namespace or "default", manifest.name)] = manifest
             elif manifest.kind == CLUSTER_TRAINING_RUNTIME_KIND:
                 cluster[manifest.name] = manifest
-        return cls(namespaced, cluster)
+        refused = frozenset((m.kind, m.namespace, m.name) for m in rejected)
+        return cls(namespaced, cluster, refused)
 
 
 def is_managed_by_trainer(trainjob: Manifest) -> bool:
@@ -61,35 +64,43 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
     namespace = trainjob.namespace or "default"
     location = trainjob.locate(("spec", "runtimeRef"))
     if group != TRAINER_GROUP or kind not in (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND):
-        return Problem(f"unsupported runtime: {kind}.{group}", location, trainjob.ref, "spec.runtimeRef")
+        # Upstream's webhook answers with a plain error, not a field error.
+        return Problem(f"unsupported runtime: {kind}.{group}", location, trainjob.ref, None)
     if kind == CLUSTER_TRAINING_RUNTIME_KIND:
         runtime = index.cluster.get(name)
         if runtime is None:
             hint = ""
-            if any(n == name for (_, n) in index.namespaced):
-                hint = f' (a TrainingRuntime named "{name}" exists: set runtimeRef.kind: TrainingRuntime)'
+            if (CLUSTER_TRAINING_RUNTIME_KIND, None, name) in index.rejected:
+                hint = "; it is among the inputs but admission rejects it (see its errors)"
+            elif any(n == name for (_, n) in index.namespaced):
+                hint = f'; a TrainingRuntime "{name}" exists: did you mean runtimeRef.kind: TrainingRuntime?'
             return Problem(
-                f'ClusterTrainingRuntime "{name}" not found{hint}',
+                f'clustertrainingruntimes.trainer.kubeflow.org "{name}" not found: specified '
+                f"clusterTrainingRuntime must be created before the TrainJob is created{hint}",
                 trainjob.locate(("spec", "runtimeRef", "name")),
                 trainjob.ref,
-                "spec.runtimeRef.name",
+                # Upstream's field path, capital R included (clustertrainingruntime.go).
+                "spec.RuntimeRef",
             )
         return Resolved(trainjob, runtime)
     runtime = index.namespaced.get((namespace, name))
     if runtime is None:
         elsewhere = sorted(ns for (ns, n) in index.namespaced if n == name)
         hint = ""
-        if elsewhere:
+        if (TRAINING_RUNTIME_KIND, namespace, name) in index.rejected:
+            hint = "; it is among the inputs but admission rejects it (see its errors)"
+        elif elsewhere:
             hint = (
-                f"; a TrainingRuntime is namespaced and found only in the TrainJob's namespace, "
+                "; TrainingRuntimes are namespaced and looked up in the TrainJob's namespace, "
                 f"but this one is in namespace {', '.join(elsewhere)}"
             )
         elif name in index.cluster:
-            hint = f' (a ClusterTrainingRuntime named "{name}" exists: set runtimeRef.kind: ClusterTrainingRuntime)'
+            hint = f'; a ClusterTrainingRuntime "{name}" exists: did you mean runtimeRef.kind: ClusterTrainingRuntime?'
         return Problem(
-            f'TrainingRuntime "{name}" not found in namespace "{namespace}"{hint}',
+            f'trainingruntimes.trainer.kubeflow.org "{name}" not found: specified '
+            f"trainingRuntime must be created before the TrainJob is created{hint}",
             trainjob.locate(("spec", "runtimeRef", "name")),
             trainjob.ref,
-            "spec.runtimeRef.name",
+            "spec.runtimeRef",
         )
     return Resolved(trainjob, runtime)

@@ -7,10 +7,11 @@ A rejected case is identical when both reject and name the same field paths.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from tests.conformance import oracle, trainc_side
 from tests.conformance.cases import Case, all_cases
-from tests.conformance.normalise import first_difference, normalise
+from tests.conformance.normalise import first_difference, normalise, rejection_fields
 
 
 def compare_case(case: Case) -> str | None:
@@ -32,9 +33,23 @@ def compare_answers(
         return first_difference(
             normalise(expected.objects, env_order_random), normalise(actual.objects, env_order_random)
         )
+    return rejection_difference((expected.rejection or {}).get("errors", []), actual)
+
+
+def rejection_difference(expected_errors: list[dict[str, Any]], actual: trainc_side.TraincAnswer) -> str | None:
+    """Both reject, trainc names every field upstream names, and every problem has a source line."""
     if actual.objects is not None:
-        errors = "; ".join(e.get("message", "") for e in (expected.rejection or {}).get("errors", []))
-        return f"oracle rejects ({errors}), trainc renders"
+        messages = "; ".join(str(e.get("message", "")) for e in expected_errors)
+        return f"upstream rejects ({messages}), trainc renders"
+    problems = actual.problems or []
+    expected_fields = rejection_fields(expected_errors)
+    actual_fields = {"" if p.field_path in (None, "<nil>") else p.field_path for p in problems}
+    missing = expected_fields - actual_fields
+    if missing:
+        return f"field paths differ: upstream {sorted(expected_fields)}, trainc {sorted(actual_fields)}"
+    for problem in problems:
+        if problem.location is None or problem.location.line <= 0:
+            return f"a problem without a source line: {problem}"
     return None
 
 

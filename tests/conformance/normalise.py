@@ -71,6 +71,22 @@ def env_order_is_random(runtime_spec: JsonObject) -> bool:
     return policy.get("xgboost") is not None or policy.get("flux") is not None
 
 
+# The API server adds this note whenever schema errors stop it running the CEL rules;
+# it is not a finding about the input.
+_NOT_CHECKED = "some validation rules were not checked because the object was invalid"
+
+
+def rejection_fields(errors: list[JsonObject]) -> set[str]:
+    """Field paths of upstream's errors; ``""`` is the object root (Go prints ``<nil>``)."""
+    fields = set()
+    for error in errors:
+        if _NOT_CHECKED in str(error.get("message", "")):
+            continue
+        field = str(error.get("field") or "")
+        fields.add("" if field == "<nil>" else field)
+    return fields
+
+
 def first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
     """A readable pointer to the first place two JSON values differ, or None."""
     if type(expected) is not type(actual):

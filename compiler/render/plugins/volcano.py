@@ -38,8 +38,9 @@ def _priority_class_names(info: Info) -> list[str]:
 class VolcanoPlugin:
     name = NAME
 
-    def __init__(self, priority_classes: frozenset[str] | None = None) -> None:
-        # The PriorityClasses the target cluster has; None means "not known, do not check".
+    def __init__(self, priority_classes: frozenset[str] = frozenset()) -> None:
+        # The PriorityClasses the target cluster has: upstream asks the cluster; trainc
+        # knows those declared among its inputs (PriorityClass objects).
         self.priority_classes = priority_classes
 
     def enforce_pod_group_policy(self, info: Info, job: TrainJobContext) -> None:
@@ -91,8 +92,6 @@ class VolcanoPlugin:
                     queue,
                 )
             )
-        if self.priority_classes is None:
-            return errors
         for name in _priority_class_names(info):
             if name in SYSTEM_PRIORITY_CLASSES:
                 return errors
@@ -102,7 +101,8 @@ class VolcanoPlugin:
                         "FieldValueInvalid",
                         "spec.templateSpec.priorityClassName",
                         f'PriorityClass "{name}" doesn\'t exist: '
-                        f'priorityclasses.scheduling.k8s.io "{name}" not found',
+                        f'priorityclasses.scheduling.k8s.io "{name}" not found '
+                        "(declare the PriorityClass among the inputs if the cluster has it)",
                         name,
                     )
                 )
