@@ -72,7 +72,7 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
             "kind": "Secret",
             "namespace": r.namespace,
             "name": r.name,
-            "type": r.type,
+            **({"type": r.type} if r.type else {}),
             "keys": list(r.keys),
             "generator": r.generator,
             "immutable": r.immutable,

@@ -90,7 +90,9 @@ class SecretRequirement:
         metadata: JsonObject = {"name": self.name, "namespace": self.namespace}
         if self.owner_references:
             metadata["ownerReferences"] = [dict(o) for o in self.owner_references]
-        obj: JsonObject = {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": self.type}
+        obj: JsonObject = {"apiVersion": "v1", "kind": "Secret", "metadata": metadata}
+        if self.type:
+            obj["type"] = self.type
         obj["stringData" if self.string_data else "data"] = {key: "" for key in self.keys}
         if self.immutable:
             obj["immutable"] = True

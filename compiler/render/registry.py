@@ -12,15 +12,23 @@ from __future__ import annotations
 
 from compiler.render.framework import Plugin
 from compiler.render.plugins.coscheduling import CoSchedulingPlugin
+from compiler.render.plugins.flux import FluxPlugin
+from compiler.render.plugins.jax import JAXPlugin
 from compiler.render.plugins.jobset import JobSetPlugin
+from compiler.render.plugins.mpi import MPIPlugin
 from compiler.render.plugins.plainml import PlainMLPlugin
 from compiler.render.plugins.torch import TorchPlugin
 from compiler.render.plugins.volcano import VolcanoPlugin
+from compiler.render.plugins.xgboost import XGBoostPlugin
 
 
-def default_plugins(priority_classes: frozenset[str] | None = None) -> list[Plugin]:
+def default_plugins(priority_classes: frozenset[str] = frozenset()) -> list[Plugin]:
     return [
         TorchPlugin(),
+        FluxPlugin(),
+        MPIPlugin(),
+        JAXPlugin(),
+        XGBoostPlugin(),
         PlainMLPlugin(),
         CoSchedulingPlugin(),
         VolcanoPlugin(priority_classes),

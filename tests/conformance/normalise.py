@@ -7,12 +7,14 @@ function of the inputs upstream:
    order of the returned objects is random (spec §2.3). Objects are compared as a
    list sorted by (apiVersion, kind, namespace, name).
 2. Generated key material. The MPI SSH Secret's data is a fresh random key pair
-   (spec §13); its values are replaced by a marker, its keys, name, namespace and
-   type still compared. trainc never renders key material at all.
-3. Env order across plugins that share a phase. PlainML and XGBoost/Flux both append
-   env vars to the trainer container in random relative order (spec §2.3); for
-   runtimes with an xgboost or flux policy the env lists of containers are compared
-   sorted by name.
+   (spec §13), the Flux curve Secret's a key derived from the TrainJob UID; trainc
+   never renders key material at all. Their values are replaced by a marker; keys,
+   name, namespace and type are still compared. Goldens are written after this
+   rule, so no key material is committed either.
+3. Env order across plugins that share a phase. PlainML and XGBoost both append env
+   vars to the trainer container in random relative order (spec §2.3, seen with the
+   oracle's --check-determinism); for runtimes with an xgboost policy the env lists
+   are compared sorted by name. (Flux adds no env vars: its output is deterministic.)
 
 The owner reference UID needs no rule: both sides get the case's UID.
 """
@@ -37,8 +39,18 @@ def _sort_key(obj: JsonObject) -> tuple[str, str, str, str]:
     )
 
 
-def _mask_ssh_secret(obj: JsonObject) -> None:
-    if obj.get("kind") == "Secret" and obj.get("type") == "kubernetes.io/ssh-auth":
+def _has_generated_data(obj: JsonObject) -> bool:
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+        return False
+    if obj.get("type") == "kubernetes.io/ssh-auth":  # MPI: <trainjob>-mpi-ssh-auth
+        return True
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    keys = set((obj.get("data") or {}) | (obj.get("stringData") or {}))
+    return name.endswith("-flux-curve") and keys == {"curve.cert"}
+
+
+def _mask_generated_secret(obj: JsonObject) -> None:
+    if _has_generated_data(obj):
         for field in ("data", "stringData"):
             if isinstance(obj.get(field), dict):
                 obj[field] = {key: GENERATED for key in obj[field]}
@@ -57,10 +69,10 @@ def _sort_envs(value: Any) -> None:
 
 
 def normalise(objects: list[JsonObject], env_order_random: bool = False) -> list[JsonObject]:
-    """A comparable copy of ``objects``; ``env_order_random`` for xgboost/flux runtimes."""
+    """A comparable copy of ``objects``; ``env_order_random`` for xgboost runtimes."""
     out = [copy.deepcopy(o) for o in objects]
     for obj in out:
-        _mask_ssh_secret(obj)
+        _mask_generated_secret(obj)
         if env_order_random and obj.get("kind") == "JobSet":
             _sort_envs(obj.get("spec"))
     return sorted(out, key=_sort_key)
@@ -68,7 +80,7 @@ def normalise(objects: list[JsonObject], env_order_random: bool = False) -> list
 
 def env_order_is_random(runtime_spec: JsonObject) -> bool:
     policy = runtime_spec.get("mlPolicy") or {}
-    return policy.get("xgboost") is not None or policy.get("flux") is not None
+    return policy.get("xgboost") is not None
 
 
 # The API server adds this note whenever schema errors stop it running the CEL rules;
