@@ -29,14 +29,14 @@ def test_multiline_text_is_a_literal_block_and_round_trips() -> None:
 
 def test_key_order_is_canonical() -> None:
     out = dump_document(
-        {"spec": {"b": 1, "name": "n", "a": 2}, "metadata": {"namespace": "x", "name": "y"}, "kind": "K", "apiVersion": "v1"}
+        {"spec": {"b": 1, "name": "n", "a": 2}, "metadata": {"namespace": "team", "name": "job"}, "kind": "K", "apiVersion": "v1"}
     )
     assert out.splitlines() == [
         "apiVersion: v1",
         "kind: K",
         "metadata:",
-        "  name: y",
-        "  namespace: x",
+        "  name: job",
+        "  namespace: team",
         "spec:",
         "  name: n",
         "  a: 2",
