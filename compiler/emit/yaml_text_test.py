@@ -29,7 +29,7 @@ def test_multiline_text_is_a_literal_block_and_round_trips() -> None:
 
 def test_key_order_is_canonical() -> None:
     out = dump_document(
-        {"spec": {"b": 1, "name": "n", "a": 2}, "metadata": {"namespace": "team", "name": "job"}, "kind": "K", "apiVersion": "v1"}
+        {"spec": {"b": 1, "name": "main", "a": 2}, "metadata": {"namespace": "team", "name": "job"}, "kind": "K", "apiVersion": "v1"}
     )
     assert out.splitlines() == [
         "apiVersion: v1",
@@ -38,7 +38,7 @@ def test_key_order_is_canonical() -> None:
         "  name: job",
         "  namespace: team",
         "spec:",
-        "  name: n",
+        "  name: main",
         "  a: 2",
         "  b: 1",
     ]
