@@ -21,7 +21,7 @@ from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_plugins
 from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
-from compiler.emit.output import RenderedObject
+from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.validate.runtime_webhook import deprecation_warning, validate_runtime
 
 RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
@@ -40,7 +40,7 @@ class TrainJobSummary:
         if self.skipped:
             return f"{head}: skipped ({self.skipped})"
         parts = []
-        for obj in self.objects:
+        for obj in sorted_objects(self.objects):
             kind = obj.data["kind"]
             spec = obj.data.get("spec", {})
             if kind == "JobSet":
