@@ -19,7 +19,7 @@ from compiler.render.constants import (
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
-from compiler.render.registry import default_plugins
+from compiler.render.registry import default_phases
 from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.validate.runtime_webhook import deprecation_warning, validate_runtime
@@ -122,7 +122,7 @@ def compile_paths(
     priority_classes = frozenset(
         m.name for m in loaded.others if m.kind == "PriorityClass" and m.api_version.startswith("scheduling.k8s.io/")
     )
-    plugins = default_plugins(priority_classes)
+    phases = default_phases(priority_classes)
     summaries: list[TrainJobSummary] = []
     for trainjob in (m for m in manifests if m.kind == TRAINJOB_KIND):
         summary = TrainJobSummary(trainjob.namespace or default_namespace, trainjob.name)
@@ -135,7 +135,7 @@ def compile_paths(
             problems.append(resolved)
             continue
         result = render_trainjob(
-            trainjob.data, resolved.runtime.data.get("spec") or {}, options, plugins
+            trainjob.data, resolved.runtime.data.get("spec") or {}, options, phases
         )
         for error in result.errors:
             location = trainjob.locate(field_path_to_json_path(error.field))

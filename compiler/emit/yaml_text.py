@@ -5,21 +5,25 @@ any nested mapping, then the rest sorted. Strings that some YAML reader could ta
 for another type (YAML 1.1 booleans such as ``on``, numbers such as ``1e3`` that
 Go's decoder reads as floats, ``null``, ``~``) are always quoted::
 
-    >>> print(dump_documents([{"kind": "X", "apiVersion": "v1", "data": {"a": "on", "b": "1e3"}}]), end="")
+    >>> print(dump_document({"kind": "X", "apiVersion": "v1", "data": {"a": "on", "b": "1e3"}}), end="")
     apiVersion: v1
     kind: X
     data:
       a: 'on'
       b: '1e3'
+
+The emitter is written for this one job (JSON data in, block-style YAML out) because
+a general one spends most of a render in Python-level representation. Its output is
+tested to load back equal under both YAML 1.1 (PyYAML, like Go's decoder) and
+YAML 1.2 (ruamel.yaml) rules (``yaml_text_test.py``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
-
-import yaml
 
 _TOP_ORDER = ("apiVersion", "kind", "metadata", "spec")
 _METADATA_ORDER = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
@@ -29,57 +33,146 @@ _AMBIGUOUS = re.compile(
     r"""^(?:
         ~|null|Null|NULL|
         y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|
-        [-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|
+        [-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|
         [-+]?0[xob][0-9a-fA-F_]+|
         [-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|
         [-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|
         [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?|
         <<|=
-    )$""",
+    )\Z""",
     re.VERBOSE,
+)
+# Plain (unquoted) only for a conservative alphabet; anything else is quoted.
+_PLAIN = re.compile(r"^[A-Za-z0-9_./(][A-Za-z0-9_./=+@,%()\[\]{}:$ -]*\Z")
+_PLAIN_FORBIDDEN = re.compile(r": |:\Z| #| \Z|[\[\]{},]")
+_PRINTABLE = re.compile(r"^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z")
+_LITERAL_SAFE = re.compile(
+    r"^[\x20-\x7e\t\n\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
 )
 
 
-class _Dumper(yaml.CSafeDumper if hasattr(yaml, "CSafeDumper") else yaml.SafeDumper):  # type: ignore[misc]
-    pass
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value and not value.startswith(" ") and not value.rstrip("\n").endswith(" "):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if _AMBIGUOUS.match(value):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def _ordered(value: Any, depth: int = 0, parent: str = "") -> Any:
-    if isinstance(value, dict):
-        if depth == 0:
-            first: tuple[str, ...] = _TOP_ORDER
-        elif parent == "metadata":
-            first = _METADATA_ORDER
+def _double_quoted(text: str) -> str:
+    """YAML double-quoted form; escapes whatever is not plainly printable."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif 0x20 <= code <= 0x7E or (0xA0 <= code <= 0xD7FF and code != 0xFEFF) or 0xE000 <= code <= 0xFFFD and code != 0xFEFF:
+            out.append(char)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
         else:
-            first = ("name",)
-        keys = [k for k in first if k in value] + sorted(k for k in value if k not in first)
-        return {k: _ordered(value[k], depth + 1, k) for k in keys}
-    if isinstance(value, list):
-        return [_ordered(item, depth + 1, parent) for item in value]
-    return value
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _string(text: str, indent: int, key: bool = False) -> str:
+    if text and _PLAIN.match(text) and not _PLAIN_FORBIDDEN.search(text) and not _AMBIGUOUS.match(text):
+        return text
+    if "\n" not in text and _PRINTABLE.match(text):
+        return "'" + text.replace("'", "''") + "'"
+    if not key and "\n" in text and _literal_ok(text):
+        return _literal(text, indent)
+    return _double_quoted(text)
+
+
+def _literal_ok(text: str) -> bool:
+    if not _LITERAL_SAFE.match(text) or text.startswith((" ", "\t", "\n")):
+        return False
+    body = text.rstrip("\n")
+    return bool(body) and all(not line.endswith((" ", "\t")) for line in body.split("\n"))
+
+
+def _literal(text: str, indent: int) -> str:
+    body = text.rstrip("\n")
+    trailing = len(text) - len(body)
+    chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
+    pad = " " * (indent + 2)
+    lines = body.split("\n") + [""] * (trailing - 1 if trailing > 1 else 0)
+    return f"|{chomp}\n" + "\n".join(pad + line if line else "" for line in lines)
+
+
+def _scalar(value: Any, indent: int) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        if "." not in text:  # YAML 1.1 reads 1e-05 as a string: write 1.0e-05
+            mantissa, _, exponent = text.partition("e")
+            text = f"{mantissa}.0" + (f"e{exponent}" if exponent else "")
+        return text
+    if isinstance(value, str):
+        return _string(value, indent)
+    raise TypeError(f"cannot write a {type(value).__name__} as YAML")
+
+
+def _keys(value: dict[str, Any], depth: int, parent: str) -> list[str]:
+    if depth == 0:
+        first: tuple[str, ...] = _TOP_ORDER
+    elif parent == "metadata":
+        first = _METADATA_ORDER
+    else:
+        first = ("name",)
+    return [k for k in first if k in value] + sorted(k for k in value if k not in first)
+
+
+def _mapping(value: dict[str, Any], indent: int, depth: int, parent: str, out: list[str], first_prefix: str | None) -> None:
+    pad = " " * indent
+    for index, key in enumerate(_keys(value, depth, parent)):
+        prefix = first_prefix if (index == 0 and first_prefix is not None) else pad
+        item = value[key]
+        head = f"{prefix}{_string(key, indent, key=True)}:"
+        if isinstance(item, dict) and item:
+            out.append(head)
+            _mapping(item, indent + 2, depth + 1, key, out, None)
+        elif isinstance(item, list) and item:
+            out.append(head)
+            _sequence(item, indent, depth + 1, key, out)
+        elif isinstance(item, dict):
+            out.append(head + " {}")
+        elif isinstance(item, list):
+            out.append(head + " []")
+        else:
+            out.append(f"{head} {_scalar(item, indent)}")
+
+
+def _sequence(value: list[Any], indent: int, depth: int, parent: str, out: list[str]) -> None:
+    pad = " " * indent
+    for item in value:
+        if isinstance(item, dict) and item:
+            _mapping(item, indent + 2, depth + 1, parent, out, pad + "- ")
+        elif isinstance(item, list) and item:
+            out.append(pad + "-")
+            _sequence(item, indent + 2, depth + 1, parent, out)
+        elif isinstance(item, dict):
+            out.append(pad + "- {}")
+        elif isinstance(item, list):
+            out.append(pad + "- []")
+        else:
+            out.append(f"{pad}- {_scalar(item, indent)}")
 
 
 def dump_document(value: dict[str, Any]) -> str:
-    text: str = yaml.dump(
-        _ordered(value),
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 30,
-    )
-    return text
+    """One document, ending with a newline."""
+    if not value:
+        return "{}\n"
+    out: list[str] = []
+    _mapping(value, 0, 0, "", out, None)
+    return "\n".join(out) + "\n"
 
 
 def dump_documents(values: Iterable[dict[str, Any]]) -> str:

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import pytest
+import ruamel.yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import yaml
 
 from compiler.emit.yaml_text import dump_document
@@ -42,3 +45,27 @@ def test_key_order_is_canonical() -> None:
         "  a: 2",
         "  b: 1",
     ]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text() | st.floats(allow_nan=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), JSON, min_size=1, max_size=5))
+def test_every_document_loads_back_equal_in_yaml_1_1_and_1_2(value: dict[str, object]) -> None:
+    text = dump_document(value)
+    assert yaml.safe_load(text) == value, text  # YAML 1.1, as Kubernetes' decoder reads
+    assert ruamel.yaml.YAML(typ="safe", pure=True).load(text) == value, text  # YAML 1.2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a\nb", "a\nb\n", "a\nb\n\n\n", "x:\n  - y\n", "tab\there\n", "trailing \nspace\n", " leading\n", "\nfirst\n", "unicode ✓\n"],
+)
+def test_multiline_strings_round_trip(text: str) -> None:
+    out = dump_document({"k": [text], "m": {"n": text}})
+    assert yaml.safe_load(out) == {"k": [text], "m": {"n": text}}

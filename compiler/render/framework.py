@@ -11,7 +11,7 @@ of ``compiler.render.registry`` (R-2.3), which is documented there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from compiler.render.constants import TRAINER_API_VERSION, TRAINJOB_KIND
 from compiler.render.info import Info, JsonObject
@@ -90,57 +90,75 @@ class Plugin(Protocol):
     name: str
 
 
-@runtime_checkable
 class EnforceMLPolicyPlugin(Plugin, Protocol):
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None: ...
 
 
-@runtime_checkable
 class EnforcePodGroupPolicyPlugin(Plugin, Protocol):
     def enforce_pod_group_policy(self, info: Info, job: TrainJobContext) -> None: ...
 
 
-@runtime_checkable
 class PodNetworkPlugin(Plugin, Protocol):
     def identify_pod_network(self, info: Info, job: TrainJobContext) -> None: ...
 
 
-@runtime_checkable
 class ComponentBuilderPlugin(Plugin, Protocol):
     def sync_parallel_count(self, info: Info) -> None: ...
 
     def build(self, info: Info, job: TrainJobContext) -> list[JsonObject]: ...
 
 
-@runtime_checkable
 class CustomValidationPlugin(Plugin, Protocol):
     def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]: ...
 
 
-def run_phases(plugins: list[Plugin], info: Info, job: TrainJobContext) -> list[JsonObject]:
+@dataclass(frozen=True)
+class Phases:
+    """The plugins of each phase, in registry order; computed once per plugin list.
+
+    Duck-typed on the phase methods: ``isinstance`` against runtime-checkable
+    protocols costs more than rendering a small TrainJob.
+    """
+
+    ml_policy: tuple[EnforceMLPolicyPlugin, ...]
+    pod_group_policy: tuple[EnforcePodGroupPolicyPlugin, ...]
+    pod_network: tuple[PodNetworkPlugin, ...]
+    component_builders: tuple[ComponentBuilderPlugin, ...]
+    custom_validation: tuple[CustomValidationPlugin, ...]
+
+    @classmethod
+    def of(cls, plugins: list[Plugin]) -> Phases:
+        def having(*methods: str) -> tuple[Any, ...]:
+            return tuple(p for p in plugins if all(hasattr(p, m) for m in methods))
+
+        return cls(
+            ml_policy=having("enforce_ml_policy"),
+            pod_group_policy=having("enforce_pod_group_policy"),
+            pod_network=having("identify_pod_network"),
+            component_builders=having("sync_parallel_count", "build"),
+            custom_validation=having("validate"),
+        )
+
+
+def run_phases(phases: Phases, info: Info, job: TrainJobContext) -> list[JsonObject]:
     """Run every phase after newRuntimeInfo and return the built objects, in plugin order."""
-    for plugin in plugins:
-        if isinstance(plugin, EnforceMLPolicyPlugin):
-            plugin.enforce_ml_policy(info, job)
-    for plugin in plugins:
-        if isinstance(plugin, EnforcePodGroupPolicyPlugin):
-            plugin.enforce_pod_group_policy(info, job)
-    for plugin in plugins:
-        if isinstance(plugin, PodNetworkPlugin):
-            plugin.identify_pod_network(info, job)
-    builders = [p for p in plugins if isinstance(p, ComponentBuilderPlugin)]
-    for builder in builders:
+    for ml in phases.ml_policy:
+        ml.enforce_ml_policy(info, job)
+    for pod_group in phases.pod_group_policy:
+        pod_group.enforce_pod_group_policy(info, job)
+    for network in phases.pod_network:
+        network.identify_pod_network(info, job)
+    for builder in phases.component_builders:
         builder.sync_parallel_count(info)
     objects: list[JsonObject] = []
-    for builder in builders:
+    for builder in phases.component_builders:
         objects.extend(builder.build(info, job))
     return objects
 
 
-def run_validation(plugins: list[Plugin], info: Info, job: TrainJobContext) -> list[FieldError]:
-    """The admission checks: run on an Info built by newRuntimeInfo alone (R-12)."""
+def run_validation(phases: Phases, info: Info, job: TrainJobContext) -> list[FieldError]:
+    """The admission checks: on an Info built by newRuntimeInfo alone (R-12); they only read."""
     errors: list[FieldError] = []
-    for plugin in plugins:
-        if isinstance(plugin, CustomValidationPlugin):
-            errors.extend(plugin.validate(info, job))
+    for plugin in phases.custom_validation:
+        errors.extend(plugin.validate(info, job))
     return errors

@@ -15,6 +15,15 @@ from compiler.render.quantity import Quantity
 JsonObject = dict[str, Any]
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars): several times faster than deepcopy."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
+
+
 @dataclass
 class PodSetContainer:
     """What plugins may change on a container; written back by the JobSet builder (R-9.2)."""

@@ -6,19 +6,18 @@ no randomness.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from compiler.render.framework import (
     FieldError,
-    Plugin,
+    Phases,
     RenderOptions,
     TrainJobContext,
     run_phases,
     run_validation,
 )
-from compiler.render.info import JsonObject, SecretRequirement
-from compiler.render.registry import default_plugins
+from compiler.render.info import JsonObject, SecretRequirement, json_copy
+from compiler.render.registry import default_phases
 from compiler.render.runtime_info import new_runtime_info
 
 
@@ -29,32 +28,24 @@ class RenderResult:
     secret_requirements: list[SecretRequirement] = field(default_factory=list)
 
 
-def validate_trainjob(
-    trainjob: JsonObject, runtime_spec: JsonObject, plugins: list[Plugin] | None = None
-) -> list[FieldError]:
-    """The Trainer admission checks for ``trainjob`` on create (webhook path, R-12)."""
-    job = TrainJobContext(copy.deepcopy(trainjob))
-    info = new_runtime_info(job, copy.deepcopy(runtime_spec))
-    return run_validation(plugins if plugins is not None else default_plugins(), info, job)
-
-
 def render_trainjob(
     trainjob: JsonObject,
     runtime_spec: JsonObject,
     options: RenderOptions | None = None,
-    plugins: list[Plugin] | None = None,
+    phases: Phases | None = None,
 ) -> RenderResult:
     """Objects the controller creates for a defaulted ``trainjob`` and runtime ``spec``.
 
-    Nothing is rendered when the admission checks reject the TrainJob.
+    The admission checks run first, on the same Info, as the webhook would on create;
+    nothing is rendered when they reject the TrainJob. Neither input is modified.
     """
-    plugins = plugins if plugins is not None else default_plugins()
-    errors = validate_trainjob(trainjob, runtime_spec, plugins)
+    phases = phases or default_phases()
+    job = TrainJobContext(json_copy(trainjob), options or RenderOptions())
+    info = new_runtime_info(job, runtime_spec)
+    errors = run_validation(phases, info, job)
     if errors:
         return RenderResult(errors=errors)
-    job = TrainJobContext(copy.deepcopy(trainjob), options or RenderOptions())
-    info = new_runtime_info(job, copy.deepcopy(runtime_spec))
-    objects = run_phases(plugins, info, job)
+    objects = run_phases(phases, info, job)
     return RenderResult(
         objects=[apply_configuration_json(o) for o in objects],
         secret_requirements=list(info.secret_requirements),

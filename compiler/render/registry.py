@@ -10,7 +10,7 @@ sorted (see ``compiler.emit``), so builder order does not show in the output.
 
 from __future__ import annotations
 
-from compiler.render.framework import Plugin
+from compiler.render.framework import Phases, Plugin
 from compiler.render.plugins.coscheduling import CoSchedulingPlugin
 from compiler.render.plugins.flux import FluxPlugin
 from compiler.render.plugins.jax import JAXPlugin
@@ -34,3 +34,7 @@ def default_plugins(priority_classes: frozenset[str] = frozenset()) -> list[Plug
         VolcanoPlugin(priority_classes),
         JobSetPlugin(),
     ]
+
+
+def default_phases(priority_classes: frozenset[str] = frozenset()) -> Phases:
+    return Phases.of(default_plugins(priority_classes))

@@ -13,13 +13,12 @@ Steps, in upstream's order:
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from compiler.overlay.strategic_merge import strategic_merge
 from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.render.framework import TrainJobContext
-from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
+from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer, json_copy
 from compiler.render.podrequests import pod_requests
 from compiler.render.quantity import canonical_quantity
 from compiler.render.roundtrip import go_roundtrip
@@ -55,7 +54,7 @@ def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) ->
     runtime_order = {
         job.get("name"): index for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
-    spec = go_roundtrip(template_spec, JOBSET_SPEC_TYPE)
+    spec = json_copy(_typed_template(template_spec))
     for patch in patches:
         patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
         if patch_spec is None:
@@ -67,6 +66,24 @@ def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) ->
         # Stable sort; a job the runtime does not have sorts as index 0 (R-12.4).
         jobs.sort(key=lambda job: runtime_order.get(job.get("name"), 0))
     return spec
+
+
+_TYPED_TEMPLATES: dict[int, tuple[JsonObject, JsonObject]] = {}
+
+
+def _typed_template(template_spec: JsonObject) -> JsonObject:
+    """The runtime's JobSet spec after the Go round trip, computed once per runtime object.
+
+    Keyed by identity; the cached entry holds the object itself, so an id is never reused
+    while its entry lives. Callers copy before changing it.
+    """
+    entry = _TYPED_TEMPLATES.get(id(template_spec))
+    if entry is None or entry[0] is not template_spec:
+        if len(_TYPED_TEMPLATES) > 256:
+            _TYPED_TEMPLATES.clear()
+        entry = (template_spec, go_roundtrip(template_spec, JOBSET_SPEC_TYPE))
+        _TYPED_TEMPLATES[id(template_spec)] = entry
+    return entry[1]
 
 
 def merge_resources(base: JsonObject | None, override: JsonObject) -> JsonObject:
@@ -95,7 +112,8 @@ def _pod_spec(job: JsonObject) -> JsonObject:
 def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
     """Build Info from a defaulted runtime ``spec`` and the TrainJob (spec §3)."""
     template: JsonObject = runtime_spec.get("template") or {}
-    ml_policy: JsonObject | None = runtime_spec.get("mlPolicy")
+    # A copy: MPI writes its resolved slots back into the policy, as upstream does.
+    ml_policy: JsonObject | None = json_copy(runtime_spec.get("mlPolicy"))
     pod_group_policy: JsonObject | None = runtime_spec.get("podGroupPolicy")
     patches: list[JsonObject] = job.spec.get("runtimePatches") or []
 
@@ -137,7 +155,7 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
                 init_containers=[
                     PodSetContainer.of(c) for c in pod_spec.get("initContainers") or ()
                 ],
-                volumes=copy.deepcopy(pod_spec.get("volumes") or []),
+                volumes=json_copy(pod_spec.get("volumes") or []),
                 single_pod_requests=pod_requests(pod_spec),
                 replicas=rjob.get("replicas", 1),
                 subdomain=subdomain,
