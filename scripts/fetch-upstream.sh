@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Fetch the pinned upstream Go modules (Kubeflow Trainer v2.3.0 and the modules it
+# was built with) and record what trainc needs from them in its cache:
+#
+#   $CACHE/upstream/v2.3.0/manifest.json  {"trainerVersion", "trainerDir", "modules", "inputsSha256"}
+#   $CACHE/upstream/v2.3.0/typeinfo.json  Go JSON field facts (upstream/typeinfo)
+#
+# $CACHE is computed like compiler/upstream/artifacts.py cache_root():
+# $TRAINC_CACHE, else $XDG_CACHE_HOME/trainc, else ~/.cache/trainc.
+# Idempotent: when the manifest records the same inputs hash (go.mod, go.sum and
+# the typeinfo program) and its files are present, it does nothing.
+set -euo pipefail
+
+TRAINER_MODULE=github.com/kubeflow/trainer/v2
+TRAINER_VERSION=v2.3.0
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+UPSTREAM_DIR="$REPO_ROOT/upstream"
+CACHE="${TRAINC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc}"
+OUT_DIR="$CACHE/upstream/$TRAINER_VERSION"
+MANIFEST="$OUT_DIR/manifest.json"
+TYPEINFO="$OUT_DIR/typeinfo.json"
+
+die() {
+    echo "fetch-upstream: $*" >&2
+    exit 1
+}
+
+command -v go >/dev/null 2>&1 ||
+    die "the Go toolchain ('go') is not on PATH; install Go >= 1.26 and re-run 'make upstream'"
+
+inputs_sha="$(cat "$UPSTREAM_DIR/go.mod" "$UPSTREAM_DIR/go.sum" "$UPSTREAM_DIR/typeinfo/main.go" |
+    sha256sum | cut -d' ' -f1)"
+
+# Fast path: nothing changed since the last run.
+if [[ -f "$MANIFEST" && -s "$TYPEINFO" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
+    trainer_dir="$(sed -n 's/.*"trainerDir": "\(.*\)".*/\1/p' "$MANIFEST")"
+    if [[ -d "$trainer_dir/manifests" ]]; then
+        echo "upstream: Trainer $TRAINER_VERSION artifacts up to date in $OUT_DIR"
+        exit 0
+    fi
+fi
+
+cd "$UPSTREAM_DIR"
+if ! log="$(go mod download 2>&1)"; then
+    echo "$log" >&2
+    die "'go mod download' failed in $UPSTREAM_DIR (network or module proxy unavailable?)"
+fi
+trainer_dir="$(go list -m -f '{{.Dir}}' "$TRAINER_MODULE")"
+[[ -d "$trainer_dir/manifests" ]] || die "Trainer module directory $trainer_dir has no manifests/"
+trainer_version="$(go list -m -f '{{.Version}}' "$TRAINER_MODULE")"
+[[ "$trainer_version" == "$TRAINER_VERSION" ]] ||
+    die "upstream/go.mod resolves $TRAINER_MODULE to $trainer_version, expected $TRAINER_VERSION"
+
+mkdir -p "$OUT_DIR"
+tmp="$(mktemp -d "$OUT_DIR/.tmp.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+if ! log="$(go run ./typeinfo 2>&1 >"$tmp/typeinfo.json")"; then
+    echo "$log" >&2
+    die "the typeinfo program (upstream/typeinfo) failed"
+fi
+
+# Versions of the modules whose types or files trainc reads.
+modules_json="$(go list -m -f '    "{{.Path}}": "{{.Version}}"' \
+    "$TRAINER_MODULE" k8s.io/api k8s.io/apimachinery sigs.k8s.io/jobset \
+    sigs.k8s.io/scheduler-plugins volcano.sh/apis | paste -sd, - | sed 's/,/,\n/g')"
+cat >"$tmp/manifest.json" <<EOF
+{
+  "trainerVersion": "$TRAINER_VERSION",
+  "trainerDir": "$trainer_dir",
+  "modules": {
+$modules_json
+  },
+  "inputsSha256": "$inputs_sha"
+}
+EOF
+
+mv -f "$tmp/typeinfo.json" "$TYPEINFO"
+mv -f "$tmp/manifest.json" "$MANIFEST"
+echo "upstream: Trainer $TRAINER_VERSION artifacts written to $OUT_DIR"
