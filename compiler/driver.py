@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from compiler.errors import InputError, Problem
-from compiler.load.loader import load
+from compiler.load.loader import load_collect
 from compiler.load.manifest import JsonPath, Manifest
 from compiler.render.constants import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -103,12 +103,14 @@ def compile_paths(
     paths: list[str], options: RenderOptions | None = None, default_namespace: str = "default"
 ) -> CompileResult:
     """Render every TrainJob found under ``paths``; raise one InputError with all problems."""
-    loaded = load(paths, default_namespace=default_namespace)
+    # Keep going past rejected objects: an object the API server rejects is never
+    # created, and what depends on it fails the way it would in the cluster.
+    loaded, load_problems = load_collect(paths, default_namespace=default_namespace)
     manifests: list[Manifest] = loaded.objects
-    problems: list[Problem] = []
+    problems: list[Problem] = list(load_problems)
     warnings: list[Problem] = []
     admitted: list[Manifest] = []
-    rejected: list[Manifest] = []
+    rejected: list[Manifest] = [m for m in loaded.rejected if m.kind in RUNTIME_KINDS]
     for runtime in (m for m in manifests if m.kind in RUNTIME_KINDS):
         errors = validate_runtime(runtime.data)
         for error in errors:

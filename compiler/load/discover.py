@@ -1,0 +1,87 @@
+"""Input paths -> the YAML files to read, in a deterministic order.
+
+* a file is taken as given, whatever its extension;
+* a directory is searched recursively for ``*.yaml`` and ``*.yml``; files and
+  directories whose name starts with ``.`` are skipped, symlinked directories are not
+  followed; the files are sorted by their path relative to that directory, segment
+  by segment (``a/b.yaml`` < ``a-b.yaml`` < ``a.yaml`` < ``b.yaml``);
+* ``-`` is standard input (read once, shown as ``<stdin>``);
+* paths keep the order they were given in; a file reached twice is read once.
+
+    >>> [s.display for s in discover(["-"])]
+    ['<stdin>']
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler.errors import Problem, SourceLocation
+
+__all__ = ["STDIN", "YAML_SUFFIXES", "Source", "discover", "discover_collect"]
+
+STDIN = "-"
+STDIN_DISPLAY = "<stdin>"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a file (``path``) or standard input (``path is None``)."""
+
+    path: Path | None
+    display: str
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path is None
+
+
+def _walk(directory: Path) -> list[Path]:
+    found: list[tuple[tuple[str, ...], Path]] = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(root)
+        for name in files:
+            if name.startswith(".") or not name.endswith(YAML_SUFFIXES):
+                continue
+            path = base / name
+            found.append((path.relative_to(directory).parts, path))
+    found.sort(key=lambda item: item[0])
+    return [path for _, path in found]
+
+
+def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
+    """The sources under ``paths`` and a problem for each path that does not exist."""
+    sources: list[Source] = []
+    problems: list[Problem] = []
+    seen: set[str] = set()
+
+    def add(path: Path | None, display: str) -> None:
+        key = STDIN if path is None else os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            sources.append(Source(path, display))
+
+    for given in paths:
+        if given == STDIN:
+            add(None, STDIN_DISPLAY)
+            continue
+        path = Path(given)
+        if path.is_dir():
+            for found in _walk(path):
+                add(found, str(found))
+        elif path.is_file():
+            add(path, given)
+        elif path.exists():
+            problems.append(Problem("not a regular file or directory", SourceLocation(given)))
+        else:
+            problems.append(Problem("no such file or directory", SourceLocation(given)))
+    return sources, problems
+
+
+def discover(paths: list[str]) -> list[Source]:
+    """Like :func:`discover_collect`, ignoring paths that do not exist."""
+    return discover_collect(paths)[0]

@@ -1,0 +1,252 @@
+"""Stage 1 entry point: paths -> validated, defaulted Trainer objects + everything else.
+
+For every YAML document (see :mod:`compiler.load.yaml_source` for how YAML is read):
+
+* a document must be a mapping with a non-empty string ``apiVersion`` and ``kind``;
+  ``v1/List`` documents are expanded into their ``items``;
+* ``trainer.kubeflow.org/v1alpha1`` TrainJob, TrainingRuntime and ClusterTrainingRuntime
+  get ``metadata.namespace`` (namespaced kinds, when unset) and then go through the API
+  server's create path (:func:`compiler.load.crds.admit`): unknown fields, schema types
+  and constraints, ObjectMeta rules, CRD defaults, then the CRD's CEL rules
+  (:func:`compiler.validate.crd_rules.check_rules`); another version or an
+  unknown kind of that group is an error, as ``kubectl`` would say ("no matches for kind");
+* any other kind (a ValidatingAdmissionPolicy, a ConfigMap, ...) is kept unchanged in
+  :attr:`LoadResult.others` for later stages;
+* two objects with the same API group, kind, namespace and name are an error naming
+  both places.
+
+All problems of all files are collected and raised as one :class:`InputError`, sorted by
+file, line and column::
+
+    >>> result = load_texts([("job.yaml", '''
+    ... apiVersion: trainer.kubeflow.org/v1alpha1
+    ... kind: TrainJob
+    ... metadata: {name: llm}
+    ... spec: {runtimeRef: {name: torch-distributed}}
+    ... ''')])
+    >>> job = result.objects[0]
+    >>> job.data["metadata"], job.data["spec"]["runtimeRef"]["kind"], job.data["spec"]["suspend"]
+    ({'name': 'llm', 'namespace': 'default'}, 'ClusterTrainingRuntime', False)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.errors import InputError, ObjectRef, Problem, SourceLocation
+from compiler.load.crds import CrdSet, admit, trainer_crds
+from compiler.load.discover import discover_collect
+from compiler.load.manifest import JsonPath, Manifest, SourceMap
+from compiler.load.structural import FieldError
+from compiler.load.yaml_source import YamlDocument, parse_yaml_collect
+from compiler.validate.crd_rules import check_rules
+
+__all__ = [
+    "TRAINER_GROUP",
+    "LoadResult",
+    "load",
+    "load_collect",
+    "load_texts",
+    "load_texts_collect",
+]
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+
+
+@dataclass
+class LoadResult:
+    """What was loaded, in input order (files in discovery order, documents in file order)."""
+
+    objects: list[Manifest] = field(default_factory=list)  # Trainer kinds, admitted and defaulted
+    others: list[Manifest] = field(default_factory=list)  # any other kind, as written
+    # Trainer objects the API server would refuse (their problems are in the InputError);
+    # only :func:`load_collect` callers see them, e.g. to treat them as absent like upstream
+    rejected: list[Manifest] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[Manifest]:
+        return [m for m in self.objects if m.kind == kind]
+
+
+def _ref(data: dict[str, Any], namespaced: bool = True) -> ObjectRef:
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name")
+    namespace = meta.get("namespace") if namespaced else None
+    return ObjectRef(
+        str(data.get("kind") or "object"),
+        name if isinstance(name, str) and name else "(unnamed)",
+        namespace if isinstance(namespace, str) and namespace else None,
+    )
+
+
+def _rebase(source: SourceMap, prefix: JsonPath) -> SourceMap:
+    """The positions under ``prefix``, re-rooted (for the items of a ``v1/List``)."""
+    depth = len(prefix)
+    positions = {
+        path[depth:]: pos for path, pos in source.positions.items() if path[:depth] == prefix
+    }
+    return SourceMap(source.file, positions)
+
+
+class _Loader:
+    def __init__(self, crds: CrdSet, default_namespace: str) -> None:
+        self.crds = crds
+        self.default_namespace = default_namespace
+        self.result = LoadResult()
+        self.problems: list[Problem] = []
+        self.seen: dict[tuple[str, str, str, str], Manifest] = {}
+
+    def document(self, document: YamlDocument) -> None:
+        data = document.data
+        source = document.source
+        if isinstance(data, dict) and data.get("apiVersion") == "v1" and data.get("kind") == "List":
+            items = data.get("items")
+            if not isinstance(items, list):
+                self.problem("a v1 List needs a list of items", source.locate(("items",)))
+                return
+            for index, item in enumerate(items):
+                self.object(item, _rebase(source, ("items", index)))
+            return
+        self.object(data, source)
+
+    def problem(self, message: str, location: SourceLocation, ref: ObjectRef | None = None) -> None:
+        self.problems.append(Problem(message, location, ref))
+
+    def object(self, data: Any, source: SourceMap) -> None:
+        if not isinstance(data, dict):
+            self.problem("a Kubernetes object must be a YAML mapping", source.locate(()))
+            return
+        api_version, kind = data.get("apiVersion"), data.get("kind")
+        missing = [
+            name
+            for name, value in (("apiVersion", api_version), ("kind", kind))
+            if not isinstance(value, str) or not value
+        ]
+        if missing:
+            what = " and ".join(missing)
+            self.problem(
+                f"not a Kubernetes object: {what} must be set (a non-empty string)",
+                source.locate(()),
+            )
+            return
+        assert isinstance(api_version, str) and isinstance(kind, str)
+        group = api_version.rpartition("/")[0]
+        manifest = Manifest(data, source)
+        if group == TRAINER_GROUP:
+            crd = self.crds.get(api_version, kind)
+            if crd is None:
+                message = f'no matches for kind "{kind}" in version "{api_version}"'
+                self.problem(message, source.locate(("kind",)), _ref(data))
+                return
+            meta = data.get("metadata")
+            if crd.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
+                meta["namespace"] = self.default_namespace
+            if crd.namespaced and "metadata" not in data:
+                data["metadata"] = {"namespace": self.default_namespace}
+            errors = admit(data, crd, self.crds)
+            errors += check_rules(data, crd, errors)  # CEL rules, when the schema step allows
+            ref = _ref(data, crd.namespaced)
+            for error in errors:
+                self.problems.append(self.field_problem(error, source, ref))
+            (self.result.rejected if errors else self.result.objects).append(manifest)
+        else:
+            self.result.others.append(manifest)
+        self.check_duplicate(manifest, group)
+
+    @staticmethod
+    def field_problem(error: FieldError, source: SourceMap, ref: ObjectRef) -> Problem:
+        return Problem(error.detail, source.locate(error.path), ref, error.field)
+
+    def check_duplicate(self, manifest: Manifest, group: str) -> None:
+        meta = manifest.data.get("metadata")
+        if not isinstance(meta, dict):
+            return
+        name, namespace = meta.get("name"), meta.get("namespace")
+        if not isinstance(name, str) or not name:
+            return
+        key = (group, manifest.kind, namespace if isinstance(namespace, str) else "", name)
+        first = self.seen.get(key)
+        if first is None:
+            self.seen[key] = manifest
+            return
+        where = first.locate(("metadata", "name"))
+        self.problem(
+            f"duplicate object: {manifest.kind} {name!r} is also defined at {where}",
+            manifest.locate(("metadata", "name")),
+            _ref(manifest.data),
+        )
+
+
+def _sorted(problems: Iterable[Problem]) -> list[Problem]:
+    def key(problem: Problem) -> tuple[int, SourceLocation]:
+        if problem.location is None:
+            return (1, SourceLocation(""))
+        return (0, problem.location)
+
+    return sorted(problems, key=key)
+
+
+def load_texts_collect(
+    sources: list[tuple[str, str | bytes]],
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
+) -> tuple[LoadResult, list[Problem]]:
+    """Like :func:`load_texts`, returning the problems (sorted) instead of raising them."""
+    loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace)
+    for display, text in sources:
+        documents, problems = parse_yaml_collect(text, display)
+        loader.problems.extend(problems)
+        for document in documents:
+            loader.document(document)
+    return loader.result, _sorted(loader.problems)
+
+
+def load_texts(
+    sources: list[tuple[str, str | bytes]],
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
+) -> LoadResult:
+    """Load in-memory YAML texts, each given as ``(display name, text)``."""
+    result, problems = load_texts_collect(sources, default_namespace, crds)
+    if problems:
+        raise InputError(problems)
+    return result
+
+
+def load_collect(
+    paths: list[str],
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
+) -> tuple[LoadResult, list[Problem]]:
+    """Like :func:`load`, returning every problem (sorted) instead of raising them."""
+    sources, problems = discover_collect(paths)
+    texts: list[tuple[str, str | bytes]] = []
+    for source in sources:
+        if source.path is None:
+            texts.append((source.display, sys.stdin.buffer.read()))
+            continue
+        try:
+            texts.append((source.display, source.path.read_bytes()))
+        except OSError as error:
+            message = f"cannot read: {error.strerror or error}"
+            problems.append(Problem(message, SourceLocation(source.display)))
+    result, found = load_texts_collect(texts, default_namespace, crds)
+    return result, _sorted([*problems, *found])
+
+
+def load(
+    paths: list[str],
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
+) -> LoadResult:
+    """Read every YAML file under ``paths`` (``-`` is stdin); see the module docstring.
+
+    Raises one :class:`InputError` with every problem of every file.
+    """
+    result, problems = load_collect(paths, default_namespace, crds)
+    if problems:
+        raise InputError(problems)
+    return result
