@@ -28,13 +28,19 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     render = commands.add_parser("render", help="render TrainJobs into JobSet, PodGroup, ...")
-    render.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)")
     render.add_argument(
-        "-o", "--output", default="-", metavar="DIR",
+        "paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)"
+    )
+    render.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="DIR",
         help="output directory, replaced atomically; '-' writes one YAML stream to stdout (default)",
     )
     render.add_argument(
-        "--owner-uid", metavar="UID",
+        "--owner-uid",
+        metavar="UID",
         help="add the controller's ownerReference to the TrainJob with this UID (for comparison)",
     )
     render.add_argument("--namespace", default="default", help="namespace of objects that set none")
@@ -62,7 +68,9 @@ def _render(args: argparse.Namespace) -> int:
     if not args.quiet:
         for summary in result.summaries:
             print(summary.line())
-        print(f"trainc: {count} objects for {len(result.summaries)} TrainJobs written to {args.output}")
+        print(
+            f"trainc: {count} objects for {len(result.summaries)} TrainJobs written to {args.output}"
+        )
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.errors import InputError, Problem
 from compiler.load.loader import load_collect
 from compiler.load.manifest import JsonPath, Manifest
@@ -21,7 +22,6 @@ from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases
 from compiler.resolve.runtimes import RuntimeIndex, is_managed_by_trainer, resolve
-from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.validate.runtime_webhook import deprecation_warning, validate_runtime
 
 RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
@@ -46,7 +46,8 @@ class TrainJobSummary:
             if kind == "JobSet":
                 jobs = spec.get("replicatedJobs") or []
                 pods = sum(
-                    (j.get("replicas", 1)) * (j["template"]["spec"].get("parallelism", 1)) for j in jobs
+                    (j.get("replicas", 1)) * (j["template"]["spec"].get("parallelism", 1))
+                    for j in jobs
                 )
                 parts.append(f"JobSet ({len(jobs)} replicated jobs, {pods} pods)")
             elif kind == "PodGroup":
@@ -122,7 +123,9 @@ def compile_paths(
         (rejected if errors else admitted).append(runtime)
     index = RuntimeIndex.of(admitted, rejected)
     priority_classes = frozenset(
-        m.name for m in loaded.others if m.kind == "PriorityClass" and m.api_version.startswith("scheduling.k8s.io/")
+        m.name
+        for m in loaded.others
+        if m.kind == "PriorityClass" and m.api_version.startswith("scheduling.k8s.io/")
     )
     phases = default_phases(priority_classes)
     summaries: list[TrainJobSummary] = []

@@ -9,7 +9,9 @@ from compiler.errors import InputError
 
 
 def _obj(kind: str, name: str, api: str = "jobset.x-k8s.io/v1alpha2") -> RenderedObject:
-    return RenderedObject("ns", "job", {"apiVersion": api, "kind": kind, "metadata": {"name": name}})
+    return RenderedObject(
+        "ns", "job", {"apiVersion": api, "kind": kind, "metadata": {"name": name}}
+    )
 
 
 def test_one_file_per_object_at_a_predictable_path(tmp_path: Path) -> None:
@@ -34,8 +36,12 @@ def test_failed_write_leaves_previous_output_untouched(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_directory([_obj("JobSet", "keep")], out)
     before = (out / "ns" / "job" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text()
-    unserialisable = RenderedObject("ns", "job", {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"bad": object()}})
-    with pytest.raises(Exception):
+    unserialisable = RenderedObject(
+        "ns",
+        "job",
+        {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"bad": object()}},
+    )
+    with pytest.raises(TypeError):
         write_directory([_obj("JobSet", "new"), unserialisable], out)
     assert (out / "ns" / "job" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
@@ -51,8 +57,12 @@ def test_refuses_to_replace_a_directory_trainc_did_not_write(tmp_path: Path) -> 
 
 
 def test_stream_is_sorted_by_namespace_trainjob_kind_name() -> None:
-    a = RenderedObject("b", "j", {"apiVersion": "v1", "kind": "PodGroup", "metadata": {"name": "j"}})
-    b = RenderedObject("a", "j", {"apiVersion": "v1", "kind": "PodGroup", "metadata": {"name": "j"}})
+    a = RenderedObject(
+        "b", "j", {"apiVersion": "v1", "kind": "PodGroup", "metadata": {"name": "j"}}
+    )
+    b = RenderedObject(
+        "a", "j", {"apiVersion": "v1", "kind": "PodGroup", "metadata": {"name": "j"}}
+    )
     c = RenderedObject("a", "j", {"apiVersion": "v1", "kind": "JobSet", "metadata": {"name": "j"}})
     text = stream_text([a, b, c])
     assert text.index("kind: JobSet") < text.index("kind: PodGroup")

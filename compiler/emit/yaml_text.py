@@ -45,7 +45,9 @@ _AMBIGUOUS = re.compile(
 # Plain (unquoted) only for a conservative alphabet; anything else is quoted.
 _PLAIN = re.compile(r"^[A-Za-z0-9_./(][A-Za-z0-9_./=+@,%()\[\]{}:$ -]*\Z")
 _PLAIN_FORBIDDEN = re.compile(r": |:\Z| #| \Z|[\[\]{},]")
-_PRINTABLE = re.compile(r"^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z")
+_PRINTABLE = re.compile(
+    r"^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
+)
 _LITERAL_SAFE = re.compile(
     r"^[\x20-\x7e\t\n\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
 )
@@ -58,7 +60,11 @@ def _double_quoted(text: str) -> str:
         code = ord(char)
         if char in ('"', "\\"):
             out.append("\\" + char)
-        elif 0x20 <= code <= 0x7E or (0xA0 <= code <= 0xD7FF and code != 0xFEFF) or 0xE000 <= code <= 0xFFFD and code != 0xFEFF:
+        elif (
+            0x20 <= code <= 0x7E
+            or (0xA0 <= code <= 0xD7FF and code != 0xFEFF)
+            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+        ):
             out.append(char)
         elif code <= 0xFF:
             out.append(f"\\x{code:02x}")
@@ -71,7 +77,12 @@ def _double_quoted(text: str) -> str:
 
 
 def _string(text: str, indent: int, key: bool = False) -> str:
-    if text and _PLAIN.match(text) and not _PLAIN_FORBIDDEN.search(text) and not _AMBIGUOUS.match(text):
+    if (
+        text
+        and _PLAIN.match(text)
+        and not _PLAIN_FORBIDDEN.search(text)
+        and not _AMBIGUOUS.match(text)
+    ):
         return text
     if "\n" not in text and _PRINTABLE.match(text):
         return "'" + text.replace("'", "''") + "'"
@@ -130,7 +141,14 @@ def _keys(value: dict[str, Any], depth: int, parent: str) -> list[str]:
     return [k for k in first if k in value] + sorted(k for k in value if k not in first)
 
 
-def _mapping(value: dict[str, Any], indent: int, depth: int, parent: str, out: list[str], first_prefix: str | None) -> None:
+def _mapping(
+    value: dict[str, Any],
+    indent: int,
+    depth: int,
+    parent: str,
+    out: list[str],
+    first_prefix: str | None,
+) -> None:
     pad = " " * indent
     for index, key in enumerate(_keys(value, depth, parent)):
         prefix = first_prefix if (index == 0 and first_prefix is not None) else pad

@@ -3,8 +3,6 @@
 Expected messages are the API server's (checked against apiextensions-apiserver v0.36.2).
 """
 
-# ruff: noqa: E501  (expected messages are the API server's, verbatim, on one line each)
-
 from __future__ import annotations
 
 import io

@@ -4,8 +4,6 @@ The expected messages are the API server's (checked against apiextensions-apiser
 kube-openapi at k8s v0.36.2 through a Go harness).
 """
 
-# ruff: noqa: E501  (expected messages are the API server's, verbatim, on one line each)
-
 from __future__ import annotations
 
 from typing import Any

@@ -20,7 +20,9 @@ from compiler.render.quantity import canonical_quantity
 Item = dict[str, Any]
 
 
-def _upsert(items: list[Item], new_items: Iterable[Item], same: Callable[[Item, Item], bool]) -> None:
+def _upsert(
+    items: list[Item], new_items: Iterable[Item], same: Callable[[Item, Item], bool]
+) -> None:
     for new in new_items:
         for index, existing in enumerate(items):
             if same(existing, new):
@@ -39,7 +41,9 @@ def upsert_ports(items: list[Item], new_items: Iterable[Item]) -> None:
     _upsert(
         items,
         new_items,
-        lambda a, b: a.get("containerPort") == b.get("containerPort") or a.get("name") == b.get("name"),
+        lambda a, b: (
+            a.get("containerPort") == b.get("containerPort") or a.get("name") == b.get("name")
+        ),
     )
 
 

@@ -7,7 +7,10 @@ from compiler.render.apply import reencode_env, upsert_env, upsert_ports, upsert
 
 def test_upsert_env_replaces_in_place_and_appends_new() -> None:
     env = [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]
-    upsert_env(env, [{"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "a"}}}, {"name": "Z", "value": "3"}])
+    upsert_env(
+        env,
+        [{"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "a"}}}, {"name": "Z", "value": "3"}],
+    )
     assert env == [
         {"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "a"}}},
         {"name": "Y", "value": "2"},
@@ -30,7 +33,9 @@ def test_upsert_port_named_ports_append() -> None:
 
 def test_volume_mounts_match_on_mount_path_not_name() -> None:
     mounts = [{"name": "a", "mountPath": "/data"}]
-    upsert_volume_mounts(mounts, [{"name": "b", "mountPath": "/data"}, {"name": "a", "mountPath": "/x"}])
+    upsert_volume_mounts(
+        mounts, [{"name": "b", "mountPath": "/data"}, {"name": "a", "mountPath": "/x"}]
+    )
     assert mounts == [{"name": "b", "mountPath": "/data"}, {"name": "a", "mountPath": "/x"}]
 
 
@@ -39,21 +44,31 @@ def test_reencode_env_writes_empty_value() -> None:
 
 
 def test_reencode_env_drops_field_ref_api_version() -> None:
-    env = {"name": "N", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}
-    assert reencode_env(env) == {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    env = {
+        "name": "N",
+        "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}},
+    }
+    assert reencode_env(env) == {
+        "name": "N",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+    }
 
 
 def test_reencode_env_resource_field_ref_always_has_divisor() -> None:
     env = {"name": "C", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}}
     assert reencode_env(env) == {
         "name": "C",
-        "valueFrom": {"resourceFieldRef": {"containerName": "", "resource": "limits.cpu", "divisor": "0"}},
+        "valueFrom": {
+            "resourceFieldRef": {"containerName": "", "resource": "limits.cpu", "divisor": "0"}
+        },
     }
 
 
 def test_reencode_env_key_refs_keep_optional_only_when_set() -> None:
     env = {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": False}}}
-    assert reencode_env(env)["valueFrom"] == {"secretKeyRef": {"key": "k", "name": "s", "optional": False}}
+    assert reencode_env(env)["valueFrom"] == {
+        "secretKeyRef": {"key": "k", "name": "s", "optional": False}
+    }
     env = {"name": "M", "valueFrom": {"configMapKeyRef": {"name": "m", "key": "k"}}}
     assert reencode_env(env)["valueFrom"] == {"configMapKeyRef": {"key": "k", "name": "m"}}
 

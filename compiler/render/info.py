@@ -138,7 +138,9 @@ class Info:
         found = self.pod_set_by_name(pod_set)
         if found is None:
             return None
-        return next((c for c in [*found.containers, *found.init_containers] if c.name == container), None)
+        return next(
+            (c for c in [*found.containers, *found.init_containers] if c.name == container), None
+        )
 
     def has_policy(self, name: str) -> bool:
         """Whether the runtime's ``mlPolicy`` has the member ``name`` (torch, mpi, ...)."""

@@ -13,8 +13,6 @@ Steps, in upstream's order:
 
 from __future__ import annotations
 
-from typing import Any
-
 from compiler.overlay.strategic_merge import strategic_merge
 from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.render.framework import TrainJobContext
@@ -52,14 +50,17 @@ def propagated_metadata(
 def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) -> JsonObject:
     """The runtime's JobSet spec after every runtimePatch, in runtime job order (R-3.2, R-3.6)."""
     runtime_order = {
-        job.get("name"): index for index, job in enumerate(template_spec.get("replicatedJobs") or ())
+        job.get("name"): index
+        for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
-    spec = json_copy(_typed_template(template_spec))
+    spec: JsonObject = json_copy(_typed_template(template_spec))
     for patch in patches:
         patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
         if patch_spec is None:
             continue
-        merged = strategic_merge(spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE))
+        merged = strategic_merge(
+            spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE)
+        )
         spec = go_roundtrip(merged, JOBSET_SPEC_TYPE)
     jobs = spec.get("replicatedJobs")
     if jobs:
@@ -170,5 +171,3 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
         jobset_spec=spec,
         pod_sets=pod_sets,
     )
-
-

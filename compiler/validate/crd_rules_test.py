@@ -6,8 +6,6 @@ The CRDs are the real ones from the upstream cache. Expected texts are the API s
 (``golden/error-*``) check the same texts end to end.
 """
 
-# ruff: noqa: E501  (expected messages are the API server's, verbatim, on one line each)
-
 from __future__ import annotations
 
 import copy

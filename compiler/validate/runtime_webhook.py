@@ -45,7 +45,11 @@ def validate_runtime(runtime: dict[str, Any]) -> list[FieldError]:
     if not webhook_applies(runtime):
         return []
     errors: list[FieldError] = []
-    jobs = ((((runtime.get("spec") or {}).get("template") or {}).get("spec") or {}).get("replicatedJobs")) or []
+    jobs = (
+        (((runtime.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+            "replicatedJobs"
+        )
+    ) or []
     for index, job in enumerate(jobs):
         labels = ((job.get("template") or {}).get("metadata") or {}).get("labels")
         ancestor = (labels or {}).get(LABEL_ANCESTOR)
@@ -54,8 +58,12 @@ def validate_runtime(runtime: dict[str, Any]) -> list[FieldError]:
         path = f"spec.template.spec.replicatedJobs[{index}]"
         replicas = job.get("replicas", 0)
         if replicas != 1:
-            errors.append(FieldError("FieldValueInvalid", f"{path}.replicas", "always must be 1", replicas))
-        pod_spec = ((((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
+            errors.append(
+                FieldError("FieldValueInvalid", f"{path}.replicas", "always must be 1", replicas)
+            )
+        pod_spec = (
+            (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        ) or {}
         containers = pod_spec.get("containers") or []
         if not any(c.get("name") == _EXPECTED_CONTAINER[ancestor] for c in containers):
             errors.append(

@@ -63,9 +63,11 @@ class Case:
             except (OSError, yaml.YAMLError):
                 continue
             for doc in documents:
-                if isinstance(doc, dict) and doc.get("kind", "").endswith("TrainingRuntime"):
-                    if env_order_is_random(doc.get("spec") or {}):
-                        return True
+                is_runtime = isinstance(doc, dict) and doc.get("kind", "").endswith(
+                    "TrainingRuntime"
+                )
+                if is_runtime and env_order_is_random(doc.get("spec") or {}):
+                    return True
         return False
 
     def expectation(self) -> tuple[str, Any]:

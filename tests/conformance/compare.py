@@ -31,12 +31,15 @@ def compare_answers(
             problems = "; ".join(str(p) for p in actual.problems or [])
             return f"oracle renders, trainc rejects: {problems}"
         return first_difference(
-            normalise(expected.objects, env_order_random), normalise(actual.objects, env_order_random)
+            normalise(expected.objects, env_order_random),
+            normalise(actual.objects, env_order_random),
         )
     return rejection_difference((expected.rejection or {}).get("errors", []), actual)
 
 
-def rejection_difference(expected_errors: list[dict[str, Any]], actual: trainc_side.TraincAnswer) -> str | None:
+def rejection_difference(
+    expected_errors: list[dict[str, Any]], actual: trainc_side.TraincAnswer
+) -> str | None:
     """Both reject, trainc names every field upstream names, and every problem has a source line."""
     if actual.objects is not None:
         messages = "; ".join(str(e.get("message", "")) for e in expected_errors)

@@ -12,11 +12,10 @@ import sys
 from typing import Any
 
 from compiler.emit.yaml_text import dump_documents
-from tests.conformance import oracle
 from compiler.upstream.artifacts import upstream
+from tests.conformance import oracle
 from tests.conformance.cases import Case, all_cases
 from tests.conformance.normalise import normalise
-
 
 _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 
@@ -81,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             verdict = f"{len(answer.objects)} objects"
         else:
             case.expected_objects_path.unlink(missing_ok=True)
-            document = {"producedBy": produced_by(), **portable_rejection(answer.rejection or {}, case)}
-            case.expected_errors_path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+            document = {
+                "producedBy": produced_by(),
+                **portable_rejection(answer.rejection or {}, case),
+            }
+            case.expected_errors_path.write_text(
+                json.dumps(document, indent=2, sort_keys=True) + "\n"
+            )
             verdict = f"rejected ({len((answer.rejection or {}).get('errors', []))} errors)"
         print(f"{case.name}: {verdict}")
     print(f"goldens: {len(cases)} cases written")

@@ -5,7 +5,6 @@ Upstream: pkg/runtime/framework/plugins/jobset/{jobset,builder}.go (spec §8, §
 
 from __future__ import annotations
 
-
 import re
 from typing import Any
 
@@ -62,7 +61,7 @@ class JobSetPlugin:
         spec = info.jobset_spec
         jobs: list[JsonObject] = spec.get("replicatedJobs") or []
         _materialize_pod_sets(info, jobs)
-        metadata = {"name": job.name, "namespace": job.namespace}
+        metadata: JsonObject = {"name": job.name, "namespace": job.namespace}
         if info.labels:
             metadata["labels"] = dict(info.labels)
         if info.annotations:
@@ -81,7 +80,12 @@ class JobSetPlugin:
         if owners := job.owner_references():
             metadata["ownerReferences"] = owners
         return [
-            {"apiVersion": JOBSET_API_VERSION, "kind": JOBSET_KIND, "metadata": metadata, "spec": spec}
+            {
+                "apiVersion": JOBSET_API_VERSION,
+                "kind": JOBSET_KIND,
+                "metadata": metadata,
+                "spec": spec,
+            }
         ]
 
     # --- CustomValidation (R-12.1, R-12.2)
@@ -141,7 +145,9 @@ def _initializers(jobs: list[JsonObject], job: TrainJobContext) -> None:
                     continue
                 env = container.setdefault("env", [])
                 if config.get("storageUri") is not None:
-                    apply.upsert_env(env, [{"name": ENV_STORAGE_URI, "value": config["storageUri"]}])
+                    apply.upsert_env(
+                        env, [{"name": ENV_STORAGE_URI, "value": config["storageUri"]}]
+                    )
                 apply.upsert_env(env, apply.reencode_envs(config.get("env")))
                 if config.get("secretRef") is not None:
                     container.setdefault("envFrom", []).append(
@@ -168,12 +174,16 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
             ancestor == ANCESTOR_TRAINER or (info.run_launcher_as_node and rjob.get("name") == NODE)
         ):
             for container in containers:
-                apply.upsert_env(container.setdefault("env", []), apply.reencode_envs(trainer.get("env")))
+                apply.upsert_env(
+                    container.setdefault("env", []), apply.reencode_envs(trainer.get("env"))
+                )
 
 
 # --- admission checks -------------------------------------------------------------------
 
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 _HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
 
 
@@ -183,7 +193,14 @@ def _domain_prefixed_path_errors(path: str, value: str) -> list[FieldError]:
         return [FieldError("FieldValueRequired", path, "Required value")]
     segments = value.split("/", 1)
     if len(segments) != 2 or not segments[0] or not segments[1]:
-        return [FieldError("FieldValueInvalid", path, "must be a domain-prefixed path (such as \"acme.io/foo\")", value)]
+        return [
+            FieldError(
+                "FieldValueInvalid",
+                path,
+                'must be a domain-prefixed path (such as "acme.io/foo")',
+                value,
+            )
+        ]
     host, rest = segments
     errors: list[FieldError] = []
     if len(host) > 253 or not _DNS1123_SUBDOMAIN.match(host):
@@ -239,7 +256,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
         errors.append(FieldError("FieldValueInvalid", "spec.runtimeRef", message, runtime_ref))
     patches = job.spec.get("runtimePatches") or []
     for patch in patches:
-        errors.extend(_domain_prefixed_path_errors("spec.runtimePatches.manager", patch.get("manager", "")))
+        errors.extend(
+            _domain_prefixed_path_errors("spec.runtimePatches.manager", patch.get("manager", ""))
+        )
         patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
         if patch_spec is None:
             continue
@@ -255,7 +274,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
                     )
                 )
                 continue
-            pod_patch = (((rjob_patch.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+            pod_patch = (
+                ((rjob_patch.get("template") or {}).get("spec") or {}).get("template") or {}
+            ).get("spec")
             if pod_patch is None:
                 continue
             known = container_names[job_name]
@@ -271,7 +292,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
                     )
             for container in pod_patch.get("containers") or ():
                 if container.get("name") not in known:
-                    message = f"must not have container that doesn't exist in the runtime job {job_name}"
+                    message = (
+                        f"must not have container that doesn't exist in the runtime job {job_name}"
+                    )
                 elif container.get("env") and container.get("name") in (
                     DATASET_INITIALIZER,
                     MODEL_INITIALIZER,
@@ -283,7 +306,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
                     )
                 else:
                     continue
-                errors.append(FieldError("FieldValueInvalid", "spec.runtimePatches", message, patches))
+                errors.append(
+                    FieldError("FieldValueInvalid", "spec.runtimePatches", message, patches)
+                )
     return errors
 
 
@@ -294,8 +319,8 @@ def _has_initializer_mount(jobs: list[JsonObject], name: str) -> bool:
         for container in _pod_spec(rjob).get("containers") or ():
             if container.get("name") != name:
                 continue
-            if any(m.get("name") == VOLUME_INITIALIZER for m in container.get("volumeMounts") or ()):
+            if any(
+                m.get("name") == VOLUME_INITIALIZER for m in container.get("volumeMounts") or ()
+            ):
                 return True
     return False
-
-

@@ -12,6 +12,6 @@ def min_member(info: Info) -> int:
 
 
 def min_resources(info: Info) -> dict[str, str]:
-    """Σ single-pod requests × count, in Kubernetes canonical quantity form, keys sorted."""
+    """Sum of single-pod requests times count, in canonical quantity form, keys sorted."""
     totals = sum_requests([(ps.single_pod_requests, ps.count) for ps in info.pod_sets])
     return {name: totals[name].canonical() for name in sorted(totals)}

@@ -91,8 +91,6 @@ def _injection_targets(info: Info) -> list[JsonObject]:
     return targets
 
 
-
-
 def _missing_target_message(job_name: str, container: str) -> str:
     return (
         f'envInjection target podSet "{job_name}" container "{container}" '

@@ -29,7 +29,9 @@ def _policy(info: Info) -> JsonObject | None:
 def _priority_class_names(info: Info) -> list[str]:
     names = []
     for rjob in info.jobset_spec.get("replicatedJobs") or ():
-        pod_spec = ((((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
+        pod_spec = (
+            (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        ) or {}
         if pod_spec.get("priorityClassName") is not None:
             names.append(str(pod_spec["priorityClassName"]))
     return names
