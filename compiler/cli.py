@@ -44,16 +44,26 @@ def _parser() -> argparse.ArgumentParser:
         help="add the controller's ownerReference to the TrainJob with this UID (for comparison)",
     )
     render.add_argument("--namespace", default="default", help="namespace of objects that set none")
+    render.add_argument(
+        "--schemas",
+        metavar="DIR",
+        type=Path,
+        help="CRDs exported from your cluster, used instead of the pinned v2.3.0 ones",
+    )
     render.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     return parser
 
 
 def _render(args: argparse.Namespace) -> int:
     from compiler.driver import compile_paths
+    from compiler.load.crds import crds_with_schemas_from
     from compiler.emit.output import stream_text, write_directory
     from compiler.render.framework import RenderOptions
 
-    result = compile_paths(args.paths, RenderOptions(owner_uid=args.owner_uid), args.namespace)
+    crds = crds_with_schemas_from(args.schemas) if args.schemas else None
+    result = compile_paths(
+        args.paths, RenderOptions(owner_uid=args.owner_uid), args.namespace, crds
+    )
     for warning in result.warnings:
         sys.stderr.write(f"trainc: warning: {warning}\n")
     if args.output == "-":

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.errors import InputError, Problem
+from compiler.load.crds import CrdSet
 from compiler.load.loader import load_collect
 from compiler.load.manifest import JsonPath, Manifest
 from compiler.render.constants import (
@@ -101,12 +102,15 @@ def _problem_order(problem: Problem) -> tuple[str, int, int, str]:
 
 
 def compile_paths(
-    paths: list[str], options: RenderOptions | None = None, default_namespace: str = "default"
+    paths: list[str],
+    options: RenderOptions | None = None,
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
 ) -> CompileResult:
     """Render every TrainJob found under ``paths``; raise one InputError with all problems."""
     # Keep going past rejected objects: an object the API server rejects is never
     # created, and what depends on it fails the way it would in the cluster.
-    loaded, load_problems = load_collect(paths, default_namespace=default_namespace)
+    loaded, load_problems = load_collect(paths, default_namespace=default_namespace, crds=crds)
     manifests: list[Manifest] = loaded.objects
     problems: list[Problem] = list(load_problems)
     warnings: list[Problem] = []

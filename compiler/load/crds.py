@@ -530,6 +530,29 @@ def trainer_crds(version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
     return make_crd_set([artifacts.crd_path(p) for p in TRAINER_PLURALS], artifacts.openapi_path)
 
 
+def crds_with_schemas_from(directory: Path, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
+    """The pinned Trainer CRDs, replaced kind by kind by the CRDs found in ``directory``.
+
+    For ``--schemas DIR``: CRDs exported from a cluster (``kubectl get crd NAME -o yaml``),
+    one per file; files that hold no CustomResourceDefinition are an error, so a wrong
+    directory is noticed.
+    """
+    if not directory.is_dir():
+        raise SetupError(f"--schemas: {directory} is not a directory")
+    paths = sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    if not paths:
+        raise SetupError(f"--schemas: no CRD files (*.yaml, *.yml, *.json) in {directory}")
+    pinned = trainer_crds(version)
+    crds = dict(pinned.crds)
+    for path in paths:
+        document = _crd_document(path)
+        if not isinstance(document, dict) or document.get("kind") != "CustomResourceDefinition":
+            raise SetupError(f"--schemas: {path} is not a CustomResourceDefinition")
+        for info in load_crd(path):
+            crds[(info.group, info.kind)] = info
+    return CrdSet(crds, pinned.object_meta)
+
+
 def admit(obj: dict[str, Any], crd: CrdInfo, crds: CrdSet) -> list[FieldError]:
     """The API server's create path before CEL, in place on ``obj``; the problems found.
 

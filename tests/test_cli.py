@@ -1,0 +1,99 @@
+"""The command line as a user meets it: exit codes, messages, output files, determinism."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compiler.upstream.artifacts import upstream
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "example"
+
+
+def trainc(*args: str, seed: str = "0", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    return subprocess.run(
+        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+
+
+def test_render_example_writes_one_file_per_object(tmp_path: Path) -> None:
+    result = trainc("render", str(EXAMPLE), "-o", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    files = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.yaml")
+    )
+    assert files == [
+        "vision/resnet/jobset.x-k8s.io_JobSet_resnet.yaml",
+        "vision/resnet/scheduling.x-k8s.io_PodGroup_resnet.yaml",
+        "vision/smoke/jobset.x-k8s.io_JobSet_smoke.yaml",
+        "vision/smoke/scheduling.x-k8s.io_PodGroup_smoke.yaml",
+    ]
+    assert "vision/resnet: JobSet (1 replicated jobs, 4 pods)" in result.stdout
+
+
+def test_output_is_byte_identical_across_hash_seeds() -> None:
+    outputs = {
+        trainc("render", str(EXAMPLE), "-o", "-", seed=seed).stdout for seed in ("0", "1", "4242")
+    }
+    assert len(outputs) == 1
+    assert outputs.pop().startswith("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n")
+
+
+def test_yaml_syntax_error_is_located_exit_2_no_traceback_no_output(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: x\nspec: {a: [}\n"
+    )
+    out = tmp_path / "out"
+    result = trainc("render", str(job), "-o", str(out))
+    assert result.returncode == 2
+    assert f"{job}:5:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_failed_run_keeps_previous_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert trainc("render", str(EXAMPLE), "-o", str(out)).returncode == 0
+    before = {p: p.read_bytes() for p in out.rglob("*.yaml")}
+    bad = tmp_path / "bad"
+    shutil.copytree(EXAMPLE, bad)
+    (bad / "jobs" / "smoke.yaml").write_text(
+        (bad / "jobs" / "smoke.yaml").read_text().replace("numNodes: 2", "numNodes: two")
+    )
+    result = trainc("render", str(bad), "-o", str(out))
+    assert result.returncode == 2
+    assert "smoke.yaml:11:5: TrainJob vision/smoke: spec.trainer.numNodes:" in result.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*.yaml")} == before
+
+
+def test_missing_runtime_names_the_runtime_ref(tmp_path: Path) -> None:
+    shutil.copy(EXAMPLE / "jobs" / "smoke.yaml", tmp_path / "smoke.yaml")
+    result = trainc("render", str(tmp_path / "smoke.yaml"))
+    assert result.returncode == 2
+    assert "smoke.yaml:9:5: TrainJob vision/smoke: spec.RuntimeRef:" in result.stderr
+    assert 'clustertrainingruntimes.trainer.kubeflow.org "torch-gang" not found' in result.stderr
+
+
+def test_schemas_replace_the_pinned_crds(tmp_path: Path) -> None:
+    crd = upstream().crd_path("trainjobs").read_text()
+    marker = "description: numNodes is the number of training nodes.\n"
+    assert marker in crd
+    stricter = crd.replace(marker, marker + "                    maximum: 3\n", 1)
+    (tmp_path / "trainjobs.yaml").write_text(stricter)
+    result = trainc("render", str(EXAMPLE), "--schemas", str(tmp_path), "-o", "-")
+    assert result.returncode == 2
+    assert "resnet.yaml:11:5: TrainJob vision/resnet: spec.trainer.numNodes:" in result.stderr
+    assert "less than or equal to 3" in result.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["render"], ["render", "x", "--bogus"]])
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    assert trainc(*args).returncode == 2
