@@ -56,8 +56,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _render(args: argparse.Namespace) -> int:
     from compiler.driver import compile_paths
-    from compiler.load.crds import crds_with_schemas_from
     from compiler.emit.output import stream_text, write_directory
+    from compiler.load.crds import crds_with_schemas_from
     from compiler.render.framework import RenderOptions
 
     crds = crds_with_schemas_from(args.schemas) if args.schemas else None
