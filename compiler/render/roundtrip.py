@@ -34,6 +34,17 @@ Not modelled: a JSON number's literal spelling (Python has parsed it already;
 quantities use Go's float formatting of the number), ``",string"`` fields and
 custom-JSON types other than Quantity, IntOrString, Time, FieldsV1 and
 RawExtension (no other is reachable from the rendered kinds).
+
+How it runs: each Go type is compiled once per :class:`TypeInfo` (:class:`_Compiler`)
+into a converter, a closure per kind and per struct a :class:`_StructCodec` with
+precomputed tables: JSON name -> field (case-folded names only when the exact name
+misses), each field's ``omitempty`` test, and the JSON of every field written when
+absent. A converter maps JSON straight to JSON, as if decoding into a fresh zero value
+and encoding at once, without building Go values. That is exact on the ordinary path;
+off it (any error, a field matched twice by case folding, a struct with embedded
+pointers or unmodelled kinds) the converter gives up (:class:`_Bail`), and
+:class:`_Reference`, the plain decode-then-encode interpreter, computes the result or
+the error from the start. ``omitzero`` (rare) is also asked of the reference.
 """
 
 from __future__ import annotations
@@ -44,12 +55,14 @@ import datetime as dt
 import math
 import re
 import struct
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from typing import Any
 
 from compiler.render.quantity import Quantity, QuantityError, canonical_quantity
-from compiler.upstream.typeinfo import GoType, TypeInfo, TypeRef, typeinfo
+from compiler.upstream.typeinfo import GoField, GoType, TypeInfo, TypeRef, typeinfo
 
 JsonPath = tuple[str | int, ...]
 
@@ -71,10 +84,22 @@ def go_roundtrip(value: Any, type_name: str, *, info: TypeInfo | None = None) ->
 
     ``type_name`` is a struct named as in typeinfo (``jobset.v1alpha2.JobSetSpec``).
     """
-    codec = _Codec(info or typeinfo())
-    root = TypeRef(kind="struct", name=type_name)
-    codec.info.struct(type_name)  # KeyError early for an unknown name
-    return codec.encode(codec.decode(value, root, _zero(root), ()), root)
+    compiler = _compiler(info or _default_typeinfo())
+    codec = compiler.root(type_name)  # KeyError early for an unknown name
+    try:
+        return codec.convert(value)
+    except _Bail:
+        return compiler.reference.roundtrip(value, type_name)
+
+
+@cache
+def _default_typeinfo() -> TypeInfo:
+    return typeinfo()  # fixed per process; resolving its path each call is not free
+
+
+@lru_cache(maxsize=8)
+def _compiler(info: TypeInfo) -> _Compiler:
+    return _Compiler(info)
 
 
 # --------------------------------------------------------------------------- Go values
@@ -228,13 +253,20 @@ def _go_float(value: float) -> int | float:
     return value
 
 
-# --------------------------------------------------------------------------- codec
+# --------------------------------------------------------------------------- reference
 
 
-class _Codec:
+class _Reference:
+    """The decode-then-encode interpreter: Go values in between, one step per Go rule."""
+
     def __init__(self, info: TypeInfo) -> None:
         self.info = info
         self._fields: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def roundtrip(self, value: Any, type_name: str) -> Any:
+        root = TypeRef(kind="struct", name=type_name)
+        self.info.struct(type_name)  # KeyError early for an unknown name
+        return self.encode(self.decode(value, root, _zero(root), ()), root)
 
     def _lookup(self, struct_type: GoType) -> tuple[dict[str, Any], dict[str, Any]]:
         cached = self._fields.get(struct_type.name)
@@ -528,3 +560,454 @@ class _Codec:
 
     def _named(self, t: TypeRef) -> GoType | None:
         return self.info.types.get(t.name) if t.name else None
+
+
+# --------------------------------------------------------------------------- compiled
+#
+# A converter maps a JSON value to what Go writes back for it: the value decoded into a
+# fresh zero value of its type, then encoded. It raises _Bail where it cannot vouch for
+# the answer; go_roundtrip then asks _Reference, so errors and rare shapes behave alike.
+
+Converter = Callable[[Any], Any]
+
+
+class _Bail(Exception):
+    """The compiled path leaves this value to the reference interpreter."""
+
+
+def _bail(value: Any) -> Any:
+    raise _Bail
+
+
+_OMITTED = object()  # a struct field that omitempty/omitzero drops
+_NO_FIELD = object()  # a field that is not written when absent
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of compiled-in JSON (zero values), so results never share containers."""
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    return value
+
+
+def _omit_nil(value: Any, out: Any) -> bool:
+    """``omitempty`` of a pointer or interface: nil, i.e. JSON ``null``."""
+    return value is None
+
+
+def _omit_empty(value: Any, out: Any) -> bool:
+    """``omitempty`` of a scalar, string, slice, map or array: its JSON is falsy or ``null``."""
+    return not out
+
+
+@dataclass(slots=True)
+class _Field:
+    """A struct field as the compiled struct decoder sees it."""
+
+    index: int  # declaration order, which is output order
+    name: str
+    convert: Converter
+    omit: Callable[[Any, Any], bool] | None  # (JSON in, JSON out) -> dropped?
+    same: type | None  # a JSON type that comes back unchanged (str for strings), or None
+
+
+class _StructCodec:
+    """A compiled struct: JSON object in, the JSON Go writes back out."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.exact: dict[str, _Field] = {}
+        self.folded: dict[str, _Field] = {}
+        self.names: list[str] = []
+        # Fields written when absent, in order: (index, zero JSON, needs a fresh copy).
+        self.defaults: list[tuple[int, Any, bool]] = []
+        self.broken = False  # leave every value of this type to the reference
+
+    def zero(self) -> dict[str, Any]:
+        """The JSON of the zero struct (Go writes it for an absent or ``null`` value)."""
+        if self.broken:
+            raise _Bail
+        names = self.names
+        return {names[i]: _fresh(z) if copy else z for i, z, copy in self.defaults}
+
+    def convert(self, value: Any) -> Any:
+        if type(value) is not dict and not isinstance(value, Mapping):
+            if value is None:
+                return self.zero()  # null leaves the zero struct alone
+            raise _Bail
+        if self.broken:
+            raise _Bail
+        outs = self._convert_fields(value)
+        for index, z, copy in self.defaults:
+            if index not in outs:
+                outs[index] = _fresh(z) if copy else z
+        names = self.names
+        result: dict[str, Any] = {}
+        for index in sorted(outs):
+            out = outs[index]
+            if out is not _OMITTED:
+                result[names[index]] = out
+        return result
+
+    def _convert_fields(self, value: Mapping[Any, Any]) -> dict[int, Any]:
+        """Field index -> output JSON (or _OMITTED) for the fields ``value`` sets."""
+        exact = self.exact
+        outs: dict[int, Any] = {}
+        for key, item in value.items():
+            f = exact.get(key)
+            if f is None:
+                if not isinstance(key, str):
+                    raise _Bail
+                f = self.folded.get(_fold(key))
+                if f is None:
+                    continue  # unknown field: dropped
+            if f.index in outs:
+                raise _Bail  # matched twice: Go decodes into the first value
+            out = item if type(item) is f.same else f.convert(item)
+            omit = f.omit
+            outs[f.index] = _OMITTED if omit is not None and omit(item, out) else out
+        return outs
+
+
+class _Compiler:
+    """Converters for the types of one :class:`TypeInfo`, each built once."""
+
+    def __init__(self, info: TypeInfo) -> None:
+        self.info = info
+        self.reference = _Reference(info)
+        self._structs: dict[str, _StructCodec] = {}
+        self._converters: dict[TypeRef, Converter] = {}
+        self._roots: dict[str, _StructCodec] = {}  # complete: every codec they reach is
+        self._lock = threading.Lock()
+
+    def root(self, name: str) -> _StructCodec:
+        """The compiled struct ``name``, ready for use; KeyError if it is unknown."""
+        codec = self._roots.get(name)
+        if codec is None:
+            with self._lock:  # a codec is registered before its fields are filled in
+                codec = self.struct(name)
+            self._roots[name] = codec
+        return codec
+
+    def struct(self, name: str) -> _StructCodec:
+        """The struct ``name``, compiled (with the lock held); KeyError if unknown."""
+        codec = self._structs.get(name)
+        if codec is None:
+            go_type = self.info.struct(name)
+            codec = self._structs[name] = _StructCodec(name)  # before fields: types recurse
+            try:
+                self._fill(codec, go_type)
+            except (RoundTripError, KeyError):
+                codec.broken = True  # the reference reports it where Go would
+        return codec
+
+    def _fill(self, codec: _StructCodec, go_type: GoType) -> None:
+        names = [f.json for f in go_type.fields]
+        if len(set(names)) != len(names) or any(f.embedded_pointer for f in go_type.fields):
+            codec.broken = True
+            return
+        codec.names = names
+        for index, f in enumerate(go_type.fields):
+            conv, omit = self._field_converter(f), self._omit(f)
+            entry = _Field(index, f.json, conv, omit, None if f.quoted else _SAME.get(f.type.kind))
+            codec.exact[f.json] = entry
+            codec.folded.setdefault(_fold(f.json), entry)
+            absent = self._absent(f)
+            if absent is not _NO_FIELD:
+                codec.defaults.append((index, absent, isinstance(absent, (dict, list))))
+
+    def _field_converter(self, f: GoField) -> Converter:
+        return _bail if f.quoted else self.converter(f.type)
+
+    def _absent(self, f: GoField) -> Any:
+        """The JSON written for ``f`` when the object does not set it, or _NO_FIELD."""
+        ref = self.reference
+        zero = _zero(f.type)
+        if f.omitempty and ref._is_empty(zero, f.type):
+            return _NO_FIELD
+        if f.omitzero and ref._is_zero(zero, f.type):
+            return _NO_FIELD
+        return ref.encode(zero, f.type)
+
+    def _omit(self, f: GoField) -> Callable[[Any, Any], bool] | None:
+        """The field's ``omitempty``/``omitzero`` test on (JSON in, JSON out)."""
+        empty = self._omitempty(f.type) if f.omitempty else None
+        if not f.omitzero:
+            return empty
+        zero = self._zero_test(f.type)
+        if empty is None:
+            return lambda value, out: zero(value)
+        return lambda value, out: empty(value, out) or zero(value)
+
+    @staticmethod
+    def _omitempty(t: TypeRef) -> Callable[[Any, Any], bool] | None:
+        kind = t.kind
+        if kind in ("pointer", "interface"):
+            return _omit_nil
+        if kind in ("struct", "special"):
+            return None  # never empty
+        return _omit_empty
+
+    def _zero_test(self, t: TypeRef) -> Callable[[Any], bool]:
+        """``omitzero`` by the reference (rare: timestamps, a few Trainer structs)."""
+        ref = self.reference
+
+        def is_zero(value: Any) -> bool:
+            try:
+                return ref._is_zero(ref.decode(value, t, _zero(t), ()), t)
+            except (RoundTripError, KeyError):
+                raise _Bail from None
+
+        return is_zero
+
+    # ----------------------------------------------------------------- converters
+
+    def converter(self, t: TypeRef) -> Converter:
+        """The converter of values of type ``t`` (built once per type)."""
+        conv = self._converters.get(t)
+        if conv is None:
+            conv = self._converters[t] = self._build(t)
+        return conv
+
+    def _build(self, t: TypeRef) -> Converter:
+        kind = t.kind
+        if kind == "struct" and t.name is not None:
+            try:
+                return self.struct(t.name).convert
+            except KeyError:
+                return _bail
+        if kind in ("pointer", "slice", "array", "map") and t.elem is not None:
+            elem = self.converter(t.elem)
+            if kind == "pointer":
+                return _pointer(elem)
+            if kind == "slice":
+                return _slice(elem)
+            if kind == "array" and t.length is not None:
+                return _array(elem, t.length, self.reference.encode(_zero(t), t))
+            if kind == "map" and t.key is not None and t.key.kind == "string":
+                return _map(elem)
+            return _null_only(None)
+        if kind in _SCALARS:
+            return _SCALARS[kind](t)
+        if kind == "interface":
+            return _interface(self.reference) if t.empty_interface else _null_only(None)
+        if kind == "special" and t.special in _SPECIALS:
+            return _SPECIALS[t.special]
+        return _bail
+
+
+def _null_only(zero: Any) -> Converter:
+    """A type that Go only accepts ``null`` for (others are errors for the reference)."""
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return zero
+        raise _Bail
+
+    return convert
+
+
+def _pointer(elem: Converter) -> Converter:
+    def convert(value: Any) -> Any:
+        return None if value is None else elem(value)
+
+    return convert
+
+
+def _slice(elem: Converter) -> Converter:
+    def convert(value: Any) -> Any:
+        if type(value) is list or isinstance(value, (list, tuple)):
+            return [elem(item) for item in value]
+        if value is None:
+            return None
+        raise _Bail
+
+    return convert
+
+
+def _array(elem: Converter, length: int, zero: list[Any]) -> Converter:
+    def convert(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            out = [elem(item) for item in value[:length]]
+            return out + _fresh(zero[len(out) :])
+        if value is None:
+            return _fresh(zero)
+        raise _Bail
+
+    return convert
+
+
+def _map(elem: Converter) -> Converter:
+    def convert(value: Any) -> Any:
+        if type(value) is dict or isinstance(value, Mapping):
+            out = {key: elem(item) for key, item in value.items()}
+            try:
+                keys = sorted(out)
+            except TypeError:
+                raise _Bail from None
+            return {key: out[key] for key in keys}
+        if value is None:
+            return None
+        raise _Bail
+
+    return convert
+
+
+def _interface(reference: _Reference) -> Converter:
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        _json_data(value)
+        return reference._plain(value)
+
+    return convert
+
+
+def _json_data(value: Any) -> None:
+    """Bail on what is not JSON data (the reference reports it)."""
+    if not isinstance(value, (str, int, float, list, tuple, Mapping)):
+        raise _Bail
+
+
+def _string(t: TypeRef) -> Converter:
+    def convert(value: Any) -> Any:
+        if type(value) is str or isinstance(value, str):
+            return value
+        if value is None:
+            return ""
+        raise _Bail
+
+    return convert
+
+
+def _bool(t: TypeRef) -> Converter:
+    def convert(value: Any) -> Any:
+        if value is True or value is False:
+            return value
+        if value is None:
+            return False
+        raise _Bail
+
+    return convert
+
+
+def _integer(t: TypeRef) -> Converter:
+    bits = t.bits or 64
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if t.kind == "int" else (0, 2**bits - 1)
+
+    def convert(value: Any) -> Any:
+        if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
+            if lo <= value <= hi:
+                return value
+            raise _Bail
+        if value is None:
+            return 0
+        raise _Bail
+
+    return convert
+
+
+def _float(t: TypeRef) -> Converter:
+    single = t.bits == 32
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                number = float(value)
+                if single:
+                    number = struct.unpack("f", struct.pack("f", number))[0]
+            except OverflowError:
+                raise _Bail from None
+            return _go_float(number)
+        if value is None:
+            return 0
+        raise _Bail
+
+    return convert
+
+
+def _bytes(t: TypeRef) -> Converter:
+    def convert(value: Any) -> Any:
+        if isinstance(value, str):
+            cleaned = value.replace("\r", "").replace("\n", "")
+            try:
+                data = base64.b64decode(cleaned, validate=True)
+            except (binascii.Error, ValueError):
+                raise _Bail from None
+            return base64.b64encode(data).decode("ascii")
+        if value is None:
+            return None
+        raise _Bail
+
+    return convert
+
+
+_SCALARS: dict[str, Callable[[TypeRef], Converter]] = {
+    "string": _string,
+    "bool": _bool,
+    "int": _integer,
+    "uint": _integer,
+    "float": _float,
+    "bytes": _bytes,
+}
+
+_SAME: dict[str, type] = {"string": str, "bool": bool}  # the JSON type kept as it is
+
+_QUANTITIES: dict[Any, str] = {}  # canonical text of the strings and ints seen
+
+
+def _quantity(value: Any) -> Any:
+    if value is None:
+        return "0"
+    cacheable = type(value) is str or type(value) is int
+    text = _QUANTITIES.get(value) if cacheable else None
+    if text is None:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise _Bail
+        try:
+            text = Quantity.from_manifest(value).canonical()
+        except QuantityError:
+            raise _Bail from None
+        if cacheable:
+            if len(_QUANTITIES) >= 4096:
+                _QUANTITIES.clear()
+            _QUANTITIES[value] = text
+    return text
+
+
+def _int_or_string(value: Any) -> Any:
+    if type(value) is str or isinstance(value, str):
+        return value
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+        return value
+    raise _Bail
+
+
+def _time(value: Any) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _Bail
+    try:
+        return _time_text(value, ())
+    except RoundTripError:
+        raise _Bail from None
+
+
+def _raw(value: Any) -> Any:
+    if value is not None:
+        _json_data(value)
+    return value  # kept verbatim (the same object, as the reference does)
+
+
+_SPECIALS: dict[str, Converter] = {
+    "resource.Quantity": _quantity,
+    "intstr.IntOrString": _int_or_string,
+    "metav1.Time": _time,
+    "metav1.FieldsV1": _raw,
+    "runtime.RawExtension": _raw,
+}
