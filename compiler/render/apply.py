@@ -11,10 +11,10 @@ merged), otherwise the item is appended::
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from compiler.render.info import json_copy
 from compiler.render.quantity import canonical_quantity
 
 Item = dict[str, Any]
@@ -26,10 +26,10 @@ def _upsert(
     for new in new_items:
         for index, existing in enumerate(items):
             if same(existing, new):
-                items[index] = copy.deepcopy(new)
+                items[index] = json_copy(new)
                 break
         else:
-            items.append(copy.deepcopy(new))
+            items.append(json_copy(new))
 
 
 def upsert_env(items: list[Item], new_items: Iterable[Item]) -> None:

@@ -154,9 +154,12 @@ def _scaled_fits(base: int, scale: int) -> bool:
     return _positive_scale(base, scale)[1]
 
 
+_STR_LIMIT = 10**4000
+
+
 def _int_str(n: int) -> str:
     """``str(n)`` without Python's 4300-digit conversion limit."""
-    if -(10**4000) < n < 10**4000:
+    if -_STR_LIMIT < n < _STR_LIMIT:
         return str(n)
     return format(Decimal(n), "f")
 
