@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from compiler.emit.output import RenderedObject, sorted_objects
 from compiler.errors import InputError, Problem
 from compiler.load.crds import CrdSet
-from compiler.load.loader import load_collect
+from compiler.load.loader import LoadResult, load_collect
 from compiler.load.manifest import JsonPath, Manifest
 from compiler.render.constants import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -35,6 +35,9 @@ class TrainJobSummary:
     objects: list[RenderedObject] = field(default_factory=list)
     secret_requirements: list[SecretRequirement] = field(default_factory=list)
     skipped: str | None = None
+    # the inputs it came from (for reports that point an output field back to its input)
+    trainjob: Manifest | None = field(default=None, repr=False, compare=False)
+    runtime: Manifest | None = field(default=None, repr=False, compare=False)
 
     def line(self) -> str:
         head = f"{self.namespace}/{self.name}"
@@ -65,6 +68,7 @@ class TrainJobSummary:
 class CompileResult:
     summaries: list[TrainJobSummary]
     warnings: list[Problem] = field(default_factory=list)
+    loaded: LoadResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def objects(self) -> list[RenderedObject]:
@@ -108,9 +112,26 @@ def compile_paths(
     crds: CrdSet | None = None,
 ) -> CompileResult:
     """Render every TrainJob found under ``paths``; raise one InputError with all problems."""
+    loaded, load_problems = load_collect(paths, default_namespace=default_namespace, crds=crds)
+    result, problems = compile_loaded(loaded, load_problems, options, default_namespace)
+    if problems:
+        raise InputError(problems)
+    return result
+
+
+def compile_loaded(
+    loaded: LoadResult,
+    load_problems: list[Problem],
+    options: RenderOptions | None = None,
+    default_namespace: str = "default",
+) -> tuple[CompileResult, list[Problem]]:
+    """Admit the runtimes and render every TrainJob that can be; the problems, sorted.
+
+    Each problem's ``rule`` says which check found it (``webhook``, ``resolve``, or the
+    loader's). Every TrainJob that can be rendered is, whatever the other problems.
+    """
     # Keep going past rejected objects: an object the API server rejects is never
     # created, and what depends on it fails the way it would in the cluster.
-    loaded, load_problems = load_collect(paths, default_namespace=default_namespace, crds=crds)
     manifests: list[Manifest] = loaded.objects
     problems: list[Problem] = list(load_problems)
     warnings: list[Problem] = []
@@ -120,9 +141,10 @@ def compile_paths(
         errors = validate_runtime(runtime.data)
         for error in errors:
             location = runtime.locate(field_path_to_json_path(error.field))
-            problems.append(Problem(error.message, location, runtime.ref, error.field))
+            problems.append(Problem(error.message, location, runtime.ref, error.field, "webhook"))
         if (warning := deprecation_warning(runtime.data)) is not None:
-            warnings.append(Problem(warning, runtime.locate(("metadata", "labels")), runtime.ref))
+            location = runtime.locate(("metadata", "labels"))
+            warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
         # A runtime the webhook rejects is never created.
         (rejected if errors else admitted).append(runtime)
     index = RuntimeIndex.of(admitted, rejected)
@@ -134,26 +156,35 @@ def compile_paths(
     phases = default_phases(priority_classes)
     summaries: list[TrainJobSummary] = []
     for trainjob in (m for m in manifests if m.kind == TRAINJOB_KIND):
-        summary = TrainJobSummary(trainjob.namespace or default_namespace, trainjob.name)
+        summary = TrainJobSummary(
+            trainjob.namespace or default_namespace, trainjob.name, trainjob=trainjob
+        )
         summaries.append(summary)
-        if not is_managed_by_trainer(trainjob):
-            summary.skipped = f"managed by {trainjob.data['spec']['managedBy']}"
-            continue
+        # The webhook validates every TrainJob; only the controller ignores one that
+        # another controller manages (e.g. MultiKueue).
+        managed = is_managed_by_trainer(trainjob)
         resolved = resolve(trainjob, index)
         if isinstance(resolved, Problem):
+            resolved.rule = resolved.rule or "resolve"
             problems.append(resolved)
             continue
+        summary.runtime = resolved.runtime
         result = render_trainjob(
-            trainjob.data, resolved.runtime.data.get("spec") or {}, options, phases
+            trainjob.data,
+            resolved.runtime.data.get("spec") or {},
+            options,
+            phases,
+            validate_only=not managed,
         )
         for error in result.errors:
             location = trainjob.locate(field_path_to_json_path(error.field))
-            problems.append(Problem(error.message, location, trainjob.ref, error.field))
+            problems.append(Problem(error.message, location, trainjob.ref, error.field, "webhook"))
+        if not managed:
+            summary.skipped = f"managed by {trainjob.data['spec']['managedBy']}"
+            continue
         summary.objects = [
             RenderedObject(summary.namespace, summary.name, obj) for obj in result.objects
         ]
         summary.secret_requirements = result.secret_requirements
-    if problems:
-        raise InputError(sorted(problems, key=_problem_order))
     summaries.sort(key=lambda s: (s.namespace, s.name))
-    return CompileResult(summaries, warnings)
+    return CompileResult(summaries, warnings, loaded), sorted(problems, key=_problem_order)

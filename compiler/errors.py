@@ -46,12 +46,18 @@ class ObjectRef:
 
 @dataclass
 class Problem:
-    """One finding: where, about what, which field, and what is wrong."""
+    """One finding: where, about what, which field, and what is wrong.
+
+    ``rule`` names the check that found it, for ``trainc check`` reports: ``input``
+    (a path or file that cannot be read, a duplicate object), ``yaml`` (not YAML, or
+    not a Kubernetes object), ``crd-schema``, ``crd-cel``, ``webhook``, ``resolve``.
+    """
 
     message: str
     location: SourceLocation | None = None
     object: ObjectRef | None = None
     field_path: str | None = None
+    rule: str | None = None
 
     def __str__(self) -> str:
         parts = []

@@ -33,17 +33,19 @@ def render_trainjob(
     runtime_spec: JsonObject,
     options: RenderOptions | None = None,
     phases: Phases | None = None,
+    validate_only: bool = False,
 ) -> RenderResult:
     """Objects the controller creates for a defaulted ``trainjob`` and runtime ``spec``.
 
     The admission checks run first, on the same Info, as the webhook would on create;
-    nothing is rendered when they reject the TrainJob. Neither input is modified.
+    nothing is rendered when they reject the TrainJob, or with ``validate_only``.
+    Neither input is modified.
     """
     phases = phases or default_phases()
     job = TrainJobContext(json_copy(trainjob), options or RenderOptions())
     info = new_runtime_info(job, runtime_spec)
     errors = run_validation(phases, info, job)
-    if errors:
+    if errors or validate_only:
         return RenderResult(errors=errors)
     objects = run_phases(phases, info, job)
     return RenderResult(

@@ -51,6 +51,7 @@ const usageText = `usage:
                                     the objects the Trainer controller creates (YAML)
   oracle validate [flags] FILE...   admission only (CRD schema, CEL, webhooks); prints JSON
   oracle version                    print linked module versions as JSON
+  oracle serve    [flags]           render requests read as JSON lines on stdin (see serve.go)
 
 common flags:
   --crd-dir DIR           directory holding the Trainer CRD YAMLs (default: the
@@ -90,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdValidate(rest, stdout, stderr)
 	case "version":
 		code, err = cmdVersion(rest, stdout)
+	case "serve":
+		code, err = cmdServe(rest, os.Stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
