@@ -2,13 +2,18 @@
 # Fetch the pinned upstream Go modules (Kubeflow Trainer v2.3.0 and the modules it
 # was built with) and record what trainc needs from them in its cache:
 #
-#   $CACHE/upstream/v2.3.0/manifest.json  {"trainerVersion", "trainerDir", "modules", "inputsSha256"}
+#   $CACHE/upstream/v2.3.0/manifest.json  {"trainerVersion", "trainerDir", "modules",
+#                                          "outputCrds", "inputsSha256"}
 #   $CACHE/upstream/v2.3.0/typeinfo.json  Go JSON field facts (upstream/typeinfo)
 #
 # $CACHE is computed like compiler/upstream/artifacts.py cache_root():
 # $TRAINC_CACHE, else $XDG_CACHE_HOME/trainc, else ~/.cache/trainc.
-# Idempotent: when the manifest records the same inputs hash (go.mod, go.sum and
-# the typeinfo program) and its files are present, it does nothing.
+# "outputCrds" maps CRD names to the CRD files of the rendered kinds, in the module
+# cache (`trainc check` validates outputs against them): JobSet from sigs.k8s.io/jobset,
+# the coscheduling PodGroup from sigs.k8s.io/scheduler-plugins. volcano.sh/apis ships
+# no CRD YAML, so Volcano's PodGroup is not listed.
+# Idempotent: when the manifest records the same inputs hash (go.mod, go.sum, the
+# typeinfo program and this script) and its files are present, it does nothing.
 set -euo pipefail
 
 TRAINER_MODULE=github.com/kubeflow/trainer/v2
@@ -28,8 +33,8 @@ die() {
 command -v go >/dev/null 2>&1 ||
     die "the Go toolchain ('go') is not on PATH; install Go >= 1.26 and re-run 'make upstream'"
 
-inputs_sha="$(cat "$UPSTREAM_DIR/go.mod" "$UPSTREAM_DIR/go.sum" "$UPSTREAM_DIR/typeinfo/main.go" |
-    sha256sum | cut -d' ' -f1)"
+inputs_sha="$(cat "$UPSTREAM_DIR/go.mod" "$UPSTREAM_DIR/go.sum" "$UPSTREAM_DIR/typeinfo/main.go" \
+    "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 
 # Fast path: nothing changed since the last run.
 if [[ -f "$MANIFEST" && -s "$TYPEINFO" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
@@ -51,6 +56,13 @@ trainer_version="$(go list -m -f '{{.Version}}' "$TRAINER_MODULE")"
 [[ "$trainer_version" == "$TRAINER_VERSION" ]] ||
     die "upstream/go.mod resolves $TRAINER_MODULE to $trainer_version, expected $TRAINER_VERSION"
 
+# CRDs of the rendered kinds, as shipped by their modules.
+jobset_crd="$(go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
+podgroup_crd="$(go list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"
+for crd in "$jobset_crd" "$podgroup_crd"; do
+    [[ -f "$crd" ]] || die "CRD file $crd is missing from the module cache"
+done
+
 mkdir -p "$OUT_DIR"
 tmp="$(mktemp -d "$OUT_DIR/.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
@@ -70,6 +82,10 @@ cat >"$tmp/manifest.json" <<EOF
   "trainerDir": "$trainer_dir",
   "modules": {
 $modules_json
+  },
+  "outputCrds": {
+    "jobsets.jobset.x-k8s.io": "$jobset_crd",
+    "podgroups.scheduling.x-k8s.io": "$podgroup_crd"
   },
   "inputsSha256": "$inputs_sha"
 }

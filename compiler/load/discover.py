@@ -1,7 +1,8 @@
 """Input paths -> the YAML files to read, in a deterministic order.
 
-* a file is taken as given, whatever its extension;
-* a directory is searched recursively for ``*.yaml`` and ``*.yml``; files and
+* a file is taken as given, whatever its extension (as YAML, unless it ends in ``.cue``);
+* a directory is searched recursively for ``*.yaml`` and ``*.yml`` (and ``*.cue``
+  policy files, passed on as ``kind == "cue"`` sources, never parsed as YAML); files and
   directories whose name starts with ``.`` are skipped, symlinked directories are not
   followed; the files are sorted by their path relative to that directory, segment
   by segment (``a/b.yaml`` < ``a-b.yaml`` < ``a.yaml`` < ``b.yaml``);
@@ -20,19 +21,25 @@ from pathlib import Path
 
 from compiler.errors import Problem, SourceLocation
 
-__all__ = ["STDIN", "YAML_SUFFIXES", "Source", "discover", "discover_collect"]
+__all__ = ["CUE_SUFFIX", "STDIN", "YAML_SUFFIXES", "Source", "discover", "discover_collect"]
 
 STDIN = "-"
 STDIN_DISPLAY = "<stdin>"
 YAML_SUFFIXES = (".yaml", ".yml")
+CUE_SUFFIX = ".cue"
 
 
 @dataclass(frozen=True)
 class Source:
-    """One input: a file (``path``) or standard input (``path is None``)."""
+    """One input: a file (``path``) or standard input (``path is None``).
+
+    ``kind`` is ``"yaml"`` (Kubernetes objects) or ``"cue"`` (a CUE policy file, for
+    ``trainc check``; the loader skips it).
+    """
 
     path: Path | None
     display: str
+    kind: str = "yaml"
 
     @property
     def is_stdin(self) -> bool:
@@ -45,7 +52,7 @@ def _walk(directory: Path) -> list[Path]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         base = Path(root)
         for name in files:
-            if name.startswith(".") or not name.endswith(YAML_SUFFIXES):
+            if name.startswith(".") or not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
                 continue
             path = base / name
             found.append((path.relative_to(directory).parts, path))
@@ -63,7 +70,8 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
         key = STDIN if path is None else os.path.realpath(path)
         if key not in seen:
             seen.add(key)
-            sources.append(Source(path, display))
+            kind = "cue" if path is not None and path.name.endswith(CUE_SUFFIX) else "yaml"
+            sources.append(Source(path, display, kind))
 
     for given in paths:
         if given == STDIN:
@@ -76,9 +84,13 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
         elif path.is_file():
             add(path, given)
         elif path.exists():
-            problems.append(Problem("not a regular file or directory", SourceLocation(given)))
+            problems.append(
+                Problem("not a regular file or directory", SourceLocation(given), rule="input")
+            )
         else:
-            problems.append(Problem("no such file or directory", SourceLocation(given)))
+            problems.append(
+                Problem("no such file or directory", SourceLocation(given), rule="input")
+            )
     return sources, problems
 
 

@@ -65,6 +65,8 @@ class LoadResult:
     # Trainer objects the API server would refuse (their problems are in the InputError);
     # only :func:`load_collect` callers see them, e.g. to treat them as absent like upstream
     rejected: list[Manifest] = field(default_factory=list)
+    # the text of every source read, by display name (for reports that quote the source)
+    texts: dict[str, str | bytes] = field(default_factory=dict)
 
     def of_kind(self, kind: str) -> list[Manifest]:
         return [m for m in self.objects if m.kind == kind]
@@ -105,15 +107,23 @@ class _Loader:
         if isinstance(data, dict) and data.get("apiVersion") == "v1" and data.get("kind") == "List":
             items = data.get("items")
             if not isinstance(items, list):
-                self.problem("a v1 List needs a list of items", source.locate(("items",)))
+                self.problem(
+                    "a v1 List needs a list of items", source.locate(("items",)), rule="yaml"
+                )
                 return
             for index, item in enumerate(items):
                 self.object(item, _rebase(source, ("items", index)))
             return
         self.object(data, source)
 
-    def problem(self, message: str, location: SourceLocation, ref: ObjectRef | None = None) -> None:
-        self.problems.append(Problem(message, location, ref))
+    def problem(
+        self,
+        message: str,
+        location: SourceLocation,
+        ref: ObjectRef | None = None,
+        rule: str = "yaml",
+    ) -> None:
+        self.problems.append(Problem(message, location, ref, rule=rule))
 
     def object(self, data: Any, source: SourceMap) -> None:
         if not isinstance(data, dict):
@@ -139,7 +149,7 @@ class _Loader:
             crd = self.crds.get(api_version, kind)
             if crd is None:
                 message = f'no matches for kind "{kind}" in version "{api_version}"'
-                self.problem(message, source.locate(("kind",)), _ref(data))
+                self.problem(message, source.locate(("kind",)), _ref(data), "crd-schema")
                 return
             meta = data.get("metadata")
             if crd.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
@@ -147,18 +157,23 @@ class _Loader:
             if crd.namespaced and "metadata" not in data:
                 data["metadata"] = {"namespace": self.default_namespace}
             errors = admit(data, crd, self.crds)
-            errors += check_rules(data, crd, errors)  # CEL rules, when the schema step allows
+            rules = check_rules(data, crd, errors)  # CEL rules, when the schema step allows
             ref = _ref(data, crd.namespaced)
             for error in errors:
-                self.problems.append(self.field_problem(error, source, ref))
-            (self.result.rejected if errors else self.result.objects).append(manifest)
+                self.problems.append(self.field_problem(error, source, ref, "crd-schema"))
+            for error in rules:
+                self.problems.append(self.field_problem(error, source, ref, "crd-cel"))
+            rejected = bool(errors or rules)
+            (self.result.rejected if rejected else self.result.objects).append(manifest)
         else:
             self.result.others.append(manifest)
         self.check_duplicate(manifest, group)
 
     @staticmethod
-    def field_problem(error: FieldError, source: SourceMap, ref: ObjectRef) -> Problem:
-        return Problem(error.detail, source.locate(error.path), ref, error.field)
+    def field_problem(
+        error: FieldError, source: SourceMap, ref: ObjectRef, rule: str | None = None
+    ) -> Problem:
+        return Problem(error.detail, source.locate(error.path), ref, error.field, rule)
 
     def check_duplicate(self, manifest: Manifest, group: str) -> None:
         meta = manifest.data.get("metadata")
@@ -177,6 +192,7 @@ class _Loader:
             f"duplicate object: {manifest.kind} {name!r} is also defined at {where}",
             manifest.locate(("metadata", "name")),
             _ref(manifest.data),
+            "input",
         )
 
 
@@ -197,7 +213,10 @@ def load_texts_collect(
     """Like :func:`load_texts`, returning the problems (sorted) instead of raising them."""
     loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace)
     for display, text in sources:
+        loader.result.texts[display] = text
         documents, problems = parse_yaml_collect(text, display)
+        for problem in problems:
+            problem.rule = "yaml"
         loader.problems.extend(problems)
         for document in documents:
             loader.document(document)
@@ -225,6 +244,8 @@ def load_collect(
     sources, problems = discover_collect(paths)
     texts: list[tuple[str, str | bytes]] = []
     for source in sources:
+        if source.kind != "yaml":
+            continue  # a policy file for `trainc check` (see compiler.load.discover)
         if source.path is None:
             texts.append((source.display, sys.stdin.buffer.read()))
             continue
@@ -232,7 +253,7 @@ def load_collect(
             texts.append((source.display, source.path.read_bytes()))
         except OSError as error:
             message = f"cannot read: {error.strerror or error}"
-            problems.append(Problem(message, SourceLocation(source.display)))
+            problems.append(Problem(message, SourceLocation(source.display), rule="input"))
     result, found = load_texts_collect(texts, default_namespace, crds)
     return result, _sorted([*problems, *found])
 

@@ -6,7 +6,8 @@ Cache layout (``$TRAINC_CACHE``, default ``$XDG_CACHE_HOME/trainc`` or ``~/.cach
     upstream/<trainer version>/typeinfo.json   Go field facts (omitempty, pointer-ness)
 
 ``manifest.json`` records where the Go module cache holds the Kubeflow Trainer module
-(``trainerDir``) and the versions of the modules it was resolved with.
+(``trainerDir``), the versions of the modules it was resolved with, and the CRD files
+of the rendered kinds (``outputCrds``: CRD name -> file, e.g. ``jobsets.jobset.x-k8s.io``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Upstream:
     version: str
     trainer_dir: Path
     typeinfo_path: Path
+    # CRD name -> CRD file of each rendered kind (empty when the manifest predates them)
+    output_crds: tuple[tuple[str, Path], ...] = ()
 
     @property
     def crd_dir(self) -> Path:
@@ -59,6 +62,18 @@ class Upstream:
         """A file of the Trainer module, e.g. ``manifests/base/runtimes/torch_distributed.yaml``."""
         return self.trainer_dir / relative
 
+    def output_crd_paths(self) -> list[Path]:
+        """The CRD files of the rendered kinds (JobSet, PodGroup), for output validation."""
+        if not self.output_crds:
+            raise SetupError(
+                f"the upstream manifest of Trainer {self.version} lists no output CRDs: "
+                + _SETUP_HINT
+            )
+        missing = [str(path) for _, path in self.output_crds if not path.is_file()]
+        if missing:
+            raise SetupError(f"CRD files are gone: {', '.join(missing)}: {_SETUP_HINT}")
+        return [path for _, path in self.output_crds]
+
 
 @cache
 def upstream(version: str = DEFAULT_TRAINER_VERSION) -> Upstream:
@@ -71,7 +86,10 @@ def upstream(version: str = DEFAULT_TRAINER_VERSION) -> Upstream:
     trainer_dir = Path(manifest["trainerDir"])
     if not (trainer_dir / "manifests").is_dir():
         raise SetupError(f"the Trainer module at {trainer_dir} is gone: {_SETUP_HINT}")
-    return Upstream(version, trainer_dir, directory / "typeinfo.json")
+    output_crds = tuple(
+        (name, Path(path)) for name, path in sorted((manifest.get("outputCrds") or {}).items())
+    )
+    return Upstream(version, trainer_dir, directory / "typeinfo.json", output_crds)
 
 
 @cache

@@ -1,0 +1,69 @@
+"""The JSON report follows its documented schema."""
+
+from __future__ import annotations
+
+import json
+
+from compiler.emit.report_json import SCHEMA_VERSION, render_json
+from compiler.errors import ObjectRef, SourceLocation
+from compiler.load.manifest import Manifest, SourceMap
+from compiler.validate.check import CheckResult
+from compiler.validate.findings import Finding, PolicyObject, Severity
+
+
+def test_schema() -> None:
+    manifest = Manifest({"kind": "TrainJob"}, SourceMap("job.yaml"))
+    result = CheckResult(
+        [
+            Finding(
+                "crd-schema",
+                Severity.ERROR,
+                "Invalid value",
+                ObjectRef("TrainJob", "smoke", "vision"),
+                "spec.trainer.numNodes",
+                SourceLocation("jobs/smoke.yaml", 11, 5),
+                details=(("reason", "Invalid"),),
+            ),
+            Finding("vap/p", Severity.AUDIT, "audited", None, None, None, stage="output"),
+        ],
+        [PolicyObject({}, manifest), PolicyObject({}, manifest, stage="output")],
+        policy_files=["policies/limits.cue"],
+        notes=["n"],
+    )
+    report = json.loads(render_json(result))
+    assert report == {
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "trainc", "version": report["tool"]["version"]},
+        "summary": {
+            "errors": 1,
+            "warnings": 0,
+            "audit": 1,
+            "objects": {"input": 1, "output": 1},
+            "policyFiles": ["policies/limits.cue"],
+            "exitCode": 1,
+        },
+        "findings": [
+            {
+                "rule": "crd-schema",
+                "severity": "error",
+                "stage": "input",
+                "message": "Invalid value",
+                "object": {"kind": "TrainJob", "name": "smoke", "namespace": "vision"},
+                "fieldPath": "spec.trainer.numNodes",
+                "location": {"file": "jobs/smoke.yaml", "line": 11, "column": 5},
+                "details": {"reason": "Invalid"},
+            },
+            {
+                "rule": "vap/p",
+                "severity": "audit",
+                "stage": "output",
+                "message": "audited",
+                "object": None,
+                "fieldPath": None,
+                "location": None,
+                "details": {},
+            },
+        ],
+        "notes": ["n"],
+    }
+    assert render_json(result) == render_json(result)

@@ -1,0 +1,103 @@
+"""The ``trainc check`` report for people: findings grouped by file, with the source line.
+
+::
+
+    example/jobs/smoke.yaml
+    error[crd-schema]: TrainJob vision/smoke: spec.trainer.numNodes: Invalid value: ...
+      --> example/jobs/smoke.yaml:11:5
+       |
+    10 |   trainer:
+    11 |     numNodes: two
+       |     ^
+       = rendered JobSet vision/smoke (stage output)      (only for findings on outputs)
+
+    checked 3 input objects and 2 rendered objects
+    1 error, 0 warnings, 0 audit
+
+Files come in path order, findings in line order; findings without a file come last
+under ``(no file)``. The caret is under the column the finding names (a tab in the
+line before it is kept, so the caret lines up in a terminal).
+"""
+
+from __future__ import annotations
+
+from compiler.validate.check import CheckResult
+from compiler.validate.findings import Finding
+
+__all__ = ["render_text", "snippet"]
+
+_NO_FILE = "(no file)"
+
+
+def snippet(text: str, line: int, column: int, context: int = 1) -> list[str]:
+    """The lines around ``line`` (1-based), numbered, and a caret under ``column``.
+
+    >>> print("\\n".join(snippet("a: 1\\nb:\\n  c: x\\n", 3, 3)))
+      |
+    2 | b:
+    3 |   c: x
+      |   ^
+    """
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return []
+    first = max(1, line - context)
+    width = len(str(line))
+    gutter = " " * width
+    out = [f"{gutter} |"]
+    for number in range(first, line + 1):
+        source = lines[number - 1]
+        out.append(f"{number:>{width}} | {source}".rstrip())
+    if column >= 1:
+        before = lines[line - 1][: column - 1]
+        pad = "".join("\t" if char == "\t" else " " for char in before)
+        out.append(f"{gutter} | {pad}^")
+    return out
+
+
+def _heading(finding: Finding) -> str:
+    parts = [str(p) for p in (finding.object, finding.field_path) if p]
+    parts.append(finding.message)
+    return f"{finding.severity.value}[{finding.rule}]: " + ": ".join(parts)
+
+
+def _finding(finding: Finding, texts: dict[str, str]) -> list[str]:
+    out = [_heading(finding)]
+    location = finding.location
+    width = 1
+    if location is not None:
+        out.append(f"  --> {location}")
+        text = texts.get(location.file)
+        if text is not None and location.line > 0:
+            lines = snippet(text, location.line, location.column)
+            out.extend(lines)
+            width = len(str(location.line))
+    notes = []
+    if finding.stage == "output":
+        notes.append(f"in the rendered {finding.object}: this input produced the field")
+    notes.extend(f"{key}: {value}" for key, value in finding.details if key != "renderedFrom")
+    out.extend(f"{' ' * width} = {note}" for note in notes)
+    return out
+
+
+def render_text(result: CheckResult) -> str:
+    """The whole report, ending with the summary line and a newline."""
+    groups: dict[str, list[Finding]] = {}
+    for finding in result.findings:
+        key = finding.location.file if finding.location is not None else _NO_FILE
+        groups.setdefault(key, []).append(finding)
+    order = sorted(groups, key=lambda name: (name == _NO_FILE, name))
+    out: list[str] = []
+    for name in order:
+        out.append(name)
+        for finding in groups[name]:
+            out.extend(_finding(finding, result.texts))
+            out.append("")
+    out.extend(f"note: {note}" for note in result.notes)
+    stages = [o.stage for o in result.objects]
+    out.append(
+        f"checked {stages.count('input')} input objects and "
+        f"{stages.count('output')} rendered objects"
+    )
+    out.append(result.summary())
+    return "\n".join(out) + "\n"

@@ -1,0 +1,81 @@
+"""The text report: source lines with a caret, grouped by file, and the summary line."""
+
+from __future__ import annotations
+
+import doctest
+
+from compiler.emit import report_text
+from compiler.emit.report_text import render_text, snippet
+from compiler.errors import ObjectRef, SourceLocation
+from compiler.load.manifest import Manifest, SourceMap
+from compiler.validate.check import CheckResult
+from compiler.validate.findings import Finding, PolicyObject, Severity
+
+JOB = (
+    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nspec:\n\ttrainer: {numNodes: two}\n"
+)
+
+
+def test_doctests() -> None:
+    assert doctest.testmod(report_text).failed == 0
+
+
+def test_caret_keeps_tabs_so_it_lines_up() -> None:
+    assert snippet(JOB, 4, 21) == [
+        "  |",
+        "3 | spec:",
+        "4 | \ttrainer: {numNodes: two}",
+        "  | \t                   ^",
+    ]
+    assert snippet(JOB, 1, 1)[1:] == ["1 | apiVersion: trainer.kubeflow.org/v1alpha1", "  | ^"]
+    assert snippet(JOB, 9, 1) == []  # past the end: no snippet, no crash
+    assert snippet(JOB, 2, 0)[-1] == "2 | kind: TrainJob"  # no column: no caret
+
+
+def test_grouped_by_file_with_summary() -> None:
+    job = ObjectRef("TrainJob", "llm", "default")
+    findings = [
+        Finding(
+            "crd-schema", Severity.ERROR, "bad", job, "spec.x", SourceLocation("b.yaml", 4, 21)
+        ),
+        Finding("vap/p", Severity.WARNING, "meh", job, None, SourceLocation("b.yaml", 1, 1)),
+        Finding("cue/c.cue", Severity.AUDIT, "noted", None, None, SourceLocation("a.yaml", 2, 1)),
+        Finding(
+            "output-schema",
+            Severity.ERROR,
+            "Required value",
+            ObjectRef("JobSet", "llm", "default"),
+            "spec.replicatedJobs",
+            SourceLocation("b.yaml", 3, 1),
+            stage="output",
+            details=(("check", "schema"), ("renderedFrom", "TrainJob default/llm")),
+        ),
+        Finding("input", Severity.ERROR, "no such file or directory", None, None, None),
+    ]
+    manifest = Manifest({"kind": "TrainJob"}, SourceMap("b.yaml"))
+    result = CheckResult(
+        findings,
+        [PolicyObject({}, manifest), PolicyObject({}, manifest, stage="output")],
+        {"b.yaml": JOB, "a.yaml": "a: 1\nb: 2\n"},
+        notes=["CUE policies skipped"],
+    )
+    text = render_text(result)
+    lines = text.splitlines()
+    assert lines[0] == "a.yaml"
+    assert lines.index("b.yaml") < lines.index("(no file)")
+    assert "error[crd-schema]: TrainJob default/llm: spec.x: bad" in lines
+    assert "  | \t                   ^" in lines
+    assert "error[output-schema]: JobSet default/llm: spec.replicatedJobs: Required value" in lines
+    assert "  = in the rendered JobSet default/llm: this input produced the field" in lines
+    assert "  = check: schema" in lines
+    assert "error[input]: no such file or directory" in lines
+    assert lines[-3:] == [
+        "note: CUE policies skipped",
+        "checked 1 input objects and 1 rendered objects",
+        "3 errors, 1 warning, 1 audit",
+    ]
+    assert text.endswith("\n")
+
+
+def test_clean_report_is_just_the_summary() -> None:
+    assert render_text(CheckResult([])).splitlines()[-1] == "0 errors, 0 warnings, 0 audit"

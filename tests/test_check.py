@@ -1,0 +1,465 @@
+"""`trainc check`: what it finds, where it points, how it exits, and that it writes nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.errors import ObjectRef, SetupError, SourceLocation
+from compiler.load.discover import discover_collect
+from compiler.load.loader import load_collect
+from compiler.load.yaml_source import parse_yaml
+from compiler.upstream.artifacts import upstream
+from compiler.validate.check import CheckOptions, check_paths, output_crds
+from compiler.validate.findings import Finding, PolicyObject, Severity
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "check"
+VIOLATIONS = FIXTURES / "violations"
+CLEAN = FIXTURES / "clean"
+GOLDEN = REPO / "golden"
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+def trainc(*args: str, cwd: Path = REPO, seed: str = "0") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    return subprocess.run(
+        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+
+
+@pytest.fixture
+def no_policy_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Policy engines absent (built in parallel): checks must run without them."""
+    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
+    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+
+
+def where(finding: Finding) -> tuple[str, str, int, int]:
+    assert finding.location is not None
+    location = finding.location
+    return (finding.rule, Path(location.file).name, location.line, location.column)
+
+
+# --- what check finds -------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_policy_modules")
+def test_every_stage_reports_with_its_rule_and_source_position(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = check_paths([rel(VIOLATIONS)])
+    assert {where(f) for f in result.findings} == {
+        ("crd-cel", "typo.yaml", 1, 1),  # the API server's "rules not checked" after a type error
+        ("crd-schema", "typo.yaml", 10, 5),  # numNodes: two
+        ("resolve", "missing.yaml", 8, 5),  # runtimeRef.name: no-such-runtime
+        ("webhook", "gang.yaml", 6, 3),  # deprecated runtime: a warning
+        ("webhook", "gang.yaml", 44, 11),  # replicas: 2
+        ("output-schema", "ghost.yaml", 21, 23),  # the patched-in job's pod spec: no containers
+    }
+    severities = {f.rule + str(f.location): f.severity for f in result.findings}
+    assert list(severities.values()).count(Severity.WARNING) == 1
+    assert result.exit_code == 1
+    assert result.summary() == "5 errors, 1 warning, 0 audit"
+
+
+@pytest.mark.usefixtures("no_policy_modules")
+def test_output_violation_points_back_to_the_input_that_produced_the_field() -> None:
+    result = check_paths([str(VIOLATIONS / "runtimes"), str(VIOLATIONS / "jobs" / "ghost.yaml")])
+    [finding] = [f for f in result.findings if f.rule == "output-schema"]
+    assert finding.stage == "output"
+    assert finding.object == ObjectRef("JobSet", "ghost", "team-a")
+    assert finding.field_path == "spec.replicatedJobs[0].template.spec.template.spec.containers"
+    assert finding.message == "Required value"
+    assert finding.location == SourceLocation(str(VIOLATIONS / "jobs" / "ghost.yaml"), 21, 23)
+    lines = (VIOLATIONS / "jobs" / "ghost.yaml").read_text().splitlines()
+    assert lines[20][22:] == "spec:"  # the launcher's pod spec in the TrainJob's runtimePatches
+    assert dict(finding.details)["renderedFrom"] == "TrainJob team-a/ghost"
+
+
+@pytest.mark.usefixtures("no_policy_modules")
+def test_clean_inputs_exit_0_and_every_output_is_validated() -> None:
+    result = check_paths([str(CLEAN)])
+    assert result.findings == []
+    assert result.exit_code == 0
+    outputs = sorted(str(o.ref) for o in result.objects if o.stage == "output")
+    assert outputs == ["JobSet team-a/resnet", "PodGroup team-a/resnet"]
+    assert result.notes == [
+        "ValidatingAdmissionPolicy checks skipped: compiler.validate.vap is not available in this build"
+    ]
+    # outputs are given to policies as the API server stores them: CRD defaults applied
+    [jobset] = [o for o in result.objects if o.ref.kind == "JobSet"]
+    pod = jobset.data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["ports"] == [{"containerPort": 29500, "protocol": "TCP"}]
+    assert jobset.origin.kind == "TrainJob"
+
+
+@pytest.mark.usefixtures("no_policy_modules")
+def test_unreadable_input_is_exit_2_with_findings() -> None:
+    result = check_paths([str(FIXTURES / "broken"), str(FIXTURES / "nope.yaml")])
+    assert {(f.rule, f.location) for f in result.findings} == {
+        ("yaml", SourceLocation(str(FIXTURES / "broken" / "bad.yaml"), 5, 21)),
+        ("input", SourceLocation(str(FIXTURES / "nope.yaml"))),
+    }
+    assert result.exit_code == 2
+
+
+def test_cue_files_are_discovered_and_never_read_as_yaml(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (tmp_path / "limits.cue").write_text("objects: [...{kind: string}]\n")
+    explicit = tmp_path / "other.cue"
+    explicit.write_text("x: 1 & 2\n")
+    sources, problems = discover_collect([str(tmp_path), str(explicit)])
+    assert problems == []
+    assert [(s.path.name if s.path else None, s.kind) for s in sources] == [
+        ("a.yaml", "yaml"),
+        ("limits.cue", "cue"),
+        ("other.cue", "cue"),
+    ]
+    loaded, problems = load_collect([str(tmp_path), str(explicit)])
+    assert problems == []
+    assert [m.name for m in loaded.others] == ["a"]
+    assert list(loaded.texts) == [str(tmp_path / "a.yaml")]
+
+
+def test_volcano_podgroups_are_noted_as_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+    case = GOLDEN / "volcano-priorityclass-two-jobs-soft-topology"
+    result = check_paths(
+        [str(case / n) for n in ("priorityclasses.yaml", "runtime.yaml", "trainjob.yaml")]
+    )
+    assert result.findings == []
+    assert any(
+        note.startswith("PodGroup scheduling.volcano.sh/v1beta1 outputs are not validated")
+        for note in result.notes
+    )
+
+
+def test_schemas_dir_replaces_an_output_crd(tmp_path: Path) -> None:
+    [podgroup_crd] = [p for p in upstream().output_crd_paths() if "podgroups" in p.name]
+    text = podgroup_crd.read_text()
+    marker = "              minMember:\n"
+    assert text.count(marker) == 1
+    stricter = text.replace(marker, marker + "                maximum: 1\n")
+    (tmp_path / "podgroup.yaml").write_text(stricter)
+    result = check_paths([str(CLEAN)], CheckOptions(schemas=tmp_path))
+    [finding] = [f for f in result.findings if f.rule == "output-schema"]
+    assert finding.object == ObjectRef("PodGroup", "resnet", "team-a")
+    assert finding.field_path == "spec.minMember"
+    assert "less than or equal to 1" in finding.message
+    # minMember comes from numNodes: no input field holds it, so the TrainJob is named
+    assert finding.location == SourceLocation(str(CLEAN / "job.yaml"), 8, 1)
+
+
+def test_pinned_output_crds_accept_what_upstream_creates() -> None:
+    """Every JobSet and PodGroup the real controller created for a golden case is valid,
+    except the one case pinned as "accepted upstream, rejected by the JobSet CRD"."""
+    from compiler.load.crds import admit, trainer_crds
+    from compiler.validate.crd_rules import check_rules
+
+    crds = output_crds(trainer_crds())
+    rejected: dict[str, list[str]] = {}
+    checked = 0
+    for expected in sorted(GOLDEN.glob("*/expected.yaml")):
+        for document in parse_yaml(expected.read_bytes(), str(expected)):
+            data = document.data
+            crd = crds.get(str(data.get("apiVersion")), str(data.get("kind")))
+            if crd is None:
+                continue
+            checked += 1
+            stored = copy.deepcopy(data)
+            errors = admit(stored, crd, crds)
+            errors += check_rules(stored, crd, errors)
+            if errors:
+                rejected.setdefault(expected.parent.name, []).extend(str(e) for e in errors)
+    assert checked > 100
+    assert list(rejected) == ["patches-unknown-job-accepted"]
+    assert rejected["patches-unknown-job-accepted"][0] == (
+        "spec.replicatedJobs[0].template.spec.template.spec.containers: Required value"
+    )
+
+
+# --- user policies ----------------------------------------------------------------------
+
+
+def fake_vap(found: list[Finding], calls: list[Any]) -> types.ModuleType:
+    module = types.ModuleType("compiler.validate.vap")
+
+    class PolicySet:
+        @classmethod
+        def from_manifests(cls, manifests: list[Any]) -> PolicySet:
+            calls.append(("from_manifests", [m.kind for m in manifests]))
+            return cls()
+
+        def evaluate(
+            self, objects: list[PolicyObject], namespaces: dict[str, dict[str, str]]
+        ) -> list[Finding]:
+            calls.append(("evaluate", [(o.stage, str(o.ref)) for o in objects], namespaces))
+            return found
+
+    module.PolicySet = PolicySet  # type: ignore[attr-defined]
+    return module
+
+
+def test_vap_findings_on_outputs_are_located_at_the_input_field(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].image"
+    calls: list[Any] = []
+    found = [
+        Finding(
+            "vap/images-from-registry",
+            Severity.WARNING,
+            "images must come from registry.example.com",
+            ObjectRef("JobSet", "resnet", "team-a"),
+            path,
+            None,
+            stage="output",
+        )
+    ]
+    monkeypatch.setitem(sys.modules, "compiler.validate.vap", fake_vap(found, calls))
+    result = check_paths([str(CLEAN)])
+    [finding] = result.findings
+    # the image is the TrainJob's spec.trainer.image, line 18 column 5
+    assert finding.location == SourceLocation(str(CLEAN / "job.yaml"), 18, 5)
+    assert dict(finding.details)["renderedFrom"] == "TrainJob team-a/resnet"
+    assert result.exit_code == 0  # warnings allowed
+    assert calls[0] == (
+        "from_manifests",
+        ["Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"],
+    )
+    _, objects, namespaces = calls[1]
+    assert ("output", "JobSet team-a/resnet") in objects
+    assert ("input", "TrainJob team-a/resnet") in objects
+    assert namespaces == {"team-a": {"tier": "research", "kubernetes.io/metadata.name": "team-a"}}
+
+
+def test_policy_that_cannot_be_read_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler.errors import InputError
+
+    module = types.ModuleType("compiler.validate.vap")
+
+    class PolicySet:
+        @classmethod
+        def from_manifests(cls, manifests: list[Any]) -> PolicySet:
+            where = SourceLocation(str(CLEAN / "policy.yaml"), 14, 7)
+            raise InputError.single("compile error", where)
+
+    module.PolicySet = PolicySet  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "compiler.validate.vap", module)
+    result = check_paths([str(CLEAN)])
+    assert [(f.rule, f.location) for f in result.findings] == [
+        ("policy", SourceLocation(str(CLEAN / "policy.yaml"), 14, 7))
+    ]
+    assert result.exit_code == 2
+
+
+def test_cue_policies_get_the_cue_files_and_every_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("compiler.validate.cue")
+    received: list[Any] = []
+
+    class CueUnavailable(Exception):
+        pass
+
+    def run_cue(files: list[Path], objects: list[PolicyObject]) -> list[Finding]:
+        received.append((files, objects))
+        [job] = [o for o in objects if o.ref.kind == "TrainJob" and o.ref.name == "good"]
+        return [
+            Finding(
+                "cue/limits.cue",
+                Severity.ERROR,
+                "conflicting values",
+                job.ref,
+                "spec.trainer.numNodes",
+                job.origin.locate(("spec", "trainer", "numNodes")),
+            )
+        ]
+
+    module.CueUnavailable = CueUnavailable  # type: ignore[attr-defined]
+    module.run_cue = run_cue  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "compiler.validate.cue", module)
+    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
+    result = check_paths([str(VIOLATIONS)])
+    [(files, objects)] = received
+    assert files == [VIOLATIONS / "policies" / "limits.cue"]
+    assert result.policy_files == [str(VIOLATIONS / "policies" / "limits.cue")]
+    stages = {(o.stage, str(o.ref)) for o in objects}
+    assert ("output", "JobSet team-a/good") in stages
+    assert ("input", "TrainJob team-a/typo") not in stages  # the API server rejects it
+    assert ("output", "JobSet team-a/ghost") not in stages  # the JobSet CRD rejects it
+    assert ("cue/limits.cue", "good.yaml", 10, 5) in {where(f) for f in result.findings}
+
+    def unavailable(files: list[Path], objects: list[PolicyObject]) -> list[Finding]:
+        raise CueUnavailable("the cue CLI is not on PATH")
+
+    module.run_cue = unavailable  # type: ignore[attr-defined]
+    with pytest.raises(SetupError, match="cue CLI is not on PATH"):
+        check_paths([str(VIOLATIONS)])
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def test_cli_exit_codes() -> None:
+    assert trainc("check", rel(CLEAN / "job.yaml"), rel(CLEAN / "runtime.yaml")).returncode == 0
+    violations = trainc("check", rel(VIOLATIONS / "jobs"), rel(VIOLATIONS / "runtimes"))
+    assert violations.returncode == 1
+    assert violations.stdout.endswith("5 errors, 1 warning, 0 audit\n")
+    broken = trainc("check", rel(FIXTURES / "broken"))
+    assert broken.returncode == 2
+    assert "Traceback" not in broken.stderr
+    for usage in (["check"], ["check", "x", "--format", "xml"], ["check", "x", "--bogus"]):
+        result = trainc(*usage)
+        assert result.returncode == 2
+        assert "Traceback" not in result.stderr
+    setup = trainc("check", rel(CLEAN), "--schemas", "/nonexistent")
+    assert setup.returncode == 2
+    assert "--schemas: /nonexistent is not a directory" in setup.stderr
+
+
+def test_cli_text_report_quotes_the_source_with_a_caret() -> None:
+    result = trainc("check", rel(VIOLATIONS / "jobs" / "typo.yaml"))
+    lines = result.stdout.splitlines()
+    at = lines.index(f"  --> {rel(VIOLATIONS / 'jobs' / 'typo.yaml')}:10:5")
+    assert lines[at - 1].startswith(
+        "error[crd-schema]: TrainJob team-a/typo: spec.trainer.numNodes:"
+    )
+    assert lines[at + 1 : at + 5] == [
+        "   |",
+        " 9 |   trainer:",
+        "10 |     numNodes: two",
+        "   |     ^",
+    ]
+
+
+def test_cli_writes_nothing_but_the_output_file(tmp_path: Path) -> None:
+    work = tmp_path / "repo"
+    shutil.copytree(VIOLATIONS, work / "inputs")
+    (work / ".git").mkdir()  # the repository root SARIF paths are relative to
+    before = sorted(p.relative_to(work).as_posix() for p in work.rglob("*"))
+    result = trainc("check", "inputs/jobs", "inputs/runtimes", "--format", "sarif", cwd=work)
+    assert result.returncode == 1
+    assert sorted(p.relative_to(work).as_posix() for p in work.rglob("*")) == before
+    sarif = json.loads(result.stdout)
+    regions = {
+        (
+            r["ruleId"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["locations"][0]["physicalLocation"]["region"]["startColumn"],
+        )
+        for r in sarif["runs"][0]["results"]
+    }
+    assert ("crd-schema", "inputs/jobs/typo.yaml", 10, 5) in regions
+    assert ("output-schema", "inputs/jobs/ghost.yaml", 21, 23) in regions
+
+    out = work / "reports" / "check.xml"
+    out.parent.mkdir()
+    result = trainc(
+        "check",
+        "inputs/jobs",
+        "inputs/runtimes",
+        "--format",
+        "junit",
+        "--output",
+        str(out),
+        cwd=work,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.endswith("trainc: 5 errors, 1 warning, 0 audit\n")
+    assert out.read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
+    assert sorted(p.name for p in out.parent.iterdir()) == ["check.xml"]
+
+
+def test_cli_reports_are_byte_identical_across_hash_seeds() -> None:
+    for fmt in ("json", "sarif", "junit", "text"):
+        args = ("check", rel(VIOLATIONS / "jobs"), rel(VIOLATIONS / "runtimes"), "--format", fmt)
+        outputs = {trainc(*args, seed=seed).stdout for seed in ("0", "1", "4242")}
+        assert len(outputs) == 1, fmt
+
+
+def _real_cue() -> None:
+    from compiler.validate import cue
+
+    try:
+        cue.cue_binary()
+    except cue.CueUnavailable as error:
+        pytest.skip(f"cue is not installed: {error}")
+
+
+def test_real_cue_policies_on_inputs_and_outputs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _real_cue()
+    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
+    images = tmp_path / "images.cue"
+    images.write_text(
+        "package images\n\n"
+        "JobSet: spec: replicatedJobs: [...{template: spec: template: spec: containers: "
+        '[...{image: =~"^pytorch/"}]}]\n'
+    )
+    result = check_paths([str(VIOLATIONS), str(images)])
+    cue_findings = {where(f) for f in result.findings if f.rule.startswith("cue/")}
+    assert cue_findings == {
+        ("cue/limits.cue", "good.yaml", 10, 5),  # numNodes: 2 against <=1, in the TrainJob
+        # the rendered JobSet's image is the TrainJob's spec.trainer.image
+        ("cue/images.cue", "good.yaml", 11, 5),
+    }
+    [on_output] = [f for f in result.findings if f.rule == "cue/images.cue"]
+    assert on_output.stage == "output"
+    assert on_output.object == ObjectRef("JobSet", "good", "team-a")
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "severity", "exit_code"),
+    [("Warn", Severity.WARNING, 0), ("Deny", Severity.ERROR, 1)],
+)
+def test_real_vap_on_rendered_jobsets(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, action: str, severity: Severity, exit_code: int
+) -> None:
+    pytest.importorskip("compiler.validate.vap")
+    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+    policy = (CLEAN / "policy.yaml").read_text()
+    policy = policy.replace("startsWith('registry.example.com/')", "startsWith('pytorch/')")
+    policy = policy.replace("validationActions: [Warn]", f"validationActions: [{action}]")
+    (tmp_path / "policy.yaml").write_text(policy)
+    result = check_paths([str(CLEAN / "job.yaml"), str(CLEAN / "runtime.yaml"), str(tmp_path)])
+    [finding] = result.findings
+    assert (finding.rule, finding.severity, finding.stage) == (
+        "vap/images-from-registry",
+        severity,
+        "output",
+    )
+    assert finding.object == ObjectRef("JobSet", "resnet", "team-a")
+    assert finding.location is not None and finding.location.file == str(CLEAN / "job.yaml")
+    assert result.exit_code == exit_code
+
+
+@pytest.mark.usefixtures("no_policy_modules")
+def test_namespace_option_is_the_default_namespace(tmp_path: Path) -> None:
+    job = (CLEAN / "job.yaml").read_text().split("---\n", 1)[1].replace("  namespace: team-a\n", "")
+    (tmp_path / "job.yaml").write_text(job)
+    result = check_paths(
+        [str(tmp_path / "job.yaml"), str(CLEAN / "runtime.yaml")],
+        CheckOptions(default_namespace="ml"),
+    )
+    assert result.findings == []
+    assert sorted(str(o.ref) for o in result.objects if o.stage == "output") == [
+        "JobSet ml/resnet",
+        "PodGroup ml/resnet",
+    ]
