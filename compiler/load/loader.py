@@ -32,7 +32,7 @@ file, line and column::
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,10 +93,31 @@ def _rebase(source: SourceMap, prefix: JsonPath) -> SourceMap:
     return SourceMap(source.file, positions)
 
 
+ObjectKey = tuple[str, str, str, str]  # (API group, kind, namespace, name)
+
+
+def object_key(data: dict[str, Any]) -> ObjectKey:
+    metadata = data.get("metadata") or {}
+    return (
+        str(data.get("apiVersion", "")).rpartition("/")[0],
+        str(data.get("kind", "")),
+        str(metadata.get("namespace") or ""),
+        str(metadata.get("name") or ""),
+    )
+
+
 class _Loader:
-    def __init__(self, crds: CrdSet, default_namespace: str) -> None:
+    def __init__(
+        self,
+        crds: CrdSet,
+        default_namespace: str,
+        previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
+    ) -> None:
         self.crds = crds
         self.default_namespace = default_namespace
+        # Objects as a previous revision stored them: present means this is an update,
+        # so the CRDs' transition rules (oldSelf) run, as the API server runs them.
+        self.previous = previous or {}
         self.result = LoadResult()
         self.problems: list[Problem] = []
         self.seen: dict[tuple[str, str, str, str], Manifest] = {}
@@ -157,7 +178,8 @@ class _Loader:
             if crd.namespaced and "metadata" not in data:
                 data["metadata"] = {"namespace": self.default_namespace}
             errors = admit(data, crd, self.crds)
-            rules = check_rules(data, crd, errors)  # CEL rules, when the schema step allows
+            old = self.previous.get(object_key(data))
+            rules = check_rules(data, crd, errors, old=old)  # CEL, when the schema step allows
             ref = _ref(data, crd.namespaced)
             for error in errors:
                 self.problems.append(self.field_problem(error, source, ref, "crd-schema"))
@@ -209,9 +231,10 @@ def load_texts_collect(
     sources: list[tuple[str, str | bytes]],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
+    previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
 ) -> tuple[LoadResult, list[Problem]]:
     """Like :func:`load_texts`, returning the problems (sorted) instead of raising them."""
-    loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace)
+    loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace, previous)
     for display, text in sources:
         loader.result.texts[display] = text
         documents, problems = parse_yaml_collect(text, display)
@@ -239,8 +262,12 @@ def load_collect(
     paths: list[str],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
+    previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
 ) -> tuple[LoadResult, list[Problem]]:
-    """Like :func:`load`, returning every problem (sorted) instead of raising them."""
+    """Like :func:`load`, returning every problem (sorted) instead of raising them.
+
+    ``previous`` (see :func:`load_previous`) makes each object found there an update.
+    """
     sources, problems = discover_collect(paths)
     texts: list[tuple[str, str | bytes]] = []
     for source in sources:
@@ -254,8 +281,19 @@ def load_collect(
         except OSError as error:
             message = f"cannot read: {error.strerror or error}"
             problems.append(Problem(message, SourceLocation(source.display), rule="input"))
-    result, found = load_texts_collect(texts, default_namespace, crds)
+    result, found = load_texts_collect(texts, default_namespace, crds, previous)
     return result, _sorted([*problems, *found])
+
+
+def load_previous(
+    paths: list[str], default_namespace: str = "default", crds: CrdSet | None = None
+) -> dict[ObjectKey, dict[str, Any]]:
+    """The Trainer objects of a previous revision, as the API server stored them.
+
+    Objects the previous revision could not have stored are left out: nothing to update.
+    """
+    result, _ = load_collect(paths, default_namespace, crds)
+    return {object_key(m.data): m.data for m in result.objects}
 
 
 def load(
