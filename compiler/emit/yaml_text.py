@@ -46,10 +46,10 @@ _AMBIGUOUS = re.compile(
 _PLAIN = re.compile(r"^[A-Za-z0-9_./(][A-Za-z0-9_./=+@,%()\[\]{}:$ -]*\Z")
 _PLAIN_FORBIDDEN = re.compile(r": |:\Z| #| \Z|[\[\]{},]")
 _PRINTABLE = re.compile(
-    r"^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
+    r"^[\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
 )
 _LITERAL_SAFE = re.compile(
-    r"^[\x20-\x7e\t\n\u00a0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
+    r"^[\x20-\x7e\t\n\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
 )
 
 
@@ -60,11 +60,9 @@ def _double_quoted(text: str) -> str:
         code = ord(char)
         if char in ('"', "\\"):
             out.append("\\" + char)
-        elif (
-            0x20 <= code <= 0x7E
-            or (0xA0 <= code <= 0xD7FF and code != 0xFEFF)
-            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
-        ):
+        elif code in (0x2028, 0x2029, 0xFEFF):
+            out.append(f"\\u{code:04x}")  # line breaks to YAML 1.1 readers; the BOM
+        elif 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD:
             out.append(char)
         elif code <= 0xFF:
             out.append(f"\\x{code:02x}")

@@ -118,3 +118,10 @@ def test_every_document_loads_back_equal_in_yaml_1_1_and_1_2(value: dict[str, ob
 def test_multiline_strings_round_trip(text: str) -> None:
     out = dump_document({"k": [text], "m": {"n": text}})
     assert yaml.safe_load(out) == {"k": [text], "m": {"n": text}}
+
+
+@pytest.mark.parametrize("text", ["\u2028", "a\u2029b", "\ufeffx", "\x85", "k\u2028\n"])
+def test_unicode_line_breaks_and_bom_are_escaped(text: str) -> None:
+    out = dump_document({text: [text]})
+    assert yaml.safe_load(out) == {text: [text]}
+    assert ruamel.yaml.YAML(typ="safe", pure=True).load(out) == {text: [text]}
