@@ -8,9 +8,9 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 N ?= 1000
 
-.PHONY: setup upstream render test lint oracle goldens conformance conformance-fuzz bench clean
+.PHONY: setup upstream cue render test lint oracle goldens conformance conformance-fuzz bench clean
 
-setup: $(VENV)/.installed upstream
+setup: $(VENV)/.installed upstream cue
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ $(VENV)/.installed: pyproject.toml
 # fetched through the Go module proxy into a cache outside the repo.
 upstream: $(VENV)/.installed
 	@bash scripts/fetch-upstream.sh
+
+# The pinned cue CLI (for .cue policies), built with `go install` into the same cache.
+cue:
+	@bash scripts/install-cue.sh
 
 render: setup
 	$(PY) -m compiler render example -o out
@@ -51,6 +55,7 @@ conformance-fuzz: setup oracle
 
 bench: setup
 	$(PY) -m tests.bench.render_bench
+	$(PY) -m tests.bench.validate_bench
 
 clean:
 	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out

@@ -1,6 +1,12 @@
 """The ``trainc`` command line.
 
     trainc render PATH... [-o DIR | -o -] [--owner-uid UID]
+    trainc render [--project FILE] [--cluster NAME] [-o DIR]   (trainc.yaml: every cluster)
+    trainc check PATH... [--format text|json|sarif|junit] [--output FILE]
+    trainc explain PATH... --object OBJECT FIELDPATH   (where a field came from)
+    trainc policy test DIR...
+    trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
+    trainc check [PATH...] --rendered [DIR]   (exit 1 when the rendered tree is stale)
 
 Exit codes: 0 success, 1 policy violations, 2 input or usage error.
 """
@@ -10,9 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from compiler import __version__
-from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, TraincError
+from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, SetupError, TraincError
+
+REPORT_FORMATS = ("text", "json", "sarif", "junit")
+
+
+class UsageError(TraincError):
+    """A command line that cannot work as given (exit code 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,12 +42,15 @@ def _parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser("render", help="render TrainJobs into JobSet, PodGroup, ...")
     render.add_argument(
-        "paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or directories ('-' for stdin); none: the project's clusters (trainc.yaml)",
     )
     render.add_argument(
         "-o",
         "--output",
-        default="-",
+        default=None,
         metavar="DIR",
         help="output directory, replaced atomically; '-' writes one YAML stream to stdout (default)",
     )
@@ -51,10 +67,172 @@ def _parser() -> argparse.ArgumentParser:
         help="CRDs exported from your cluster, used instead of the pinned v2.3.0 ones",
     )
     render.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
+    render.add_argument(
+        "--provenance",
+        metavar="FILE",
+        help="also write where every output field came from, as JSON, to FILE",
+    )
+    _project_arguments(render)
+
+    check = commands.add_parser(
+        "check",
+        help="load, render and validate; report findings (writes nothing but --output)",
+        description="Exit codes: 0 no errors (warnings allowed), 1 violations, "
+        "2 input or usage error.",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or directories ('-' for stdin); none: the project's clusters (trainc.yaml)",
+    )
+    check.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        default="text",
+        help="report format (default: text)",
+    )
+    check.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (replaced atomically) instead of standard output",
+    )
+    check.add_argument(
+        "--schemas",
+        metavar="DIR",
+        type=Path,
+        help="CRDs exported from your cluster, used instead of the pinned ones (Trainer, "
+        "JobSet, PodGroup)",
+    )
+    check.add_argument("--namespace", default="default", help="namespace of objects that set none")
+    _project_arguments(check)
+    check.add_argument(
+        "--rendered",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="also fail (exit 1) when the committed rendered tree DIR is stale (default: the "
+        "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
+    )
+
+    diff = commands.add_parser(
+        "diff",
+        help="what a change does to the rendered output, against a git revision",
+        description="Renders revision REV (in a temporary git worktree) and the working "
+        "tree, and prints per-field changes by cluster, TrainJob, replicated job and "
+        "container, and which TrainJobs each changed input affects. Exit codes: 0 (with "
+        "--exit-code: no changes), 1 changes with --exit-code, 2 input or usage error.",
+    )
+    diff.add_argument(
+        "--base", required=True, metavar="REV", help="the git revision to compare with"
+    )
+    diff.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories; none: the project"
+    )
+    diff.add_argument("--format", choices=("text", "markdown"), default="text")
+    diff.add_argument("--output", metavar="FILE", help="write the diff to FILE (atomically)")
+    diff.add_argument("--exit-code", action="store_true", help="exit 1 when the output changes")
+    diff.add_argument("--no-impact", action="store_true", help="skip the per-input impact section")
+    diff.add_argument("--schemas", metavar="DIR", type=Path, help="CRDs exported from your cluster")
+    diff.add_argument("--namespace", default="default", help="namespace of objects that set none")
+    _project_arguments(diff)
+
+    explain = commands.add_parser(
+        "explain",
+        help="where an output field came from: input file:line, layer, what it overrode",
+    )
+    explain.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    explain.add_argument(
+        "--object",
+        nargs=2,
+        required=True,
+        metavar=("OBJECT", "FIELDPATH"),
+        help="e.g. JobSet/team-a/resnet 'spec.replicatedJobs[name=node].template.spec"
+        ".parallelism' ('.' for every field)",
+    )
+    explain.add_argument("--owner-uid", metavar="UID", help="as for render")
+    explain.add_argument(
+        "--namespace", default="default", help="namespace of objects that set none"
+    )
+
+    policy = commands.add_parser("policy", help="policy library tools")
+    policy_commands = policy.add_subparsers(dest="policy_command", required=True)
+    policy_test = policy_commands.add_parser(
+        "test", help="run policy test cases (PolicyTest files); exit 1 if one fails"
+    )
+    policy_test.add_argument("paths", nargs="+", metavar="DIR", help="test files or folders")
     return parser
 
 
+def _project_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        metavar="FILE",
+        type=Path,
+        help="the project file (default: the nearest trainc.yaml from here up to the repo root)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        action="append",
+        help="only this cluster of the project (repeatable; default: every cluster)",
+    )
+
+
+def _project(args: argparse.Namespace) -> Any:
+    """The project of a command given no paths (an InputError/usage error if none)."""
+    from compiler.project import find_project, load_project
+
+    path = args.project if args.project is not None else find_project(Path.cwd())
+    if path is None:
+        raise UsageError(
+            f"trainc {args.command}: no PATH given and no trainc.yaml found from "
+            f"{Path.cwd()} up to the repository root (give PATHs or --project FILE)"
+        )
+    return load_project(path)
+
+
+def _render_project(args: argparse.Namespace) -> int:
+    from compiler.emit.output import stream_text
+    from compiler.errors import InputError
+    from compiler.project.build import render_project, write_project
+    from compiler.render.framework import RenderOptions
+
+    project = _project(args)
+    results = render_project(project, args.cluster, RenderOptions(owner_uid=args.owner_uid))
+    problems: dict[str, Any] = {}
+    for name, result in results.items():
+        for note in result.notes:
+            sys.stderr.write(f"trainc: note: {name}: {note}\n")
+        for warning in result.warnings:
+            sys.stderr.write(f"trainc: warning: {name}: {warning}\n")
+        for problem in result.problems:
+            problems.setdefault(str(problem), problem)
+    if problems:
+        raise InputError(list(problems.values()))
+    if args.output == "-":
+        for name, result in results.items():
+            sys.stdout.write(f"# cluster: {name}\n{stream_text(result.objects)}")
+        return EXIT_OK
+    output = Path(args.output) if args.output is not None else project.output
+    count = write_project(results, output, whole=args.cluster is None)
+    if not args.quiet:
+        for name, result in results.items():
+            for summary in result.summaries:
+                print(f"{name}: {summary.line()}")
+        jobs = sum(len(r.summaries) for r in results.values())
+        print(
+            f"trainc: {count} objects for {jobs} TrainJobs in {len(results)} clusters "
+            f"written to {output}"
+        )
+    return EXIT_OK
+
+
 def _render(args: argparse.Namespace) -> int:
+    if not args.paths:
+        return _render_project(args)
+    if args.project is not None or args.cluster:
+        raise UsageError("trainc render: --project and --cluster take no PATHs")
     from compiler.driver import compile_paths
     from compiler.emit.output import stream_text, write_directory
     from compiler.load.crds import crds_with_schemas_from
@@ -66,7 +244,12 @@ def _render(args: argparse.Namespace) -> int:
     )
     for warning in result.warnings:
         sys.stderr.write(f"trainc: warning: {warning}\n")
-    if args.output == "-":
+    if args.provenance:
+        from compiler.provenance.explain import provenance_document, trace_result
+
+        traced = trace_result(result, RenderOptions(owner_uid=args.owner_uid))
+        _write_atomically(Path(args.provenance), provenance_document(traced))
+    if args.output in (None, "-"):
         sys.stdout.write(stream_text(result.objects))
         for requirement in result.secret_requirements:
             sys.stderr.write(
@@ -84,11 +267,123 @@ def _render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    import os
+    import tempfile
+
+    temporary: str | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as out:
+            temporary = out.name
+            out.write(text)
+        os.chmod(temporary, 0o644)  # a report, not a secret (the temporary file is 0600)
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+        raise SetupError(f"--output: cannot write {path}: {error.strerror or error}") from None
+
+
+def _check(args: argparse.Namespace) -> int:
+    from compiler.validate.check import CheckOptions, check_paths
+
+    if not args.paths:
+        from compiler.project.build import check_project
+
+        result = check_project(_project(args), args.cluster, args.schemas)
+    elif args.project is not None or args.cluster:
+        raise UsageError("trainc check: --project and --cluster take no PATHs")
+    else:
+        options = CheckOptions(default_namespace=args.namespace, schemas=args.schemas)
+        result = check_paths(args.paths, options)
+    if args.format == "json":
+        from compiler.emit.report_json import render_json as report
+    elif args.format == "sarif":
+        from compiler.emit.report_sarif import render_sarif as report
+    elif args.format == "junit":
+        from compiler.emit.report_junit import render_junit as report
+    else:
+        from compiler.emit.report_text import render_text as report
+    text = report(result)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(Path(args.output), text)
+    if args.output is not None or args.format != "text":
+        for note in result.notes:
+            sys.stderr.write(f"trainc: note: {note}\n")
+        sys.stderr.write(f"trainc: {result.summary()}\n")
+    return result.exit_code
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from compiler.driver import compile_paths
+    from compiler.provenance.explain import explain, trace_result
+    from compiler.render.framework import RenderOptions
+
+    options = RenderOptions(owner_uid=args.owner_uid)
+    result = compile_paths(args.paths, options, args.namespace)
+    sys.stdout.write(explain(trace_result(result, options), *args.object))
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from compiler.deliver.diff_format import render_markdown, render_text
+    from compiler.deliver.git_revision import diff_against
+
+    result = diff_against(
+        args.base,
+        args.paths,
+        namespace=args.namespace,
+        schemas=args.schemas,
+        impact=not args.no_impact,
+        project_file=args.project,
+        clusters=args.cluster,
+    )
+    text = render_markdown(result) if args.format == "markdown" else render_text(result)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(Path(args.output), text)
+    return 1 if args.exit_code and result.changed else EXIT_OK
+
+
+def _check_rendered(args: argparse.Namespace) -> int:
+    from compiler.deliver.stale import check_rendered
+
+    code = _check(args)
+    report = check_rendered(
+        args.paths,
+        Path(args.rendered) if args.rendered else None,
+        args.namespace,
+        args.schemas,
+        args.project,
+        args.cluster,
+    )
+    machine = args.output is None and args.format != "text"
+    (sys.stderr if machine else sys.stdout).write(report.text())
+    return max(code, report.exit_code)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "render":
             return _render(args)
+        if args.command == "check" and args.rendered is not None:
+            return _check_rendered(args)
+        if args.command == "diff":
+            return _diff(args)
+        if args.command == "check":
+            return _check(args)
+        if args.command == "explain":
+            return _explain(args)
+        if args.command == "policy":
+            from compiler.validate.policy_test_runner import main as policy_test
+
+            return policy_test(args.paths)
     except TraincError as error:
         for line in str(error).splitlines():
             sys.stderr.write(f"{line}\n")

@@ -3,7 +3,8 @@
 * a file is taken as given, whatever its extension (as YAML, unless it ends in ``.cue``);
 * a directory is searched recursively for ``*.yaml`` and ``*.yml`` (and ``*.cue``
   policy files, passed on as ``kind == "cue"`` sources, never parsed as YAML); files and
-  directories whose name starts with ``.`` are skipped, symlinked directories are not
+  directories whose name starts with ``.`` are skipped, and so is a ``trainc.yaml``
+  project file (:mod:`compiler.project`); symlinked directories are not
   followed; the files are sorted by their path relative to that directory, segment
   by segment (``a/b.yaml`` < ``a-b.yaml`` < ``a.yaml`` < ``b.yaml``);
 * ``-`` is standard input (read once, shown as ``<stdin>``);
@@ -27,6 +28,7 @@ STDIN = "-"
 STDIN_DISPLAY = "<stdin>"
 YAML_SUFFIXES = (".yaml", ".yml")
 CUE_SUFFIX = ".cue"
+PROJECT_FILE = "trainc.yaml"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ def _walk(directory: Path) -> list[Path]:
         base = Path(root)
         for name in files:
             if name.startswith(".") or not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
+                continue
+            if name == PROJECT_FILE:  # the project file describes inputs, it is not one
                 continue
             path = base / name
             found.append((path.relative_to(directory).parts, path))

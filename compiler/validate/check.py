@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import copy
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compiler.driver import TrainJobSummary, compile_loaded, field_path_to_json_path
+from compiler.driver import (
+    CompileResult,
+    TrainJobSummary,
+    compile_loaded,
+    field_path_to_json_path,
+)
 from compiler.errors import (
     EXIT_INPUT_ERROR,
     EXIT_OK,
@@ -53,7 +58,7 @@ from compiler.load.crds import (
     trainer_crds,
 )
 from compiler.load.discover import discover_collect
-from compiler.load.loader import load_collect
+from compiler.load.loader import LoadResult, load_collect
 from compiler.load.manifest import Manifest
 from compiler.render.framework import RenderOptions
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
@@ -71,7 +76,7 @@ __all__ = [
 ]
 
 # Findings that mean trainc could not read the inputs as intended: exit code 2.
-INPUT_ERROR_RULES = frozenset({"input", "yaml", "policy"})
+INPUT_ERROR_RULES = frozenset({"input", "yaml", "policy", "overlay"})
 
 # The built-in rules, for reports that describe them (SARIF ``tool.driver.rules``).
 RULE_DESCRIPTIONS: dict[str, str] = {
@@ -83,6 +88,9 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "resolve": "The runtime each TrainJob references exists and is admitted",
     "output-schema": "Rendered JobSets and PodGroups match their CRDs (schema and CEL rules)",
     "policy": "Policies (ValidatingAdmissionPolicy, CUE) can be read and evaluated",
+    "overlay": "The cluster's overlays can be read and applied",
+    "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
+    "project": "The project file is valid and its clusters declare the namespaces used",
 }
 
 _VAP_GROUP = "admissionregistration.k8s.io/"
@@ -96,6 +104,16 @@ class CheckOptions:
     schemas: Path | None = None  # --schemas DIR: CRDs exported from a cluster
     render: RenderOptions | None = None
     trainer_version: str = DEFAULT_TRAINER_VERSION
+    # a project's cluster (compiler.project): its declared namespaces with their labels,
+    # for namespaceSelector, and compile_loaded with the cluster's overlays and checks
+    namespaces: Mapping[str, Mapping[str, str]] | None = None
+    compile: (
+        Callable[
+            [LoadResult, list[Problem], RenderOptions | None, str],
+            tuple[CompileResult, list[Problem]],
+        ]
+        | None
+    ) = None
 
 
 @dataclass
@@ -113,7 +131,9 @@ class CheckResult:
 
     @property
     def input_error(self) -> bool:
-        return any(f.rule in INPUT_ERROR_RULES for f in self.findings)
+        return any(
+            f.rule in INPUT_ERROR_RULES and f.severity is Severity.ERROR for f in self.findings
+        )
 
     @property
     def exit_code(self) -> int:
@@ -232,10 +252,15 @@ def _policy_problem_findings(error: TraincError, rule: str) -> list[Finding]:
 
 
 def _namespaces(
-    loaded_others: Iterable[Manifest], objects: Iterable[PolicyObject]
+    loaded_others: Iterable[Manifest],
+    objects: Iterable[PolicyObject],
+    declared: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, dict[str, str]]:
-    """Namespace labels: from Namespace inputs, else the one label the API server sets."""
+    """Namespace labels: from Namespace inputs (then a project's ``declared`` ones), else
+    the one label the API server sets."""
     out: dict[str, dict[str, str]] = {}
+    for name, labels in (declared or {}).items():
+        out[name] = {**labels, _NAMESPACE_LABEL: name}
     for manifest in loaded_others:
         if manifest.kind == "Namespace" and manifest.api_version == "v1" and manifest.name:
             labels = (manifest.data.get("metadata") or {}).get("labels") or {}
@@ -251,7 +276,10 @@ def _namespaces(
 
 
 def _vap_findings(
-    others: list[Manifest], objects: list[PolicyObject], notes: list[str]
+    others: list[Manifest],
+    objects: list[PolicyObject],
+    notes: list[str],
+    declared: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Finding]:
     if not any(m.api_version.startswith(_VAP_GROUP) and m.kind in _VAP_KINDS for m in others):
         return []
@@ -260,7 +288,9 @@ def _vap_findings(
         return []
     try:
         policies = vap.PolicySet.from_manifests(others)
-        found: list[Finding] = list(policies.evaluate(objects, _namespaces(others, objects)))
+        found: list[Finding] = list(
+            policies.evaluate(objects, _namespaces(others, objects, declared))
+        )
     except SetupError:
         raise
     except TraincError as error:
@@ -341,13 +371,15 @@ def check_paths(paths: list[str], options: CheckOptions | None = None) -> CheckR
         else trainer_crds(options.trainer_version)
     )
     loaded, load_problems = load_collect(paths, options.default_namespace, crds)
-    compiled, problems = compile_loaded(
+    compile_fn = options.compile or compile_loaded
+    compiled, problems = compile_fn(
         loaded, load_problems, options.render, options.default_namespace
     )
     findings = [Finding.of_problem(p, p.rule or "input") for p in problems]
     findings += [
         Finding.of_problem(w, w.rule or "webhook", Severity.WARNING) for w in compiled.warnings
     ]
+    loaded = compiled.loaded or loaded  # as the compile step left it (input overlays)
     inputs = [PolicyObject(m.data, m) for m in [*loaded.objects, *loaded.others]]
     outputs: list[PolicyObject] = []
     notes: set[str] = set()
@@ -371,7 +403,7 @@ def check_paths(paths: list[str], options: CheckOptions | None = None) -> CheckR
     objects = [*inputs, *outputs]
     sources, _ = discover_collect(paths)
     cue_files = [s.path for s in sources if s.kind == "cue" and s.path is not None]
-    policy_findings = _vap_findings(loaded.others, objects, notes_list)
+    policy_findings = _vap_findings(loaded.others, objects, notes_list, options.namespaces)
     policy_findings += _cue_findings(cue_files, objects, notes_list)
     findings.extend(_relocate_outputs(policy_findings, outputs))
     texts = {name: _decode(text) for name, text in loaded.texts.items()}

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+from compiler.deliver import git_revision
+from compiler.deliver.conftest import run_git
+from compiler.deliver.diff import format_path
+from compiler.deliver.diff_format import render_markdown, render_text
+from compiler.deliver.git_revision import diff_against
+
+RESNET = "inputs/jobs/resnet.yaml"
+RUNTIME = "inputs/runtimes/torch-gang.yaml"
+
+
+def _edit(repo: Path, path: str, old: str, new: str) -> None:
+    file = repo / path
+    text = file.read_text()
+    assert old in text
+    file.write_text(text.replace(old, new))
+
+
+def _snapshot(repo: Path) -> tuple[str, str, bytes, str]:
+    return (
+        run_git(repo, "status", "--porcelain"),
+        run_git(repo, "diff"),
+        (repo / ".git" / "index").read_bytes(),
+        run_git(repo, "rev-parse", "HEAD"),
+    )
+
+
+def test_runtime_patch_change_shows_toleration_for_that_trainjob_only(example_repo: Path) -> None:
+    _edit(example_repo, RESNET, "effect: NoSchedule", "effect: NoExecute")
+    diff = diff_against("HEAD", ["inputs"], cwd=example_repo)
+    assert [(t.namespace, t.name) for t in diff.trainjobs] == [("vision", "resnet")]
+    [jobset] = diff.trainjobs[0].objects
+    assert (jobset.kind, jobset.status) == ("JobSet", "changed")
+    [change] = jobset.fields
+    assert format_path(change.path) == (
+        "spec.replicatedJobs[name=node].template.spec.template.spec.tolerations[0].effect"
+    )
+    assert (change.old, change.new, change.replicated_job) == ("NoSchedule", "NoExecute", "node")
+    assert diff.impact is not None
+    assert [(i.path, i.trainjobs) for i in diff.impact] == [(RESNET, [("", "vision", "resnet")])]
+
+
+def test_runtime_image_change_lists_every_trainjob_using_it(example_repo: Path) -> None:
+    before = _snapshot(example_repo)
+    _edit(example_repo, RUNTIME, "pytorch:2.7.1", "pytorch:2.8.0")
+    edited = _snapshot(example_repo)
+    diff = diff_against("main", ["inputs"], cwd=example_repo)
+    assert [t.name for t in diff.trainjobs] == ["resnet", "smoke"]
+    for job in diff.trainjobs:
+        [change] = [f for o in job.objects for f in o.fields]
+        assert change.container == "node" and change.path[-1] == "image"
+        assert change.new == "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime"
+    assert diff.impact is not None
+    [impact] = diff.impact
+    assert impact.path == RUNTIME and impact.status == "modified"
+    assert impact.trainjobs == [("", "vision", "resnet"), ("", "vision", "smoke")]
+    text = render_text(diff)
+    assert "container node  [template.spec.template.spec.containers[name=node]]" in text
+    assert f"{RUNTIME} (modified): vision/resnet, vision/smoke" in text
+    markdown = render_markdown(diff)
+    assert "| `vision/resnet` | changed | JobSet ~ | 1 |" in markdown
+    assert "| `vision/smoke` | changed | JobSet ~ | 1 |" in markdown
+    assert f"| `{RUNTIME}` | modified | `vision/resnet`, `vision/smoke` |" in markdown
+    assert markdown.count("<details>") == 2
+    # nothing of the user's touched: tree, index, HEAD; no worktree left registered
+    assert _snapshot(example_repo) == edited and edited[3] == before[3]
+    assert len(run_git(example_repo, "worktree", "list").splitlines()) == 1
+
+
+def test_worktree_removed_when_rendering_fails(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Path] = []
+
+    def boom(root: Path, target: git_revision.Target) -> dict[str, list[object]]:
+        if root != example_repo.resolve():
+            seen.append(root)
+            raise RuntimeError("render failed")
+        return {"": []}
+
+    monkeypatch.setattr(git_revision, "render_target", boom)
+    with pytest.raises(RuntimeError):
+        diff_against("HEAD", ["inputs"], cwd=example_repo)
+    assert seen and not seen[0].exists() and not seen[0].parent.exists()
+    assert len(run_git(example_repo, "worktree", "list").splitlines()) == 1
+
+
+def test_paths_new_since_the_base_render_as_added(example_repo: Path) -> None:
+    run_git(example_repo, "mv", "inputs", "moved")
+    run_git(example_repo, "commit", "-q", "-m", "move")
+    first = run_git(example_repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    # the base lacks moved/: every TrainJob is new; a new input file counts as added
+    diff = diff_against(first, ["moved"], cwd=example_repo)
+    assert [(t.name, t.status) for t in diff.trainjobs] == [("resnet", "added"), ("smoke", "added")]
+    assert diff.impact is not None
+    assert {i.status for i in diff.impact} == {"added"}
+
+
+def test_cli_exit_codes_and_output_file(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(example_repo)
+    assert main(["diff", "--base", "HEAD", "inputs", "--exit-code"]) == 0
+    assert "no rendered output changes" in capsys.readouterr().out
+    _edit(example_repo, RESNET, "numNodes: 4", "numNodes: 3")
+    assert main(["diff", "--base", "HEAD", "inputs"]) == 0
+    out_text = capsys.readouterr().out
+    assert "~ template.spec.parallelism: 4 -> 3" in out_text
+    assert '~ env[name=PET_NNODES].value: "4" -> "3"' in out_text
+    out = example_repo / "comment.md"
+    code = main(
+        [
+            "diff",
+            "--base",
+            "HEAD",
+            "inputs",
+            "--exit-code",
+            "--format",
+            "markdown",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 1
+    assert "| `vision/resnet` | changed |" in out.read_text()
+    assert main(["diff", "--base", "no-such-rev", "inputs"]) == 2
+
+
+def test_project_mode_base_without_project_file(example_repo: Path) -> None:
+    pytest.importorskip("compiler.project")
+    (example_repo / "trainc.yaml").write_text(
+        "inputs:\n  runtimes: [inputs/runtimes/]\n  jobs: [inputs/jobs/]\n"
+        "clusters:\n  - name: east\n    schedulers: [coscheduling]\n"
+        "  - name: west\n    schedulers: [coscheduling]\n"
+    )
+    diff = diff_against("HEAD", [], cwd=example_repo / "inputs")
+    assert [(t.cluster, t.name, t.status) for t in diff.trainjobs] == [
+        ("east", "resnet", "added"),
+        ("east", "smoke", "added"),
+        ("west", "resnet", "added"),
+        ("west", "smoke", "added"),
+    ]
+    run_git(example_repo, "add", "trainc.yaml")
+    run_git(example_repo, "commit", "-q", "-m", "project")
+    _edit(example_repo, RUNTIME, "scheduleTimeoutSeconds: 120", "scheduleTimeoutSeconds: 60")
+    diff = diff_against("HEAD", [], cwd=example_repo, clusters=["west"])
+    assert [(t.cluster, t.name) for t in diff.trainjobs] == [("west", "resnet"), ("west", "smoke")]
+    assert diff.impact is not None
+    assert diff.impact[0].trainjobs == [("west", "vision", "resnet"), ("west", "vision", "smoke")]
+    markdown = render_markdown(diff)
+    assert "| `west` | `vision/resnet` | changed | PodGroup ~ | 1 |" in markdown

@@ -1,0 +1,309 @@
+"""Find and read ``trainc.yaml``; expand its paths and globs into input files.
+
+* :func:`find_project` walks up from a folder to the repository root (the first folder
+  holding ``.git``) and returns the first ``trainc.yaml`` on the way.
+* :func:`load_project` parses the file with source positions and validates it; every
+  problem (YAML syntax, unknown field, bad value, duplicate cluster, missing input)
+  is raised in one :class:`~compiler.errors.InputError` at its ``file:line:col``.
+* Paths are relative to the project file's folder. An entry is a file, a folder
+  (searched recursively like ``trainc render DIR``), or a glob (``*``, ``?``, ``[``;
+  ``**`` crosses folders). Files come in a deterministic order: entries as written,
+  the matches of one entry sorted by path segments, each file once. An entry that
+  matches nothing is an error (a typo would otherwise render nothing, silently).
+* A policy folder contributes its ``*.yaml``, ``*.yml`` and ``*.cue`` files, skipping
+  folders named ``tests`` (policy test cases, whose objects are not policies).
+* An overlay folder contributes the files that hold ``kind: Overlay`` documents (a patch
+  file an overlay names with ``path:`` is read by that overlay, not as one); a file
+  named explicitly is always taken.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from compiler.errors import InputError, Problem, SourceLocation
+from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES
+from compiler.load.manifest import JsonPath, SourceMap
+from compiler.load.yaml_source import parse_yaml_collect, read_yaml
+from compiler.project.model import Cluster, ProjectSpec, validation_problems
+
+__all__ = ["PROJECT_FILE", "Project", "find_project", "load_project"]
+
+_GLOB_CHARS = frozenset("*?[")
+_POLICY_TESTS = "tests"
+
+
+@dataclass(frozen=True)
+class Project:
+    """A loaded project: the typed spec, where it came from, and its input files."""
+
+    path: Path  # the project file, as given (relative paths stay relative)
+    spec: ProjectSpec
+    source: SourceMap = field(repr=False, compare=False)
+    # expanded inputs, by JSON path of the entry (("inputs", "jobs"), ("clusters", 0, "overlays"), ...)
+    files: dict[JsonPath, tuple[str, ...]] = field(repr=False, compare=False)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    @property
+    def clusters(self) -> list[Cluster]:
+        return list(self.spec.clusters)
+
+    @property
+    def cluster_names(self) -> list[str]:
+        return [c.name for c in self.spec.clusters]
+
+    @property
+    def output(self) -> Path:
+        return self.root / self.spec.output
+
+    def locate(self, path: JsonPath) -> SourceLocation:
+        return self.source.locate(path)
+
+    def cluster(self, name: str) -> Cluster:
+        """The cluster called ``name``; an InputError at the ``clusters`` list if none is."""
+        for cluster in self.spec.clusters:
+            if cluster.name == name:
+                return cluster
+        known = ", ".join(self.cluster_names)
+        raise InputError.single(
+            f"unknown cluster {name!r} (the project defines: {known})",
+            self.locate(("clusters",)),
+            field_path="clusters",
+        )
+
+    def _index(self, cluster: Cluster) -> int:
+        return next(i for i, c in enumerate(self.spec.clusters) if c.name == cluster.name)
+
+    def input_files(self) -> list[str]:
+        """Runtime and job files (every cluster renders the same inputs)."""
+        return _unique([*self.files[("inputs", "runtimes")], *self.files[("inputs", "jobs")]])
+
+    def policy_files(self, cluster: Cluster) -> list[str]:
+        """``inputs.policies`` then the cluster's own ``policies``."""
+        index = self._index(cluster)
+        return _unique(
+            [*self.files[("inputs", "policies")], *self.files[("clusters", index, "policies")]]
+        )
+
+    def overlay_layers(self, cluster: Cluster) -> list[tuple[str | None, list[str]]]:
+        """The overlay paths in layer order: base, cluster, then each namespace.
+
+        Each layer is ``(namespace, paths)``; ``namespace`` is None for the base and
+        cluster layers (they apply to every object).
+        """
+        index = self._index(cluster)
+        layers: list[tuple[str | None, list[str]]] = [
+            (None, list(self.files[("inputs", "overlays")])),
+            (None, list(self.files[("clusters", index, "overlays")])),
+        ]
+        for n, namespace in enumerate(cluster.namespaces):
+            layers.append(
+                (namespace.name, list(self.files[("clusters", index, "namespaces", n, "overlays")]))
+            )
+        return [(namespace, paths) for namespace, paths in layers if paths]
+
+    def namespace_labels(self, cluster: Cluster) -> dict[str, dict[str, str]]:
+        """The declared namespaces with their labels (plus the one the API server sets)."""
+        return {
+            n.name: {**n.labels, "kubernetes.io/metadata.name": n.name}
+            for n in sorted(cluster.namespaces, key=lambda n: n.name)
+        }
+
+
+def _unique(paths: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for path in paths:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest ``trainc.yaml`` from ``start`` up to the repository root, or None."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _segments(path: Path, base: Path) -> tuple[str, ...]:
+    try:
+        return path.relative_to(base).parts
+    except ValueError:
+        return path.parts
+
+
+def _is_overlay_file(path: Path) -> bool:
+    """Whether a file holds an ``Overlay`` document (unreadable ones count: the overlay
+    loader reports them)."""
+    try:
+        documents = parse_yaml_collect(path.read_bytes(), str(path))[0]
+    except OSError:
+        return True
+    if not documents:
+        return True
+    return any(isinstance(d.data, dict) and d.data.get("kind") == "Overlay" for d in documents)
+
+
+def _walk(folder: Path, suffixes: tuple[str, ...], skip_tests: bool) -> list[Path]:
+    found: list[tuple[tuple[str, ...], Path]] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [
+            d for d in dirs if not d.startswith(".") and not (skip_tests and d == _POLICY_TESTS)
+        ]
+        for name in files:
+            if name.startswith(".") or not name.endswith(suffixes):
+                continue
+            path = Path(root, name)
+            found.append((_segments(path, folder), path))
+    found.sort(key=lambda item: item[0])
+    return [path for _, path in found]
+
+
+def _expand(
+    entry: str, base: Path, suffixes: tuple[str, ...], skip_tests: bool
+) -> list[Path] | None:
+    """The files of one entry, or None when it matches nothing."""
+    pattern = Path(os.path.normpath(entry if Path(entry).is_absolute() else base / entry))
+    if not _GLOB_CHARS & set(entry):
+        if pattern.is_dir():
+            return _walk(pattern, suffixes, skip_tests) or None
+        return [pattern] if pattern.is_file() else None
+    out: list[Path] = []
+    matches = sorted(
+        (Path(m) for m in glob.glob(str(pattern), recursive=True)),
+        key=lambda p: _segments(p, base),
+    )
+    for match in matches:
+        if match.is_dir():
+            out.extend(_walk(match, suffixes, skip_tests))
+        elif match.is_file() and match.name.endswith(suffixes):
+            out.append(match)
+    return out or None
+
+
+def _expand_all(
+    project: Path, spec: ProjectSpec, source: SourceMap
+) -> tuple[dict[JsonPath, tuple[str, ...]], list[Problem]]:
+    base = project.parent
+    yaml_only = YAML_SUFFIXES
+    policies = (*YAML_SUFFIXES, CUE_SUFFIX)
+    lists: list[tuple[JsonPath, list[str], tuple[str, ...], bool]] = [
+        (("inputs", "runtimes"), spec.inputs.runtimes, yaml_only, False),
+        (("inputs", "jobs"), spec.inputs.jobs, yaml_only, False),
+        (("inputs", "policies"), spec.inputs.policies, policies, True),
+        (("inputs", "overlays"), spec.inputs.overlays, yaml_only, False),
+    ]
+    for i, cluster in enumerate(spec.clusters):
+        lists.append((("clusters", i, "overlays"), cluster.overlays, yaml_only, False))
+        lists.append((("clusters", i, "policies"), cluster.policies, policies, True))
+        for n, namespace in enumerate(cluster.namespaces):
+            lists.append(
+                (("clusters", i, "namespaces", n, "overlays"), namespace.overlays, yaml_only, False)
+            )
+    files: dict[JsonPath, tuple[str, ...]] = {}
+    problems: list[Problem] = []
+    for path, entries, suffixes, skip_tests in lists:
+        found: list[str] = []
+        for index, entry in enumerate(entries):
+            expanded = _expand(entry, base, suffixes, skip_tests)
+            if expanded is None:
+                what = "matches no file" if _GLOB_CHARS & set(entry) else "does not exist"
+                relative = base / entry
+                problems.append(
+                    Problem(
+                        f"{entry!r} {what} (looked in {relative})",
+                        source.locate((*path, index)),
+                        field_path=_field_text((*path, index)),
+                        rule="project",
+                    )
+                )
+                continue
+            if path[-1] == "overlays" and (base / entry).is_dir():
+                expanded = [p for p in expanded if _is_overlay_file(p)]
+            found.extend(str(p) for p in expanded)
+        files[path] = tuple(_unique(found))
+    return files, problems
+
+
+def _field_text(path: JsonPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _duplicates(spec: ProjectSpec, source: SourceMap) -> list[Problem]:
+    problems = []
+    seen: dict[str, int] = {}
+    for i, cluster in enumerate(spec.clusters):
+        if cluster.name in seen:
+            first = source.locate(("clusters", seen[cluster.name], "name"))
+            problems.append(
+                Problem(
+                    f"duplicate cluster {cluster.name!r}: also defined at {first}",
+                    source.locate(("clusters", i, "name")),
+                    field_path=f"clusters[{i}].name",
+                    rule="project",
+                )
+            )
+        seen.setdefault(cluster.name, i)
+        names: dict[str, int] = {}
+        for n, namespace in enumerate(cluster.namespaces):
+            if namespace.name in names:
+                first = source.locate(("clusters", i, "namespaces", names[namespace.name], "name"))
+                problems.append(
+                    Problem(
+                        f"duplicate namespace {namespace.name!r}: also defined at {first}",
+                        source.locate(("clusters", i, "namespaces", n, "name")),
+                        field_path=f"clusters[{i}].namespaces[{n}].name",
+                        rule="project",
+                    )
+                )
+            names.setdefault(namespace.name, n)
+    return problems
+
+
+def _sorted(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: p.location or SourceLocation(""))
+
+
+def load_project(path: Path | str) -> Project:
+    """Read and validate a project file; one InputError with every problem, if any."""
+    path = Path(path)
+    documents = read_yaml(path)
+    display = str(path)
+    if len(documents) != 1:
+        where = documents[1].source.locate(()) if documents else SourceLocation(display)
+        raise InputError.single("a project file holds exactly one YAML document", where)
+    document = documents[0]
+    source = document.source
+    if not isinstance(document.data, dict):
+        raise InputError.single("a project file must be a YAML mapping", source.locate(()))
+    try:
+        spec = ProjectSpec.model_validate(document.data)
+    except ValidationError as error:
+        raise InputError(_sorted(validation_problems(error, source))) from None
+    problems = _duplicates(spec, source)
+    files, missing = _expand_all(path, spec, source)
+    problems += missing
+    if problems:
+        raise InputError(_sorted(problems))
+    return Project(path, spec, source, files)

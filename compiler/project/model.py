@@ -1,0 +1,199 @@
+"""The ``trainc.yaml`` project file, as typed data (pydantic v2, unknown fields rejected).
+
+::
+
+    inputs:
+      runtimes: [runtimes/]              # files, folders or globs (``**`` allowed)
+      jobs: ["jobs/**/*.yaml"]
+      policies: [../policies/required-labels]   # policy folders (their ``tests/`` skipped)
+      overlays: []                       # base layer: every cluster
+    output: rendered                     # trainc render (no paths) writes <output>/<cluster>/
+    clusters:
+      - name: production
+        trainer: v2.3.0                  # the Trainer version to emulate (only v2.3.0 for now)
+        kubernetes: v1.31.0
+        defaultNamespace: default
+        schedulers: [coscheduling, kueue]
+        overlays: [overlays/production]  # cluster layer
+        policies: []                     # in addition to inputs.policies
+        namespaces:
+          - name: vision
+            labels: {team: vision}
+            overlays: []                 # namespace layer: objects in ``vision`` only
+
+Every path is relative to the folder of the project file. Validation errors are
+reported at the ``file:line:col`` of the offending key (see :func:`validation_problems`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from compiler.errors import Problem
+from compiler.load.manifest import JsonPath, SourceMap
+from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
+
+__all__ = [
+    "SCHEDULERS",
+    "SUPPORTED_TRAINER_VERSIONS",
+    "Cluster",
+    "Inputs",
+    "Namespace",
+    "ProjectSpec",
+    "validation_problems",
+]
+
+SUPPORTED_TRAINER_VERSIONS = (DEFAULT_TRAINER_VERSION,)
+SCHEDULERS = ("coscheduling", "volcano", "kueue")
+Scheduler = Literal["coscheduling", "volcano", "kueue"]
+
+# RFC 1123 label: what Kubernetes accepts as a namespace name.
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# a cluster name becomes a folder name under the output path
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_KUBERNETES_VERSION = re.compile(r"^v?1\.\d+(\.\d+)?$")
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        strict=True,  # no "1" -> 1 coercions: YAML already gave the types
+    )
+
+
+class Inputs(_Model):
+    runtimes: list[NonEmpty] = []
+    jobs: list[NonEmpty] = []
+    policies: list[NonEmpty] = []
+    overlays: list[NonEmpty] = []
+
+
+class Namespace(_Model):
+    name: str
+    labels: dict[str, str] = {}
+    overlays: list[NonEmpty] = []
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _DNS_LABEL.match(value):
+            raise ValueError(f"{value!r} is not a valid namespace name (lowercase RFC 1123 label)")
+        return value
+
+
+class Cluster(_Model):
+    name: str
+    trainer: str = DEFAULT_TRAINER_VERSION
+    kubernetes: str | None = None
+    default_namespace: str = "default"
+    namespaces: list[Namespace] = []
+    # None: not declared, so not checked; [] : no gang scheduler and no Kueue
+    schedulers: list[Scheduler] | None = None
+    overlays: list[NonEmpty] = []
+    policies: list[NonEmpty] = []
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _CLUSTER_NAME.match(value):
+            raise ValueError(
+                f"{value!r} is not a valid cluster name (letters, digits, '-', '_', '.'; "
+                "it names the output folder)"
+            )
+        return value
+
+    @field_validator("trainer")
+    @classmethod
+    def _trainer(cls, value: str) -> str:
+        if value not in SUPPORTED_TRAINER_VERSIONS:
+            supported = ", ".join(SUPPORTED_TRAINER_VERSIONS)
+            raise ValueError(
+                f"Trainer version {value!r} is not supported: trainc emulates {supported}"
+            )
+        return value
+
+    @field_validator("kubernetes")
+    @classmethod
+    def _kubernetes(cls, value: str | None) -> str | None:
+        if value is not None and not _KUBERNETES_VERSION.match(value):
+            raise ValueError(f"{value!r} is not a Kubernetes version (e.g. v1.31 or v1.31.2)")
+        return value
+
+    @field_validator("default_namespace")
+    @classmethod
+    def _default_namespace(cls, value: str) -> str:
+        if not _DNS_LABEL.match(value):
+            raise ValueError(f"{value!r} is not a valid namespace name (lowercase RFC 1123 label)")
+        return value
+
+    @field_validator("schedulers")
+    @classmethod
+    def _schedulers(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a scheduler is listed twice")
+        return value
+
+    def namespace(self, name: str) -> Namespace | None:
+        return next((n for n in self.namespaces if n.name == name), None)
+
+    def has_scheduler(self, scheduler: str) -> bool | None:
+        """Whether the cluster runs ``scheduler``; None when ``schedulers`` is not declared."""
+        return None if self.schedulers is None else scheduler in self.schedulers
+
+
+class ProjectSpec(_Model):
+    inputs: Inputs = Inputs()
+    output: NonEmpty = "rendered"
+    clusters: Annotated[list[Cluster], Field(min_length=1)]
+
+
+def _json_path(loc: tuple[int | str, ...]) -> JsonPath:
+    # pydantic appends the branch of a union or the validator's tag to the location;
+    # keep only the parts that are keys and indexes of the document.
+    return tuple(
+        part
+        for part in loc
+        if isinstance(part, int) or not part.startswith(("function-", "literal["))
+    )
+
+
+def _field(path: JsonPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _message(error: dict[str, object]) -> str:
+    kind = error.get("type")
+    message = str(error.get("msg", "invalid value"))
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required field is missing"
+    return message.removeprefix("Value error, ")
+
+
+def validation_problems(error: ValidationError, source: SourceMap) -> list[Problem]:
+    """Each pydantic error as a Problem at the ``file:line:col`` of the field it is about."""
+    problems = []
+    for item in error.errors(include_url=False):
+        path = _json_path(tuple(item["loc"]))
+        problems.append(
+            Problem(
+                _message(dict(item)),
+                source.locate(path),
+                field_path=_field(path) or None,
+                rule="project",
+            )
+        )
+    return problems
