@@ -8,9 +8,9 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 N ?= 1000
 
-.PHONY: setup upstream cue render test lint oracle goldens conformance conformance-fuzz bench clean
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz bench clean
 
-setup: $(VENV)/.installed upstream cue
+setup: $(VENV)/.installed upstream cue kubectl
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ upstream: $(VENV)/.installed
 # The pinned cue CLI (for .cue policies), built with `go install` into the same cache.
 cue:
 	@bash scripts/install-cue.sh
+
+# kubectl (or the standalone kustomize it embeds) for the overlay differential test.
+kubectl:
+	@bash scripts/install-kubectl.sh
 
 render: setup
 	$(PY) -m compiler render example -o out

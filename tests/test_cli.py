@@ -90,7 +90,7 @@ def test_schemas_replace_the_pinned_crds(tmp_path: Path) -> None:
     (tmp_path / "trainjobs.yaml").write_text(stricter)
     result = trainc("render", str(EXAMPLE), "--schemas", str(tmp_path), "-o", "-")
     assert result.returncode == 2
-    assert "resnet.yaml:11:5: TrainJob vision/resnet: spec.trainer.numNodes:" in result.stderr
+    assert "resnet.yaml:12:5: TrainJob vision/resnet: spec.trainer.numNodes:" in result.stderr
     assert "less than or equal to 3" in result.stderr
 
 

@@ -31,17 +31,18 @@ def _snapshot(repo: Path) -> tuple[str, str, bytes, str]:
     )
 
 
-def test_runtime_patch_change_shows_toleration_for_that_trainjob_only(example_repo: Path) -> None:
-    _edit(example_repo, RESNET, "effect: NoSchedule", "effect: NoExecute")
+def test_runtime_patch_change_shows_the_field_for_that_trainjob_only(example_repo: Path) -> None:
+    _edit(example_repo, RESNET, "accelerator: a100", "accelerator: h100")
     diff = diff_against("HEAD", ["inputs"], cwd=example_repo)
     assert [(t.namespace, t.name) for t in diff.trainjobs] == [("vision", "resnet")]
     [jobset] = diff.trainjobs[0].objects
     assert (jobset.kind, jobset.status) == ("JobSet", "changed")
     [change] = jobset.fields
     assert format_path(change.path) == (
-        "spec.replicatedJobs[name=node].template.spec.template.spec.tolerations[0].effect"
+        "spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector"
+        "['pool.example.com/accelerator']"
     )
-    assert (change.old, change.new, change.replicated_job) == ("NoSchedule", "NoExecute", "node")
+    assert (change.old, change.new, change.replicated_job) == ("a100", "h100", "node")
     assert diff.impact is not None
     assert [(i.path, i.trainjobs) for i in diff.impact] == [(RESNET, [("", "vision", "resnet")])]
 
