@@ -105,6 +105,13 @@ def _parser() -> argparse.ArgumentParser:
         "JobSet, PodGroup)",
     )
     check.add_argument("--namespace", default="default", help="namespace of objects that set none")
+    check.add_argument(
+        "--previous",
+        metavar="DIR",
+        type=Path,
+        help="the same inputs at a previous revision: checks them as updates, so immutable "
+        "fields (the CRDs' transition rules) are enforced before a GitOps sync fails",
+    )
     _project_arguments(check)
     check.add_argument(
         "--rendered",
@@ -296,7 +303,9 @@ def _check(args: argparse.Namespace) -> int:
     elif args.project is not None or args.cluster:
         raise UsageError("trainc check: --project and --cluster take no PATHs")
     else:
-        options = CheckOptions(default_namespace=args.namespace, schemas=args.schemas)
+        options = CheckOptions(
+            default_namespace=args.namespace, schemas=args.schemas, previous=args.previous
+        )
         result = check_paths(args.paths, options)
     if args.format == "json":
         from compiler.emit.report_json import render_json as report

@@ -97,3 +97,15 @@ def test_schemas_replace_the_pinned_crds(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [[], ["render"], ["render", "x", "--bogus"]])
 def test_usage_errors_exit_2(args: list[str]) -> None:
     assert trainc(*args).returncode == 2
+
+
+def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -> None:
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    smoke = (EXAMPLE / "jobs" / "smoke.yaml").read_text()
+    (previous / "smoke.yaml").write_text(smoke.replace("name: torch-gang", "name: torch-other"))
+    result = trainc("check", str(EXAMPLE), "--previous", str(previous))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "smoke.yaml:8:3" in result.stdout
+    assert "immutable" in result.stdout.lower()
+    assert trainc("check", str(EXAMPLE)).returncode == 0

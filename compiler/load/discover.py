@@ -48,11 +48,18 @@ class Source:
         return self.path is None
 
 
+OUTPUT_MARKER = ".trainc-output"  # written by compiler.emit.output into every output tree
+
+
 def _walk(directory: Path) -> list[Path]:
     found: list[tuple[tuple[str, ...], Path]] = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
         base = Path(root)
+        # Hidden folders, and folders trainc rendered (they carry its marker file):
+        # rendered output is never input.
+        dirs[:] = [
+            d for d in dirs if not d.startswith(".") and not (base / d / OUTPUT_MARKER).exists()
+        ]
         for name in files:
             if name.startswith(".") or not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
                 continue

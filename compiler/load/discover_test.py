@@ -56,3 +56,16 @@ def test_segment_order_not_string_order(tmp_path: Path) -> None:
         (tmp_path / name).write_text("x: 1\n")
     found = [s.path.relative_to(tmp_path).as_posix() for s in discover([str(tmp_path)]) if s.path]
     assert found == ["a/b.yaml", "a-b.yaml", "a.yaml", "b.yaml"]
+
+
+def test_folders_trainc_rendered_are_not_inputs(tmp_path: Path) -> None:
+    from compiler.emit.output import MARKER
+    from compiler.load.discover import OUTPUT_MARKER, discover
+
+    assert OUTPUT_MARKER == MARKER
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "a.yaml").write_text("kind: X\n")
+    (tmp_path / "rendered" / "prod").mkdir(parents=True)
+    (tmp_path / "rendered" / MARKER).write_text("")
+    (tmp_path / "rendered" / "prod" / "b.yaml").write_text("kind: Y\n")
+    assert [s.display for s in discover([str(tmp_path)])] == [str(tmp_path / "jobs" / "a.yaml")]

@@ -58,7 +58,7 @@ from compiler.load.crds import (
     trainer_crds,
 )
 from compiler.load.discover import discover_collect
-from compiler.load.loader import LoadResult, load_collect
+from compiler.load.loader import LoadResult, load_collect, load_previous
 from compiler.load.manifest import Manifest
 from compiler.render.framework import RenderOptions
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
@@ -114,6 +114,9 @@ class CheckOptions:
         ]
         | None
     ) = None
+    # --previous DIR: the same objects as a previous revision stored them; their presence
+    # makes this an update, so the CRDs' transition rules (oldSelf) run.
+    previous: Path | None = None
 
 
 @dataclass
@@ -370,7 +373,12 @@ def check_paths(paths: list[str], options: CheckOptions | None = None) -> CheckR
         if options.schemas is not None
         else trainer_crds(options.trainer_version)
     )
-    loaded, load_problems = load_collect(paths, options.default_namespace, crds)
+    previous = (
+        load_previous([str(options.previous)], options.default_namespace, crds)
+        if options.previous is not None
+        else None
+    )
+    loaded, load_problems = load_collect(paths, options.default_namespace, crds, previous)
     compile_fn = options.compile or compile_loaded
     compiled, problems = compile_fn(
         loaded, load_problems, options.render, options.default_namespace
