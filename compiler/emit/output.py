@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,19 +93,8 @@ def write_directory(
     requirements: Iterable[SecretRequirement] = (),
 ) -> int:
     """Replace ``directory`` with one file per object, atomically; returns the file count."""
-    directory = directory.resolve()
-    if directory.exists() and (
-        not directory.is_dir() or (any(directory.iterdir()) and not (directory / MARKER).exists())
-    ):
-        raise InputError.single(
-            f"{directory} exists and was not written by trainc; refusing to replace it "
-            "(choose an empty or new output directory)"
-        )
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     count = 0
-    try:
-        (staging / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+    with staged_directory(directory) as staging:
         for obj in sorted_objects(objects):
             path = staging / obj.relative_path
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,12 +103,39 @@ def write_directory(
         requirements = list(requirements)
         if requirements:
             (staging / "requirements.yaml").write_text(requirements_text(requirements))
+    return count
+
+
+def check_replaceable(directory: Path) -> None:
+    """Refuse to replace a non-empty directory trainc did not write (it has no marker)."""
+    if directory.exists() and (
+        not directory.is_dir() or (any(directory.iterdir()) and not (directory / MARKER).exists())
+    ):
+        raise InputError.single(
+            f"{directory} exists and was not written by trainc; refusing to replace it "
+            "(choose an empty or new output directory)"
+        )
+
+
+@contextmanager
+def staged_directory(directory: Path) -> Iterator[Path]:
+    """A fresh directory, marked as trainc's, that replaces ``directory`` whole on success.
+
+    Written beside its final place and renamed in; on any failure it is removed and
+    ``directory`` is left as it was.
+    """
+    directory = directory.resolve()
+    check_replaceable(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        (staging / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        yield staging
         os.chmod(staging, 0o755)
         _swap(staging, directory)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return count
 
 
 def _swap(staging: Path, directory: Path) -> None:

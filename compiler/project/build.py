@@ -26,9 +26,6 @@ a namespace it does not list. A cluster without ``schedulers`` is not checked.
 from __future__ import annotations
 
 import importlib
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +33,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from compiler.driver import CompileResult, TrainJobSummary, compile_loaded
-from compiler.emit.output import MARKER, RenderedObject, write_directory
+from compiler.emit.output import (
+    MARKER,
+    RenderedObject,
+    check_replaceable,
+    staged_directory,
+    write_directory,
+)
 from compiler.errors import InputError, Problem, TraincError
 from compiler.load.crds import trainer_crds
 from compiler.load.loader import LoadResult, load_collect
@@ -334,16 +337,6 @@ def render_project(
 # --- writing ----------------------------------------------------------------------------
 
 
-def _check_owned(directory: Path) -> None:
-    if directory.exists() and (
-        not directory.is_dir() or (any(directory.iterdir()) and not (directory / MARKER).exists())
-    ):
-        raise InputError.single(
-            f"{directory} exists and was not written by trainc; refusing to replace it "
-            "(choose an empty or new output directory)"
-        )
-
-
 def write_project(results: dict[str, ClusterResult], directory: Path, *, whole: bool) -> int:
     """Write ``<directory>/<cluster>/...``; returns the number of objects written.
 
@@ -352,7 +345,7 @@ def write_project(results: dict[str, ClusterResult], directory: Path, *, whole: 
     replaced, each atomically, and the others stay as they are.
     """
     directory = directory.resolve()
-    _check_owned(directory)
+    check_replaceable(directory)
     count = 0
     if not whole:
         directory.mkdir(parents=True, exist_ok=True)
@@ -360,28 +353,9 @@ def write_project(results: dict[str, ClusterResult], directory: Path, *, whole: 
         for name, result in results.items():
             count += write_directory(result.objects, directory / name, result.secret_requirements)
         return count
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    try:
-        (staging / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+    with staged_directory(directory) as staging:
         for name, result in results.items():
             count += write_directory(result.objects, staging / name, result.secret_requirements)
-        os.chmod(staging, 0o755)
-        if not directory.exists():
-            staging.rename(directory)
-            return count
-        retired = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old.", dir=directory.parent))
-        retired.rmdir()
-        directory.rename(retired)
-        try:
-            staging.rename(directory)
-        except BaseException:
-            retired.rename(directory)
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return count
 
 
