@@ -184,6 +184,11 @@ def _project_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="only this cluster of the project (repeatable; default: every cluster)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="an overlay patch whose target matches nothing is an error, not a warning",
+    )
 
 
 def _project(args: argparse.Namespace) -> Any:
@@ -206,7 +211,9 @@ def _render_project(args: argparse.Namespace) -> int:
     from compiler.render.framework import RenderOptions
 
     project = _project(args)
-    results = render_project(project, args.cluster, RenderOptions(owner_uid=args.owner_uid))
+    results = render_project(
+        project, args.cluster, RenderOptions(owner_uid=args.owner_uid), args.strict
+    )
     problems: dict[str, Any] = {}
     for name, result in results.items():
         for note in result.notes:
@@ -299,7 +306,7 @@ def _check(args: argparse.Namespace) -> int:
     if not args.paths:
         from compiler.project.build import check_project
 
-        result = check_project(_project(args), args.cluster, args.schemas)
+        result = check_project(_project(args), args.cluster, args.schemas, args.strict)
     elif args.project is not None or args.cluster:
         raise UsageError("trainc check: --project and --cluster take no PATHs")
     else:

@@ -109,3 +109,36 @@ def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -
     assert "smoke.yaml:8:3" in result.stdout
     assert "immutable" in result.stdout.lower()
     assert trainc("check", str(EXAMPLE)).returncode == 0
+
+
+def test_overlay_target_matching_nothing_warns_or_fails_with_strict(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "example", ignore=shutil.ignore_patterns("rendered"))
+    shutil.copytree(REPO / "overlays", tmp_path / "overlays")
+    staging = tmp_path / "overlays" / "staging" / "platform.yaml"
+    staging.write_text(
+        staging.read_text().replace(
+            "patches:\n",
+            "patches:\n  - target:\n      kind: TrainJob\n      name: no-such-job\n"
+            "    patch:\n      metadata:\n        labels:\n          x: y\n",
+            1,
+        )
+    )
+    project = tmp_path / "example" / "trainc.yaml"
+    lenient = trainc(
+        "render", "--project", str(project), "--cluster", "staging", "-o", str(tmp_path / "a")
+    )
+    assert lenient.returncode == 0, lenient.stderr
+    assert "platform.yaml:9:" in lenient.stderr and "warning" in lenient.stderr
+    strict = trainc(
+        "render",
+        "--project",
+        str(project),
+        "--cluster",
+        "staging",
+        "--strict",
+        "-o",
+        str(tmp_path / "b"),
+    )
+    assert strict.returncode == 2
+    assert "platform.yaml:9:" in strict.stderr
+    assert not (tmp_path / "b").exists()

@@ -300,13 +300,19 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 
 
 def render_cluster(
-    project: Project, cluster: Cluster | str, options: RenderOptions | None = None
+    project: Project,
+    cluster: Cluster | str,
+    options: RenderOptions | None = None,
+    strict: bool = False,
 ) -> ClusterResult:
-    """Render the project's inputs for one cluster; problems are returned, not raised."""
+    """Render the project's inputs for one cluster; problems are returned, not raised.
+
+    ``strict``: an overlay patch whose target matches nothing is an error, not a warning.
+    """
     if isinstance(cluster, str):
         cluster = project.cluster(cluster)
     notes: list[str] = []
-    compile_fn = cluster_compiler(project, cluster, notes)
+    compile_fn = cluster_compiler(project, cluster, notes, strict)
     loaded, load_problems = load_collect(
         project.input_files(), cluster.default_namespace, trainer_crds(cluster.trainer)
     )
@@ -318,6 +324,7 @@ def render_project(
     project: Project,
     clusters: Iterable[str] | None = None,
     options: RenderOptions | None = None,
+    strict: bool = False,
 ) -> dict[str, ClusterResult]:
     """Every cluster (or those named, in project order), by name.
 
@@ -328,7 +335,7 @@ def render_project(
         for name in wanted:
             project.cluster(name)  # raises for an unknown name
     return {
-        c.name: render_cluster(project, c, options)
+        c.name: render_cluster(project, c, options, strict)
         for c in project.clusters
         if wanted is None or c.name in wanted
     }
@@ -362,7 +369,9 @@ def write_project(results: dict[str, ClusterResult], directory: Path, *, whole: 
 # --- checking ---------------------------------------------------------------------------
 
 
-def check_cluster(project: Project, cluster: Cluster, schemas: Path | None = None) -> CheckResult:
+def check_cluster(
+    project: Project, cluster: Cluster, schemas: Path | None = None, strict: bool = False
+) -> CheckResult:
     """``trainc check`` of the project's inputs and policies for one cluster (a CheckResult).
 
     The cluster's namespaces and their labels feed policies' ``namespaceSelector``; its
@@ -376,7 +385,7 @@ def check_cluster(project: Project, cluster: Cluster, schemas: Path | None = Non
         schemas=schemas,
         trainer_version=cluster.trainer,
         namespaces=project.namespace_labels(cluster),
-        compile=cluster_compiler(project, cluster, notes),
+        compile=cluster_compiler(project, cluster, notes, strict),
     )
     result = check_paths([*project.input_files(), *project.policy_files(cluster)], options)
     result.notes = sorted({*result.notes, *notes})
@@ -384,7 +393,10 @@ def check_cluster(project: Project, cluster: Cluster, schemas: Path | None = Non
 
 
 def check_project(
-    project: Project, clusters: Iterable[str] | None = None, schemas: Path | None = None
+    project: Project,
+    clusters: Iterable[str] | None = None,
+    schemas: Path | None = None,
+    strict: bool = False,
 ) -> CheckResult:
     """Every cluster's check merged into one CheckResult.
 
@@ -405,7 +417,7 @@ def check_project(
     for cluster in project.clusters:
         if wanted is not None and cluster.name not in wanted:
             continue
-        result = check_cluster(project, cluster, schemas)
+        result = check_cluster(project, cluster, schemas, strict)
         for finding in result.findings:
             merged.setdefault(finding, []).append(cluster.name)
         combined.objects.extend(result.objects)
