@@ -14,7 +14,10 @@ Exit codes: 0 success, 1 policy violations, 2 input or usage error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--namespace", default="default", help="namespace of objects that set none")
     check.add_argument(
         "--previous",
-        metavar="DIR",
-        type=Path,
-        help="the same inputs at a previous revision: checks them as updates, so immutable "
+        metavar="DIR|REV",
+        help="the inputs at a previous revision — a folder, or a git revision whose checkout "
+        "of the same PATHs is used: objects found there are checked as updates, so immutable "
         "fields (the CRDs' transition rules) are enforced before a GitOps sync fails",
     )
     _project_arguments(check)
@@ -189,6 +192,24 @@ def _project_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="an overlay patch whose target matches nothing is an error, not a warning",
     )
+
+
+@contextmanager
+def _previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path] | None]:
+    """``--previous``: a folder as given, or the same PATHs in a checkout of a git revision."""
+    if value is None:
+        yield None
+        return
+    if Path(value).is_dir():
+        yield [Path(value)]
+        return
+    from compiler.deliver.git_revision import base_worktree, repo_root, resolve_commit
+
+    root = repo_root(Path.cwd())
+    commit = resolve_commit(root, value)
+    with base_worktree(root, commit) as tree:
+        mapped = [tree / Path(p).resolve().relative_to(root) for p in paths if p != "-"]
+        yield [p for p in mapped if p.exists()]
 
 
 def _project(args: argparse.Namespace) -> Any:
@@ -310,10 +331,9 @@ def _check(args: argparse.Namespace) -> int:
     elif args.project is not None or args.cluster:
         raise UsageError("trainc check: --project and --cluster take no PATHs")
     else:
-        options = CheckOptions(
-            default_namespace=args.namespace, schemas=args.schemas, previous=args.previous
-        )
-        result = check_paths(args.paths, options)
+        options = CheckOptions(default_namespace=args.namespace, schemas=args.schemas)
+        with _previous_inputs(args.previous, args.paths) as previous:
+            result = check_paths(args.paths, dataclasses.replace(options, previous=previous))
     if args.format == "json":
         from compiler.emit.report_json import render_json as report
     elif args.format == "sarif":

@@ -104,7 +104,7 @@ def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -
     previous.mkdir()
     smoke = (EXAMPLE / "jobs" / "smoke.yaml").read_text()
     (previous / "smoke.yaml").write_text(smoke.replace("name: torch-gang", "name: torch-other"))
-    result = trainc("check", str(EXAMPLE), "--previous", str(previous))
+    result = trainc("check", str(EXAMPLE), "--previous", str(previous))  # a folder
     assert result.returncode == 1, result.stdout + result.stderr
     assert "smoke.yaml:8:3" in result.stdout
     assert "immutable" in result.stdout.lower()
@@ -142,3 +142,21 @@ def test_overlay_target_matching_nothing_warns_or_fails_with_strict(tmp_path: Pa
     assert strict.returncode == 2
     assert "platform.yaml:9:" in strict.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_check_previous_accepts_a_git_revision(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("rendered", "trainc.yaml"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "base"], check=True)
+    smoke = repo / "jobs" / "smoke.yaml"
+    smoke.write_text(smoke.read_text().replace("name: torch-gang", "name: torch-other"))
+    result = trainc("check", ".", "--previous", "HEAD", cwd=repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "immutable" in result.stdout.lower()
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    )
+    assert len(listed.stdout.splitlines()) == 1  # the temporary checkout is gone

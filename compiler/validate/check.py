@@ -114,9 +114,9 @@ class CheckOptions:
         ]
         | None
     ) = None
-    # --previous DIR: the same objects as a previous revision stored them; their presence
-    # makes this an update, so the CRDs' transition rules (oldSelf) run.
-    previous: Path | None = None
+    # --previous: the inputs as a previous revision had them (files or folders); an object
+    # found there makes this an update, so the CRDs' transition rules (oldSelf) run.
+    previous: list[Path] | None = None
 
 
 @dataclass
@@ -374,7 +374,7 @@ def check_paths(paths: list[str], options: CheckOptions | None = None) -> CheckR
         else trainer_crds(options.trainer_version)
     )
     previous = (
-        load_previous([str(options.previous)], options.default_namespace, crds)
+        load_previous([str(p) for p in options.previous], options.default_namespace, crds)
         if options.previous is not None
         else None
     )
