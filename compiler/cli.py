@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import __version__
-from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, SetupError, TraincError
+from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, InputError, SetupError, TraincError
 
 REPORT_FORMATS = ("text", "json", "sarif", "junit")
 
@@ -207,9 +207,16 @@ def _previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path]
 
     root = repo_root(Path.cwd())
     commit = resolve_commit(root, value)
+    relative = []
+    for path in (p for p in paths if p != "-"):
+        try:
+            relative.append(Path(path).resolve().relative_to(root))
+        except ValueError:
+            raise InputError.single(
+                f"--previous {value}: {path} is outside the git work tree {root}"
+            ) from None
     with base_worktree(root, commit) as tree:
-        mapped = [tree / Path(p).resolve().relative_to(root) for p in paths if p != "-"]
-        yield [p for p in mapped if p.exists()]
+        yield [tree / r for r in relative if (tree / r).exists()]
 
 
 def _project(args: argparse.Namespace) -> Any:
