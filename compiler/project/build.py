@@ -56,6 +56,7 @@ __all__ = [
     "check_cluster",
     "check_project",
     "cluster_compiler",
+    "cluster_overlays",
     "render_cluster",
     "render_project",
     "write_project",
@@ -160,6 +161,17 @@ def _load_overlays(
                 continue
             overlays.append(overlay)
     return module, overlays, problems
+
+
+def cluster_overlays(project: Project, cluster: Cluster) -> tuple[list[Any], list[Any]]:
+    """The cluster's loaded overlays and the project's input manifests as loaded, before
+    any overlay (field provenance layers the overlays itself). Problems are left to the
+    render."""
+    _, overlays, _ = _load_overlays(project, cluster, [])
+    loaded, _ = load_collect(
+        project.input_files(), cluster.default_namespace, trainer_crds(cluster.trainer)
+    )
+    return overlays, list(loaded.objects)
 
 
 def _apply_outputs(

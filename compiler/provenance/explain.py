@@ -14,11 +14,13 @@ manifests are not touched.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compiler.driver import CompileResult
-from compiler.errors import InputError, Problem
+from compiler.errors import InputError, ObjectRef, Problem
+from compiler.load.manifest import Manifest
 from compiler.provenance.trace import (
     FieldOrigin,
     FieldPath,
@@ -43,9 +45,18 @@ class ObjectProvenance:
 
 
 def trace_result(
-    result: CompileResult, options: RenderOptions | None = None
+    result: CompileResult,
+    options: RenderOptions | None = None,
+    overlays: Sequence[Any] = (),
+    originals: Sequence[Manifest] = (),
 ) -> dict[str, ObjectProvenance]:
-    """Provenance of every object of a compile result, by object key."""
+    """Provenance of every object of a compile result, by object key.
+
+    A project cluster's render: ``overlays`` are its loaded overlays and ``originals``
+    the input manifests before them (the result's TrainJobs and runtimes are patched);
+    each overlay patch is then a layer of its own.
+    """
+    before: dict[ObjectRef, Manifest] = {m.ref: m for m in originals}
     priority_classes = frozenset(
         m.name
         for m in (result.loaded.others if result.loaded else ())
@@ -56,7 +67,11 @@ def trace_result(
         if summary.skipped or summary.trainjob is None or summary.runtime is None:
             continue
         traced = provenance(
-            summary.trainjob, summary.runtime, options, default_plugins(priority_classes)
+            before.get(summary.trainjob.ref, summary.trainjob) if overlays else summary.trainjob,
+            before.get(summary.runtime.ref, summary.runtime) if overlays else summary.runtime,
+            options,
+            default_plugins(priority_classes),
+            overlays,
         )
         for rendered in summary.objects:
             key = object_key(rendered.data)

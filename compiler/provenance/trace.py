@@ -14,6 +14,13 @@ the ones that layer overrode. The layers, in order:
 4. ``plugin`` -- each ML policy plugin, then each PodGroup plugin, in registry order;
    the last layer is exactly the real render.
 
+With a project's overlays (``overlays``: the cluster's loaded ``Overlay`` documents,
+the TrainJob and runtime given as loaded, before any overlay), each patch is a layer
+``overlay`` of its own (``overlay production-platform patches[1]``), credited to the
+patch's line: an input patch of the runtime right after ``runtime``, an input patch
+of the TrainJob after the ``trainjob`` layers, and an output patch after the plugins
+(applied to the rendered objects, as ``trainc render`` does).
+
 A leaf is *direct* when its layer wrote the same key with the same value (the runtime's
 ``spec.template``, the patch, ``spec.trainer.image`` for a container ``image``); the
 best match by path suffix gives its ``file:line``. Otherwise it is *derived*: the
@@ -31,17 +38,16 @@ not plain words (``labels["trainer.kubeflow.org/trainjob-ancestor-step"]``).
 
 Cost: one render per layer plus one per scalar input (typically a few hundred), so it
 runs on request (``trainc explain``, ``render --provenance``), never on the default path.
-Overlays are not layered yet: provenance describes the render of the inputs as loaded.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from compiler.load.manifest import JsonPath, Manifest
+from compiler.load.manifest import JsonPath, Manifest, SourceMap
 from compiler.render.framework import Phases, Plugin, RenderOptions
 from compiler.render.info import JsonObject, json_copy
 from compiler.render.pipeline import render_trainjob
@@ -194,7 +200,7 @@ class InputRef:
 class FieldOrigin:
     """Where one output leaf got its value, and what it overrode.
 
-    ``layer`` is ``runtime``, ``runtimePatch``, ``trainjob`` or ``plugin``; ``label``
+    ``layer`` is ``runtime``, ``overlay``, ``runtimePatch``, ``trainjob`` or ``plugin``; ``label``
     names it (``runtimePatch[0] manager=example.com/x``, ``plugin Torch``). ``source``
     is the input written with this value (None for a derived leaf); ``inputs`` what a
     derived leaf was computed from. ``overridden`` lists earlier layers' values, the
@@ -239,6 +245,9 @@ class _Layer:
     trainjob: JsonObject
     plugins: list[Plugin]
     roots: list[JsonPath] = field(default_factory=list)  # in the TrainJob; [] = runtime
+    runtime: Manifest | None = None  # the runtime it renders with (None: the final one)
+    patched: Manifest | None = None  # input overlay layers: the object the patch changed
+    outputs: list[Manifest] | None = None  # output overlay layers: the patched render
 
 
 _BASE_SPEC_KEYS = ("runtimeRef", "managedBy")
@@ -249,12 +258,51 @@ def _is_layered_plugin(plugin: Plugin) -> bool:
     return hasattr(plugin, "enforce_ml_policy") or hasattr(plugin, "enforce_pod_group_policy")
 
 
-def _layers(trainjob: JsonObject, plugins: list[Plugin]) -> list[_Layer]:
+def _overlay_steps(
+    manifests: list[Manifest], overlays: Sequence[Any], stage: str
+) -> list[tuple[str, list[Manifest]]]:
+    """``manifests`` after each overlay patch of ``stage`` that changes one of them, in
+    application order, with the patch's label; each patched manifest's source map points
+    the fields the patch wrote at the patch's lines."""
+    if not overlays:
+        return []
+    from compiler.overlay import overlays as module
+
+    steps: list[tuple[str, list[Manifest]]] = []
+    current = manifests
+    for overlay in module.ordered(overlays):
+        for index, patch in enumerate(overlay.patches):
+            if patch.stage != stage:
+                continue
+            # One patch at a time, as an input patch: that is what keeps positions.
+            single = replace(overlay, patches=(replace(patch, stage="input"),), locks=())
+            patched, errors, _ = module.apply_input_overlays(current, [single], False)
+            if errors or all(a is b for a, b in zip(patched, current, strict=True)):
+                continue
+            current = list(patched)
+            steps.append((f"overlay {overlay.name} patches[{index}]", current))
+    return steps
+
+
+def _layers(
+    trainjob: JsonObject,
+    plugins: list[Plugin],
+    runtime: Manifest,
+    runtime_steps: list[tuple[str, list[Manifest]]],
+    trainjob_steps: list[tuple[str, list[Manifest]]],
+    final_trainjob: JsonObject,
+) -> list[_Layer]:
     base_plugins = [p for p in plugins if not _is_layered_plugin(p)]
     spec: JsonObject = trainjob.get("spec") or {}
     current = json_copy(trainjob)
     current["spec"] = {k: json_copy(spec[k]) for k in _BASE_SPEC_KEYS if k in spec}
-    layers = [_Layer("runtime", "runtime", json_copy(current), base_plugins)]
+    layers = [_Layer("runtime", "runtime", json_copy(current), base_plugins, runtime=runtime)]
+    for label, (patched,) in runtime_steps:
+        layers.append(
+            _Layer(
+                "overlay", label, json_copy(current), base_plugins, runtime=patched, patched=patched
+            )
+        )
     for index, patch in enumerate(spec.get("runtimePatches") or ()):
         current["spec"].setdefault("runtimePatches", []).append(json_copy(patch))
         manager = patch.get("manager") if isinstance(patch, dict) else None
@@ -295,13 +343,15 @@ def _layers(trainjob: JsonObject, plugins: list[Plugin]) -> list[_Layer]:
                     [("spec", key)],
                 )
             )
+    for label, (patched,) in trainjob_steps:
+        layers.append(_Layer("overlay", label, patched.data, base_plugins, patched=patched))
     enabled: set[int] = set()
     for plugin in plugins:
         if not _is_layered_plugin(plugin):
             continue
         enabled.add(id(plugin))
         active = [p for p in plugins if not _is_layered_plugin(p) or id(p) in enabled]
-        layers.append(_Layer("plugin", f"plugin {plugin.name}", trainjob, active))
+        layers.append(_Layer("plugin", f"plugin {plugin.name}", final_trainjob, active))
     return layers
 
 
@@ -343,21 +393,27 @@ class _Inputs:
         self.trainjob = trainjob
         self.runtime = runtime
         self.names = {
-            id(trainjob): f"TrainJob {trainjob.namespace or 'default'}/{trainjob.name}",
-            id(runtime): f"{runtime.kind} {runtime.name}",
+            "TrainJob": f"TrainJob {trainjob.namespace or 'default'}/{trainjob.name}",
+            "runtime": f"{runtime.kind} {runtime.name}",
         }
+
+    def name(self, manifest: Manifest) -> str:
+        return self.names["TrainJob" if manifest.kind == "TrainJob" else "runtime"]
 
     def ref(self, manifest: Manifest, raw: JsonPath, keyed: FieldPath | None = None) -> InputRef:
         location = manifest.locate(raw)
         value = _get(manifest.data, raw)
+        # A patched manifest (input overlays) knows the positions of every field it kept
+        # or an overlay wrote.
+        positions = getattr(manifest.source, "locations", None) or manifest.source.positions
         return InputRef(
-            self.names[id(manifest)],
+            self.name(manifest),
             format_field_path(keyed if keyed is not None else raw),
             location.file,
             location.line,
             location.column,
             None if value is _MISSING or isinstance(value, dict | list) else value,
-            tuple(raw) in manifest.source.positions,
+            tuple(raw) in positions,
         )
 
     def direct(
@@ -464,33 +520,66 @@ def provenance(
     runtime: Manifest,
     options: RenderOptions | None = None,
     plugins: list[Plugin] | None = None,
+    overlays: Sequence[Any] = (),
 ) -> dict[str, dict[str, FieldOrigin]]:
     """The origin of every leaf of every object rendered for ``trainjob``.
 
     Keyed by :func:`object_key` then :func:`format_field_path`. Empty when the TrainJob
     does not render (admission errors). ``runtime`` is the resolved runtime manifest.
+    With ``overlays`` (loaded ``Overlay`` documents), ``trainjob`` and ``runtime`` are
+    the manifests before any overlay: the input patches are applied here, one layer
+    each, and the output patches after the render.
     """
     options = options or RenderOptions()
     plugins = plugins if plugins is not None else default_plugins()
+    runtime_steps = _overlay_steps([runtime], overlays, "input")
+    trainjob_steps = _overlay_steps([trainjob], overlays, "input")
+    original_runtime = runtime
+    if runtime_steps:
+        runtime = runtime_steps[-1][1][0]
+    original_trainjob = trainjob
+    if trainjob_steps:
+        trainjob = trainjob_steps[-1][1][0]
     runtime_spec: JsonObject = runtime.data.get("spec") or {}
     inputs = _Inputs(trainjob, runtime)
-    layers = _layers(trainjob.data, plugins)
+    layers = _layers(
+        original_trainjob.data,
+        plugins,
+        original_runtime,
+        runtime_steps,
+        trainjob_steps,
+        trainjob.data,
+    )
 
     history: dict[LeafKey, list[tuple[int, Any]]] = {}
     previous: dict[LeafKey, Any] = {}
-    for index, layer in enumerate(layers):
-        rendered = _render(layer.trainjob, runtime_spec, layer.plugins, options)
-        if rendered is None:
-            continue
+
+    def record(index: int, rendered: list[JsonObject]) -> None:
+        nonlocal previous
         leaves = _leaves(rendered)
         for key, value in leaves.items():
             if key not in previous or not _same(previous[key], value):
                 history.setdefault(key, []).append((index, value))
         previous = leaves
+
+    for index, layer in enumerate(layers):
+        spec = (layer.runtime.data.get("spec") or {}) if layer.runtime else runtime_spec
+        rendered = _render(layer.trainjob, spec, layer.plugins, options)
+        if rendered is None:
+            continue
+        record(index, rendered)
     # The real render: the last layer when every plugin is layered, but never assumed.
     objects = _render(trainjob.data, runtime_spec, plugins, options)
     if objects is None:
         return {}
+    rendered_leaves = _leaves(objects)
+    plugin_end = len(layers) - 1
+    # Output overlays: each patch on the rendered objects, a layer after the plugins.
+    outputs = [Manifest(obj, SourceMap("")) for obj in objects]
+    for label, patched in _overlay_steps(outputs, overlays, "output"):
+        record(len(layers), [m.data for m in patched])
+        layers.append(_Layer("overlay", label, trainjob.data, plugins, outputs=patched))
+        objects = [m.data for m in patched]
     final = _leaves(objects)
 
     def step(index: int, key: LeafKey, value: Any) -> FieldOrigin:
@@ -510,6 +599,8 @@ def provenance(
                         return FieldOrigin("trainjob", "TrainJob metadata", value, source)
                     return FieldOrigin("runtime", f"{runtime.kind} {runtime.name}", value, source)
             return FieldOrigin("plugin", "plugin JobSet", value, derived=True)
+        if layer.kind == "overlay":
+            return _overlay_origin(inputs, layer, key, value)
         if layer.kind in ("runtimePatch", "trainjob"):
             for root in layer.roots:
                 if source := inputs.direct(trainjob, root, path, value):
@@ -523,14 +614,14 @@ def provenance(
     for key, value in final.items():
         steps = list(history.get(key, []))
         if not steps or not _same(steps[-1][1], value):
-            steps.append((len(layers) - 1, value))
+            steps.append((plugin_end, value))
         overridden = tuple(step(i, key, v) for i, v in reversed(steps[:-1]))
         last = step(steps[-1][0], key, value)
         origins[key] = FieldOrigin(
             last.layer, last.label, value, last.source, last.derived, last.inputs, overridden
         )
     wanted = {k for k, o in origins.items() if o.derived and o.layer == "plugin"}
-    sensitive = _sensitivity(inputs, runtime_spec, plugins, options, final, wanted)
+    sensitive = _sensitivity(inputs, runtime_spec, plugins, options, rendered_leaves, wanted)
     for key in wanted:
         origin = origins[key]
         refs = sensitive[key]
@@ -557,6 +648,39 @@ def provenance(
     for (object_id, path), origin in origins.items():
         out.setdefault(names[object_id], {})[format_field_path(path)] = origin
     return out
+
+
+def _overlay_origin(inputs: _Inputs, layer: _Layer, key: LeafKey, value: Any) -> FieldOrigin:
+    """An overlay layer's leaf: located in the patched input, or in the patched output."""
+    path = key[1]
+    if layer.patched is not None:
+        roots: list[JsonPath] = [("metadata",), ("spec",)]
+        if layer.patched.kind != "TrainJob" and key[0][1] == "JobSet":
+            roots.insert(0, ("spec", "template"))
+        for root in roots:
+            if source := inputs.direct(layer.patched, root, path, value):
+                return FieldOrigin("overlay", layer.label, value, source)
+        return FieldOrigin("overlay", layer.label, value, derived=True)
+    (api_version, kind, ordinal), path = key
+    same_kind = [m for m in layer.outputs or () if (m.api_version, m.kind) == (api_version, kind)]
+    if ordinal < len(same_kind):
+        output = same_kind[ordinal]
+        for keyed, raw, _ in _walk(output.data):
+            if keyed == path:
+                location = output.locate(raw)
+                if location.file:
+                    name = f"{output.kind} {output.namespace or 'default'}/{output.name}"
+                    source = InputRef(
+                        name,
+                        format_field_path(path),
+                        location.file,
+                        location.line,
+                        location.column,
+                        None if isinstance(value, dict | list) else value,
+                        True,
+                    )
+                    return FieldOrigin("overlay", layer.label, value, source)
+    return FieldOrigin("overlay", layer.label, value, derived=True)
 
 
 def _identity(keyed: FieldPath) -> bool:
