@@ -14,7 +14,7 @@ each node's outcome depends only on its own subtree::
     ...                    "k": {"type": "string", "default": "ClusterTrainingRuntime"}}}}})
     >>> obj = {"spec": {"n": "2", "x": 1}}
     >>> [str(e) for e in admit_schema(obj, s)]  # doctest: +NORMALIZE_WHITESPACE
-    ['unknown field "spec.x"',
+    ['spec.x: unknown field "spec.x"',
      'spec.n: Invalid value: "string": spec.n in body must be of type integer: "string"']
     >>> obj
     {'spec': {'n': '2', 'k': 'ClusterTrainingRuntime'}}
@@ -42,6 +42,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from compiler.load.gofloat import layout
 from compiler.load.manifest import JsonPath, format_path
 
 __all__ = [
@@ -125,14 +126,7 @@ def go_float(value: float) -> str:
         return "-0" if math.copysign(1.0, value) < 0 else "0"
     sign = "-" if value < 0 else ""
     digits, exp = _shortest_digits(value)
-    if exp < -4 or exp >= 6:
-        frac = f".{digits[1:]}" if len(digits) > 1 else ""
-        return f"{sign}{digits[0]}{frac}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    if len(digits) <= exp + 1:
-        return f"{sign}{digits}{'0' * (exp + 1 - len(digits))}"
-    return f"{sign}{digits[: exp + 1]}.{digits[exp + 1 :]}"
+    return layout(sign, digits, exp, low=-4, high=6, exponent_digits=2)
 
 
 def _go_json_float(value: float) -> str:
@@ -141,14 +135,7 @@ def _go_json_float(value: float) -> str:
         return "-0" if math.copysign(1.0, value) < 0 else "0"
     sign = "-" if value < 0 else ""
     digits, exp = _shortest_digits(value)
-    if exp < -6 or exp >= 21:
-        frac = f".{digits[1:]}" if len(digits) > 1 else ""
-        return f"{sign}{digits[0]}{frac}e{'-' if exp < 0 else '+'}{abs(exp)}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    if len(digits) <= exp + 1:
-        return f"{sign}{digits}{'0' * (exp + 1 - len(digits))}"
-    return f"{sign}{digits[: exp + 1]}.{digits[exp + 1 :]}"
+    return layout(sign, digits, exp, low=-6, high=21, exponent_digits=1)
 
 
 def go_json(value: Any) -> str:

@@ -69,6 +69,7 @@ from ruamel.yaml.events import (
 from ruamel.yaml.reader import ReaderError
 
 from compiler.errors import InputError, Problem, SourceLocation
+from compiler.load.gofloat import layout
 from compiler.load.manifest import JsonPath, SourceMap
 
 __all__ = ["YamlDocument", "c_parser_available", "parse_yaml", "parse_yaml_collect", "read_yaml"]
@@ -205,14 +206,7 @@ def _go_float32_key(value: float) -> str:
     digits = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
     exponent = int(exponent_text)
     sign = "-" if negative else ""
-    if exponent < -4 or exponent >= 6:
-        frac = f".{digits[1:]}" if len(digits) > 1 else ""
-        return f"{sign}{digits[0]}{frac}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-    if exponent < 0:
-        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
-    if len(digits) <= exponent + 1:
-        return f"{sign}{digits}{'0' * (exponent + 1 - len(digits))}"
-    return f"{sign}{digits[: exponent + 1]}.{digits[exponent + 1 :]}"
+    return layout(sign, digits, exponent, low=-4, high=6, exponent_digits=2)
 
 
 def _tag_name(tag: str) -> str:
