@@ -214,7 +214,12 @@ def _previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path]
     from compiler.deliver.git_revision import base_worktree, repo_root, resolve_commit
 
     root = repo_root(Path.cwd())
-    commit = resolve_commit(root, value)
+    try:
+        commit = resolve_commit(root, value)
+    except InputError:
+        raise InputError.single(
+            f"--previous {value}: neither a folder nor a commit of {root}"
+        ) from None
     relative = []
     for path in (p for p in paths if p != "-"):
         try:
@@ -294,12 +299,12 @@ def _render_project(args: argparse.Namespace) -> int:
         for name, result in results.items():
             sys.stdout.write(f"# cluster: {name}\n{stream_text(result.objects)}")
         if provenance is not None:
-            _write_atomically(Path(args.provenance), provenance)
+            _write_atomically(Path(args.provenance), provenance, "--provenance")
         return EXIT_OK
     output = Path(args.output) if args.output is not None else project.output
     count = write_project(results, output, whole=args.cluster is None)
     if provenance is not None:
-        _write_atomically(Path(args.provenance), provenance)
+        _write_atomically(Path(args.provenance), provenance, "--provenance")
     if not args.quiet:
         for name, result in results.items():
             for summary in result.summaries:
@@ -332,7 +337,7 @@ def _render(args: argparse.Namespace) -> int:
         from compiler.provenance.explain import provenance_document, trace_result
 
         traced = trace_result(result, RenderOptions(owner_uid=args.owner_uid))
-        _write_atomically(Path(args.provenance), provenance_document(traced))
+        _write_atomically(Path(args.provenance), provenance_document(traced), "--provenance")
     if args.output in (None, "-"):
         sys.stdout.write(stream_text(result.objects))
         for requirement in result.secret_requirements:
@@ -351,7 +356,7 @@ def _render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, text: str, flag: str = "--output") -> None:
     import os
     import tempfile
 
@@ -367,7 +372,7 @@ def _write_atomically(path: Path, text: str) -> None:
     except OSError as error:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
-        raise SetupError(f"--output: cannot write {path}: {error.strerror or error}") from None
+        raise SetupError(f"{flag}: cannot write {path}: {error.strerror or error}") from None
 
 
 def _check(args: argparse.Namespace) -> int:
