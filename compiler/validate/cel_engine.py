@@ -161,20 +161,26 @@ _CROSS_NUMERIC = re.compile(
 _WORD = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
 
 
+def import_cel() -> Any:
+    """The ``cel_expr_python.cel`` module, or a SetupError saying how to get it."""
+    try:
+        from cel_expr_python import cel  # type: ignore[import-untyped]
+    except ImportError as error:  # pragma: no cover - the dependency is pinned
+        from compiler.errors import SetupError
+
+        raise SetupError(
+            f"the CEL engine is missing ({error}): reinstall trainc with its dependencies"
+        ) from None
+    return cel
+
+
 class CppEngine:
     """``cel-expr-python`` (module ``cel_expr_python``)."""
 
     name = "cel-expr-python"
 
     def __init__(self) -> None:
-        try:
-            from cel_expr_python import cel  # type: ignore[import-untyped]
-        except ImportError as error:  # pragma: no cover - the dependency is pinned
-            from compiler.errors import SetupError
-
-            raise SetupError(
-                f"the CEL engine is missing ({error}): reinstall trainc with its dependencies"
-            ) from None
+        cel = import_cel()
         self._cel = cel
         self._types = {
             DYN: cel.Type.DYN,

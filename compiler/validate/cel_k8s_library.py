@@ -75,6 +75,7 @@ from compiler.validate.cel_engine import (
     Program,
     VarType,
     go_error_text,
+    import_cel,
 )
 
 __all__ = [
@@ -2311,14 +2312,7 @@ class K8sEngine:
     name = "cel-expr-python+kubernetes"
 
     def __init__(self) -> None:
-        try:
-            from cel_expr_python import cel  # type: ignore[import-untyped]
-        except ImportError as error:  # pragma: no cover - the dependency is pinned
-            from compiler.errors import SetupError
-
-            raise SetupError(
-                f"the CEL engine is missing ({error}): reinstall trainc with its dependencies"
-            ) from None
+        cel = import_cel()
         self._cel = cel
         self._types = {
             "dyn": cel.Type.DYN,
