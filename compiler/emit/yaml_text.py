@@ -75,6 +75,23 @@ def _double_quoted(text: str) -> str:
 
 
 def _string(text: str, indent: int, key: bool = False) -> str:
+    if "\n" in text:
+        return _multiline(text, indent, key)
+    shown = _SINGLE_LINE.get(text)
+    if shown is None:
+        if len(_SINGLE_LINE) >= _SINGLE_LINE_MAX:
+            _SINGLE_LINE.clear()
+        shown = _SINGLE_LINE[text] = _single_line(text)
+    return shown
+
+
+# Rendered objects repeat the same keys and values many times over: a single-line
+# string's form depends on its text alone, so each is worked out once.
+_SINGLE_LINE: dict[str, str] = {}
+_SINGLE_LINE_MAX = 100_000
+
+
+def _single_line(text: str) -> str:
     if (
         text
         and _PLAIN.match(text)
@@ -82,9 +99,13 @@ def _string(text: str, indent: int, key: bool = False) -> str:
         and not _AMBIGUOUS.match(text)
     ):
         return text
-    if "\n" not in text and _PRINTABLE.match(text):
+    if _PRINTABLE.match(text):
         return "'" + text.replace("'", "''") + "'"
-    if not key and "\n" in text and _literal_ok(text):
+    return _double_quoted(text)
+
+
+def _multiline(text: str, indent: int, key: bool) -> str:
+    if not key and _literal_ok(text):
         return _literal(text, indent)
     return _double_quoted(text)
 
@@ -106,6 +127,9 @@ def _literal(text: str, indent: int) -> str:
 
 
 def _scalar(value: Any, indent: int) -> str:
+    cls = type(value)
+    if cls is str:
+        return _string(value, indent)
     if value is None:
         return "null"
     if value is True:
@@ -129,14 +153,27 @@ def _scalar(value: Any, indent: int) -> str:
     raise TypeError(f"cannot write a {type(value).__name__} as YAML")
 
 
-def _keys(value: dict[str, Any], depth: int, parent: str) -> list[str]:
-    if depth == 0:
-        first: tuple[str, ...] = _TOP_ORDER
-    elif parent == "metadata":
-        first = _METADATA_ORDER
-    else:
-        first = ("name",)
-    return [k for k in first if k in value] + sorted(k for k in value if k not in first)
+_TOP, _METADATA, _NESTED = 0, 1, 2
+_FIRST: dict[int, tuple[str, ...]] = {
+    _TOP: _TOP_ORDER,
+    _METADATA: _METADATA_ORDER,
+    _NESTED: ("name",),
+}
+_KEY_ORDERS: dict[tuple[int, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _keys(value: dict[str, Any], depth: int, parent: str) -> tuple[str, ...]:
+    """The mapping's keys in canonical order (worked out once per set of keys)."""
+    where = _TOP if depth == 0 else (_METADATA if parent == "metadata" else _NESTED)
+    cache_key = (where, tuple(value))
+    order = _KEY_ORDERS.get(cache_key)
+    if order is None:
+        first = _FIRST[where]
+        order = tuple([k for k in first if k in value] + sorted(k for k in value if k not in first))
+        if len(_KEY_ORDERS) >= _SINGLE_LINE_MAX:
+            _KEY_ORDERS.clear()
+        _KEY_ORDERS[cache_key] = order
+    return order
 
 
 def _mapping(
@@ -148,38 +185,51 @@ def _mapping(
     first_prefix: str | None,
 ) -> None:
     pad = " " * indent
-    for index, key in enumerate(_keys(value, depth, parent)):
-        prefix = first_prefix if (index == 0 and first_prefix is not None) else pad
+    prefix = pad if first_prefix is None else first_prefix
+    append = out.append
+    for key in _keys(value, depth, parent):
         item = value[key]
         head = f"{prefix}{_string(key, indent, key=True)}:"
-        if isinstance(item, dict) and item:
-            out.append(head)
-            _mapping(item, indent + 2, depth + 1, key, out, None)
-        elif isinstance(item, list) and item:
-            out.append(head)
-            _sequence(item, indent, depth + 1, key, out)
-        elif isinstance(item, dict):
-            out.append(head + " {}")
-        elif isinstance(item, list):
-            out.append(head + " []")
+        prefix = pad
+        cls = type(item)
+        if cls is str:
+            append(f"{head} {_string(item, indent)}")
+        elif cls is dict:
+            if item:
+                append(head)
+                _mapping(item, indent + 2, depth + 1, key, out, None)
+            else:
+                append(head + " {}")
+        elif cls is list:
+            if item:
+                append(head)
+                _sequence(item, indent, depth + 1, key, out)
+            else:
+                append(head + " []")
         else:
-            out.append(f"{head} {_scalar(item, indent)}")
+            append(f"{head} {_scalar(item, indent)}")
 
 
 def _sequence(value: list[Any], indent: int, depth: int, parent: str, out: list[str]) -> None:
     pad = " " * indent
+    append = out.append
     for item in value:
-        if isinstance(item, dict) and item:
-            _mapping(item, indent + 2, depth + 1, parent, out, pad + "- ")
-        elif isinstance(item, list) and item:
-            out.append(pad + "-")
-            _sequence(item, indent + 2, depth + 1, parent, out)
-        elif isinstance(item, dict):
-            out.append(pad + "- {}")
-        elif isinstance(item, list):
-            out.append(pad + "- []")
+        cls = type(item)
+        if cls is str:
+            append(f"{pad}- {_string(item, indent)}")
+        elif cls is dict:
+            if item:
+                _mapping(item, indent + 2, depth + 1, parent, out, pad + "- ")
+            else:
+                append(pad + "- {}")
+        elif cls is list:
+            if item:
+                append(pad + "-")
+                _sequence(item, indent + 2, depth + 1, parent, out)
+            else:
+                append(pad + "- []")
         else:
-            out.append(f"{pad}- {_scalar(item, indent)}")
+            append(f"{pad}- {_scalar(item, indent)}")
 
 
 def dump_document(value: dict[str, Any]) -> str:

@@ -382,30 +382,35 @@ class _Builder:
             self.collection_tag(start, _SEQ)
         positions = self.positions
         out: list[Any] = []
+        append = out.append
         index = 0
         while True:
             event = self.next()
-            if type(event) is SequenceEndEvent:
+            cls = type(event)
+            if cls is SequenceEndEvent:
                 return out
             child = (*path, index)
             mark = event.start_mark
             positions[child] = (mark.line + 1, mark.column + 1)
-            out.append(self.node(event, child))
+            if cls is ScalarEvent and event.anchor is None:
+                append(_scalar_value(event))
+            else:
+                append(self.node(event, child))
             index += 1
 
     def mapping(self, start: Any, path: JsonPath) -> dict[str, Any]:
         if start.ctag is not None:
             self.collection_tag(start, _MAP)
         positions = self.positions
+        next_event = self.next
         out: dict[str, Any] = {}
-        lines: dict[str, int] = {}
         merges: list[list[tuple[dict[str, Any], _Positions]]] = []
         while True:
-            event = self.next()
+            event = next_event()
             cls = type(event)
-            if cls is MappingEndEvent:
-                break
             if cls is not ScalarEvent:
+                if cls is MappingEndEvent:
+                    break
                 if cls is AliasEvent:
                     raise _YamlValueError(
                         "an alias cannot be a mapping key in Kubernetes YAML", event
@@ -413,20 +418,28 @@ class _Builder:
                 raise _YamlValueError(
                     "invalid map key: a mapping or sequence cannot be a key", event
                 )
-            if event.value == "<<" and _is_plain_merge(event):
+            text = event.value
+            if text == "<<" and _is_plain_merge(event):
                 merges.append(self.merge_source(path))
+                next_event = self.next
                 continue
-            key = _key_text(event)
-            mark = event.start_mark
-            line = mark.line + 1
-            if key in lines:
-                raise _YamlValueError(
-                    f'mapping key "{key}" already defined at line {lines[key]}', event
-                )
-            lines[key] = line
+            if event.ctag is None and (not event.implicit[0] or (text and text[0] not in _HINTS)):
+                key = text  # the common case: a plain or quoted word (as _key_text gives)
+            else:
+                key = _key_text(event)
             child = (*path, key)
-            positions[child] = (line, mark.column + 1)
-            out[key] = self.node(self.next(), child)
+            if key in out:
+                raise _YamlValueError(
+                    f'mapping key "{key}" already defined at line {positions[child][0]}', event
+                )
+            mark = event.start_mark
+            positions[child] = (mark.line + 1, mark.column + 1)
+            value = next_event()
+            if type(value) is ScalarEvent and value.anchor is None:
+                out[key] = _scalar_value(value)
+            else:
+                out[key] = self.node(value, child)
+                next_event = self.next  # an anchor or alias may have switched the source
         for sources in merges:
             self.merge(out, sources, path)
         return out

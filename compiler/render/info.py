@@ -6,6 +6,7 @@ serialise it. One :class:`PodSet` per replicated job, at the same index.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,12 +16,33 @@ from compiler.render.quantity import Quantity
 JsonObject = dict[str, Any]
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_copy(value: Any) -> Any:
-    """A deep copy of JSON data (dicts, lists, scalars): several times faster than deepcopy."""
+    """A deep copy of JSON data (dicts, lists, scalars), several times faster than deepcopy.
+
+    marshal's C round trip does the work; format 2 has no back-references, so an object
+    reached twice comes back as two independent copies, as the recursive copy gives.
+
+        >>> shared = {"a": 1}
+        >>> copied = json_copy([shared, shared])
+        >>> copied == [shared, shared], copied[0] is copied[1], copied[0] is shared
+        (True, False, False)
+    """
+    if type(value) in _SCALARS:
+        return value
+    try:
+        return marshal.loads(marshal.dumps(value, 2))
+    except ValueError:  # not plain JSON data (e.g. a Quantity inside): copy by hand
+        return _json_copy(value)
+
+
+def _json_copy(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: json_copy(item) for key, item in value.items()}
+        return {key: _json_copy(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [json_copy(item) for item in value]
+        return [_json_copy(item) for item in value]
     return value
 
 

@@ -66,14 +66,12 @@ def apply_configuration_json(value: JsonObject) -> JsonObject:
     """
     out: JsonObject = {}
     for key, item in value.items():
-        if item is None:
-            continue
-        if isinstance(item, list):
-            if not item:
-                continue
-            out[key] = [apply_configuration_json(i) if isinstance(i, dict) else i for i in item]
-        elif isinstance(item, dict):
+        cls = type(item)
+        if cls is dict:
             out[key] = apply_configuration_json(item)
-        else:
+        elif cls is list:
+            if item:
+                out[key] = [apply_configuration_json(i) if type(i) is dict else i for i in item]
+        elif item is not None:
             out[key] = item
     return out

@@ -205,6 +205,10 @@ def _cmp_values(am: int, ae: int, bm: int, be: int) -> int:
 # --- the value type -------------------------------------------------------------------------
 
 
+# Quantities are immutable and the same few texts recur in every TrainJob: parse each once.
+_PARSED: dict[str, Quantity] = {}
+
+
 @final
 class Quantity:
     """An immutable ``resource.Quantity``; equality and ordering compare values only.
@@ -249,6 +253,16 @@ class Quantity:
         turns BinarySI values in (0, 1) into DecimalSI. Raises :class:`QuantityError` with
         Go's message for strings Go rejects (``"1x"``, ``"1e"``, ``"Ei"``).
         """
+        parsed = _PARSED.get(text)
+        if parsed is None:
+            parsed = cls._parse(text)
+            if len(_PARSED) >= 4096:
+                _PARSED.clear()
+            _PARSED[text] = parsed
+        return parsed
+
+    @classmethod
+    def _parse(cls, text: str) -> Quantity:
         if text == "":
             raise QuantityError(ERR_FORMAT_WRONG)
         if text == "0":

@@ -13,6 +13,8 @@ Steps, in upstream's order:
 
 from __future__ import annotations
 
+import marshal
+
 from compiler.overlay.strategic_merge import strategic_merge
 from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.render.framework import TrainJobContext
@@ -48,16 +50,39 @@ def propagated_metadata(
 
 
 def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) -> JsonObject:
-    """The runtime's JobSet spec after every runtimePatch, in runtime job order (R-3.2, R-3.6)."""
+    """The runtime's JobSet spec after every runtimePatch, in runtime job order (R-3.2, R-3.6).
+
+    A pure function of the runtime and the patches' ``template.spec``; TrainJobs of a repo
+    share a few such pairs (the same runtime, the same platform patches), so the result
+    is computed once per pair and copied for each caller.
+    """
+    patch_specs: list[JsonObject] = []
+    for patch in patches:
+        patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
+        if patch_spec is not None:
+            patch_specs.append(patch_spec)
+    try:
+        # marshal format 2: equal bytes mean equal data, types included (1, 1.0, True differ)
+        key = (id(template_spec), marshal.dumps(patch_specs, 2))
+    except ValueError:  # pragma: no cover - inputs are plain JSON data
+        return _patched_jobset_spec(template_spec, patch_specs)
+    entry = _PATCHED_SPECS.get(key)
+    if entry is None or entry[0] is not template_spec:
+        if len(_PATCHED_SPECS) >= _CACHE_SIZE:
+            _PATCHED_SPECS.clear()
+        entry = (template_spec, _patched_jobset_spec(template_spec, patch_specs))
+        _PATCHED_SPECS[key] = entry
+    result: JsonObject = json_copy(entry[1])
+    return result
+
+
+def _patched_jobset_spec(template_spec: JsonObject, patch_specs: list[JsonObject]) -> JsonObject:
     runtime_order = {
         job.get("name"): index
         for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
     spec: JsonObject = json_copy(_typed_template(template_spec))
-    for patch in patches:
-        patch_spec = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec")
-        if patch_spec is None:
-            continue
+    for patch_spec in patch_specs:
         merged = strategic_merge(
             spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE)
         )
@@ -69,18 +94,18 @@ def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) ->
     return spec
 
 
+# Both caches are keyed by the runtime object's identity and hold the object itself, so
+# an id is never reused while its entry lives. Callers copy before changing a result.
+_CACHE_SIZE = 1024
 _TYPED_TEMPLATES: dict[int, tuple[JsonObject, JsonObject]] = {}
+_PATCHED_SPECS: dict[tuple[int, bytes], tuple[JsonObject, JsonObject]] = {}
 
 
 def _typed_template(template_spec: JsonObject) -> JsonObject:
-    """The runtime's JobSet spec after the Go round trip, computed once per runtime object.
-
-    Keyed by identity; the cached entry holds the object itself, so an id is never reused
-    while its entry lives. Callers copy before changing it.
-    """
+    """The runtime's JobSet spec after the Go round trip, computed once per runtime object."""
     entry = _TYPED_TEMPLATES.get(id(template_spec))
     if entry is None or entry[0] is not template_spec:
-        if len(_TYPED_TEMPLATES) > 256:
+        if len(_TYPED_TEMPLATES) >= _CACHE_SIZE:
             _TYPED_TEMPLATES.clear()
         entry = (template_spec, go_roundtrip(template_spec, JOBSET_SPEC_TYPE))
         _TYPED_TEMPLATES[id(template_spec)] = entry

@@ -233,6 +233,7 @@ def _load_document(path: Path) -> OpenAPIDocument:
     return OpenAPIDocument(schemas, str(path))
 
 
+@cache
 def openapi_document(version: str = DEFAULT_TRAINER_VERSION) -> OpenAPIDocument:
     """The Trainer OpenAPI document of ``version`` (from the upstream cache)."""
     return load_document(upstream(version).openapi_path)

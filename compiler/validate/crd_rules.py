@@ -157,6 +157,7 @@ class _Node:
         "root",
         "rules",
         "schema",
+        "self_fields",
         "self_type",
         "type_name",
     )
@@ -172,6 +173,8 @@ class _Node:
         self.creates = False  # a rule without oldSelf here or below: walked on create
         self.type_name = _type_name(schema)
         self.self_type = _self_type(schema)
+        # the only fields of ``self`` the rules read (None: they may read it whole)
+        self.self_fields: frozenset[str] | None = None
 
 
 def _type_name(s: Schema) -> str:
@@ -209,6 +212,33 @@ def _canonical(source: str) -> bool:
     """
     code = _STRING_LITERAL.sub("''", source)
     return bool(_COMPARES.search(code)) and not _ORDERED.search(code)
+
+
+_SELF = re.compile(r"\bself\b")
+_SELF_FIELD = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
+
+
+def _self_fields(source: str) -> frozenset[str] | None:
+    """The fields a rule reads from ``self`` when it only ever selects fields of it.
+
+    Binding ``self`` with just those fields gives the same result and spares converting
+    the whole object (a root rule that checks ``metadata.name`` would otherwise convert
+    the entire resource). Any other use of ``self`` (compared, passed, iterated, indexed,
+    a method called on it, an escaped field name) answers None: bind it whole.
+
+        >>> sorted(_self_fields("self.metadata.name.matches('^a') && has(self.spec)"))
+        ['metadata', 'spec']
+        >>> _self_fields("self == oldSelf"), _self_fields("self.all(k, k != 'x')")
+        (None, None)
+    """
+    code = _STRING_LITERAL.sub("''", source)
+    fields = set()
+    for match in _SELF.finditer(code):
+        selected = _SELF_FIELD.match(code, match.end())
+        if selected is None or "__" in selected[1]:
+            return None
+        fields.add(selected[1])
+    return frozenset(fields)
 
 
 # compiled programs by CRD (group, plural, version), schema path, expression, type of self
@@ -296,6 +326,10 @@ def _build(
         if rule is not None:
             rules.append(rule)
     node.rules = tuple(rules)
+    if rules:
+        read = [_self_fields(rule.site.rule) for rule in rules]
+        if all(fields is not None for fields in read):
+            node.self_fields = frozenset().union(*(f for f in read if f is not None))
     for name, child in s.properties.items():
         sub = _build(engine, crd, child, f"{path}.{name}", child.embedded)
         if sub is not None:
@@ -748,17 +782,24 @@ class _Run:
     ) -> None:
         bound: dict[bool, Any] = {}
         old_bound: dict[bool, Any] = {}
+        bind_value, bind_old = value, old  # failures still report the whole values
+        fields = node.self_fields
+        if fields is not None:
+            if type(value) is dict:
+                bind_value = {k: v for k, v in value.items() if k in fields}
+            if type(old) is dict:
+                bind_old = {k: v for k, v in old.items() if k in fields}
         for rule in node.rules:
             if rule.uses_old_self and old is None:
                 continue  # transition rules need an old value
             canonical = rule.canonical
             try:
                 if canonical not in bound:
-                    bound[canonical] = _bind(node, value, canonical)
+                    bound[canonical] = _bind(node, bind_value, canonical)
                 bindings = {"self": bound[canonical]}
                 if rule.uses_old_self:
                     if canonical not in old_bound:
-                        old_bound[canonical] = _bind(node, old, canonical)
+                        old_bound[canonical] = _bind(node, bind_old, canonical)
                     bindings["oldSelf"] = old_bound[canonical]
                 result = rule.program.evaluate(bindings)
             except CelBudgetExceeded:
