@@ -30,10 +30,10 @@ def test_render_example_writes_one_file_per_object(tmp_path: Path) -> None:
         p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.yaml")
     )
     assert files == [
-        "vision/resnet/jobset.x-k8s.io_JobSet_resnet.yaml",
-        "vision/resnet/scheduling.x-k8s.io_PodGroup_resnet.yaml",
-        "vision/smoke/jobset.x-k8s.io_JobSet_smoke.yaml",
-        "vision/smoke/scheduling.x-k8s.io_PodGroup_smoke.yaml",
+        "vision/jobset.x-k8s.io_JobSet_resnet.yaml",
+        "vision/jobset.x-k8s.io_JobSet_smoke.yaml",
+        "vision/scheduling.x-k8s.io_PodGroup_resnet.yaml",
+        "vision/scheduling.x-k8s.io_PodGroup_smoke.yaml",
     ]
     assert "vision/resnet: JobSet (1 replicated jobs, 4 pods)" in result.stdout
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.emit.output import MARKER, RenderedObject, requirements_text, sorted_objects
+from compiler.emit.output import MARKER, RenderedObject, planned_files, requirements_text
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
 from compiler.render.info import SecretRequirement
@@ -29,8 +29,8 @@ def expected_files(
 ) -> dict[str, bytes]:
     """What ``write_directory`` writes, as ``relative posix path -> bytes`` (no marker)."""
     files: dict[str, bytes] = {}
-    for obj in sorted_objects(objects):
-        files[prefix + obj.relative_path.as_posix()] = dump_document(obj.data).encode("utf-8")
+    for relative, obj in planned_files(objects):
+        files[prefix + relative] = dump_document(obj.data).encode("utf-8")
     requirements = list(requirements)
     if requirements:
         files[prefix + "requirements.yaml"] = requirements_text(requirements).encode("utf-8")

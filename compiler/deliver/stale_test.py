@@ -30,15 +30,15 @@ def test_missing_extra_and_changed_files_are_listed(inputs: Path, tmp_path: Path
     out = tmp_path / "out"
     assert main(["render", str(inputs), "-o", str(out), "-q"]) == 0
     assert not check_rendered([str(inputs)], out).stale
-    (out / "vision/smoke/jobset.x-k8s.io_JobSet_smoke.yaml").write_text("stale\n")
-    (out / "vision/resnet/scheduling.x-k8s.io_PodGroup_resnet.yaml").unlink()
+    (out / "vision/jobset.x-k8s.io_JobSet_smoke.yaml").write_text("stale\n")
+    (out / "vision/scheduling.x-k8s.io_PodGroup_resnet.yaml").unlink()
     (out / "vision/old.yaml").write_text("kind: X\n")
     report = check_rendered([str(inputs)], out)
     assert report.stale and report.exit_code == 1
-    assert report.changed == ["vision/smoke/jobset.x-k8s.io_JobSet_smoke.yaml"]
-    assert report.missing == ["vision/resnet/scheduling.x-k8s.io_PodGroup_resnet.yaml"]
+    assert report.changed == ["vision/jobset.x-k8s.io_JobSet_smoke.yaml"]
+    assert report.missing == ["vision/scheduling.x-k8s.io_PodGroup_resnet.yaml"]
     assert report.extra == ["vision/old.yaml"]
-    assert "changed: vision/smoke/jobset.x-k8s.io_JobSet_smoke.yaml" in report.text()
+    assert "changed: vision/jobset.x-k8s.io_JobSet_smoke.yaml" in report.text()
 
 
 def test_input_change_makes_the_tree_stale(inputs: Path, tmp_path: Path) -> None:

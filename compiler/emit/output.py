@@ -2,8 +2,13 @@
 
 Layout of an output directory (owned by trainc: it is replaced whole on each run)::
 
-    <namespace>/<trainjob>/<group>_<Kind>_<name>.yaml      (group ``core`` for v1 objects)
-    requirements.yaml                                       (Secrets with generated data, if any)
+    <namespace>/<group>_<Kind>_<name>.yaml      (group ``core`` for v1 objects)
+    requirements.yaml                           (Secrets with generated data, if any)
+
+A path names what names the object in the cluster (namespace, group, kind, name), so two
+objects that would clash on apply clash here first, as an error. There is no directory
+per TrainJob: the objects of one are named after it already, and a directory costs the
+filesystem as much as several files (measured in ``tests/bench/render_bench.py``).
 
 ``requirements.yaml`` lists the Secrets whose data upstream generates (SSH or curve keys):
 trainc never writes key material, and ``trainc apply`` creates each one once, if absent.
@@ -49,12 +54,14 @@ class RenderedObject:
         )
 
     @property
-    def relative_path(self) -> Path:
-        api_version = str(self.data.get("apiVersion", ""))
+    def relative_path(self) -> str:
+        """``<namespace>/<group>_<Kind>_<name>.yaml``, POSIX style."""
+        data = self.data
+        api_version = str(data.get("apiVersion", ""))
         group = api_version.split("/")[0] if "/" in api_version else "core"
-        kind = self.data.get("kind", "")
-        name = self.data.get("metadata", {}).get("name", "")
-        return Path(self.trainjob_namespace, self.trainjob_name, f"{group}_{kind}_{name}.yaml")
+        metadata = data.get("metadata") or {}
+        namespace = metadata.get("namespace") or self.trainjob_namespace
+        return f"{namespace}/{group}_{data.get('kind', '')}_{metadata.get('name', '')}.yaml"
 
 
 def sorted_objects(objects: Iterable[RenderedObject]) -> list[RenderedObject]:
@@ -87,23 +94,57 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     return header + dump_document({"requirements": entries})
 
 
+def planned_files(objects: Iterable[RenderedObject]) -> list[tuple[str, RenderedObject]]:
+    """Each object with its relative path, in stream order; two objects on one path are an error.
+
+    Such a pair would be one object in the cluster, each apply overwriting the other.
+    """
+    planned: dict[str, RenderedObject] = {}
+    for obj in sorted_objects(objects):
+        path = obj.relative_path
+        first = planned.setdefault(path, obj)
+        if first is not obj:
+            raise InputError.single(
+                f"two rendered objects would be written to {path}, one for TrainJob "
+                f"{first.trainjob_namespace}/{first.trainjob_name} and one for TrainJob "
+                f"{obj.trainjob_namespace}/{obj.trainjob_name}: in the cluster they are the same "
+                "object (same namespace, kind and name)"
+            )
+    return list(planned.items())
+
+
 def write_directory(
     objects: Iterable[RenderedObject],
     directory: Path,
     requirements: Iterable[SecretRequirement] = (),
 ) -> int:
     """Replace ``directory`` with one file per object, atomically; returns the file count."""
-    count = 0
+    files = planned_files(objects)  # before anything is written: a clash writes nothing
+    requirements = list(requirements)
     with staged_directory(directory) as staging:
-        for obj in sorted_objects(objects):
-            path = staging / obj.relative_path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(dump_document(obj.data))
-            count += 1
-        requirements = list(requirements)
+        made: set[str] = set()
+        for relative, obj in files:
+            folder = relative.rpartition("/")[0]
+            if folder not in made:
+                os.makedirs(staging / folder, exist_ok=True)
+                made.add(folder)
+            _write_new_file(f"{staging}/{relative}", dump_document(obj.data).encode("utf-8"))
         if requirements:
-            (staging / "requirements.yaml").write_text(requirements_text(requirements))
-    return count
+            _write_new_file(
+                f"{staging}/requirements.yaml", requirements_text(requirements).encode("utf-8")
+            )
+    return len(files)
+
+
+def _write_new_file(path: str, data: bytes) -> None:
+    """Create ``path`` (it must not exist) holding ``data``: three system calls, no buffering."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+    finally:
+        os.close(descriptor)
 
 
 def check_replaceable(directory: Path) -> None:

@@ -18,8 +18,8 @@ def test_one_file_per_object_at_a_predictable_path(tmp_path: Path) -> None:
     out = tmp_path / "out"
     count = write_directory([_obj("JobSet", "job"), _obj("ConfigMap", "job-x", "v1")], out)
     assert count == 2
-    assert (out / "ns" / "job" / "jobset.x-k8s.io_JobSet_job.yaml").is_file()
-    assert (out / "ns" / "job" / "core_ConfigMap_job-x.yaml").is_file()
+    assert (out / "ns" / "jobset.x-k8s.io_JobSet_job.yaml").is_file()
+    assert (out / "ns" / "core_ConfigMap_job-x.yaml").is_file()
     assert (out / MARKER).is_file()
 
 
@@ -27,7 +27,7 @@ def test_rewrite_replaces_previous_output_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_directory([_obj("JobSet", "old")], out)
     write_directory([_obj("JobSet", "new")], out)
-    files = sorted(p.name for p in (out / "ns" / "job").iterdir())
+    files = sorted(p.name for p in (out / "ns").iterdir())
     assert files == ["jobset.x-k8s.io_JobSet_new.yaml"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no staging left behind
 
@@ -35,7 +35,7 @@ def test_rewrite_replaces_previous_output_whole(tmp_path: Path) -> None:
 def test_failed_write_leaves_previous_output_untouched(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_directory([_obj("JobSet", "keep")], out)
-    before = (out / "ns" / "job" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text()
+    before = (out / "ns" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text()
     unserialisable = RenderedObject(
         "ns",
         "job",
@@ -43,7 +43,7 @@ def test_failed_write_leaves_previous_output_untouched(tmp_path: Path) -> None:
     )
     with pytest.raises(TypeError):
         write_directory([_obj("JobSet", "new"), unserialisable], out)
-    assert (out / "ns" / "job" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text() == before
+    assert (out / "ns" / "jobset.x-k8s.io_JobSet_keep.yaml").read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
@@ -67,3 +67,25 @@ def test_stream_is_sorted_by_namespace_trainjob_kind_name() -> None:
     text = stream_text([a, b, c])
     assert text.index("kind: JobSet") < text.index("kind: PodGroup")
     assert text.count("---") == 2
+
+
+def test_objects_that_would_be_one_object_in_the_cluster_are_an_error(tmp_path: Path) -> None:
+    # e.g. an output overlay that renames two TrainJobs' JobSets to the same name
+    out = tmp_path / "out"
+    write_directory([_obj("JobSet", "keep")], out)
+    first = RenderedObject("ns", "a", {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}})
+    second = RenderedObject("ns", "b", {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}})
+    with pytest.raises(InputError) as raised:
+        write_directory([first, second], out)
+    message = str(raised.value)
+    assert "ns/core_K_x.yaml" in message
+    assert "TrainJob ns/a" in message and "TrainJob ns/b" in message
+    assert [p.name for p in (out / "ns").iterdir()] == ["jobset.x-k8s.io_JobSet_keep.yaml"]
+
+
+def test_the_object_namespace_names_the_folder(tmp_path: Path) -> None:
+    moved = RenderedObject(
+        "ns", "job", {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x", "namespace": "o"}}
+    )
+    write_directory([moved], tmp_path / "out")
+    assert (tmp_path / "out" / "o" / "core_K_x.yaml").is_file()

@@ -127,8 +127,8 @@ def test_write_project_tree_is_atomic_and_per_cluster(tmp_path: Path) -> None:
     out = project.output
     count = write_project(results, out, whole=True)
     assert count == 12
-    prod = out / "production" / "vision" / "resnet" / "jobset.x-k8s.io_JobSet_resnet.yaml"
-    stag = out / "staging" / "vision" / "resnet" / "jobset.x-k8s.io_JobSet_resnet.yaml"
+    prod = out / "production" / "vision" / "jobset.x-k8s.io_JobSet_resnet.yaml"
+    stag = out / "staging" / "vision" / "jobset.x-k8s.io_JobSet_resnet.yaml"
     assert _labels(prod)["tier"] == "namespace"
     assert "tier" not in _labels(stag)
     # one cluster only: the other cluster's folder is kept
@@ -159,7 +159,9 @@ def test_cli_render_project_from_cwd_and_unknown_cluster(
     assert "scheduler" not in capsys.readouterr().out
     assert not (root / "rendered").exists()
     assert main(["render", "--cluster", "production", "-q"]) == 0
-    assert (root / "rendered" / "production" / "audio" / "other").is_dir()
+    assert (
+        root / "rendered" / "production" / "audio" / "jobset.x-k8s.io_JobSet_other.yaml"
+    ).is_file()
     assert not (root / "rendered" / "staging").exists()
     # check: the same project mode, one merged report; the scheduler error exits 1
     assert main(["check", "--format", "json"]) == 1
