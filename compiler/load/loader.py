@@ -87,10 +87,13 @@ def _ref(data: dict[str, Any], namespaced: bool = True) -> ObjectRef:
 def _rebase(source: SourceMap, prefix: JsonPath) -> SourceMap:
     """The positions under ``prefix``, re-rooted (for the items of a ``v1/List``)."""
     depth = len(prefix)
-    positions = {
-        path[depth:]: pos for path, pos in source.positions.items() if path[:depth] == prefix
-    }
-    return SourceMap(source.file, positions)
+
+    def rebased() -> dict[JsonPath, tuple[int, int]]:
+        return {
+            path[depth:]: pos for path, pos in source.positions.items() if path[:depth] == prefix
+        }
+
+    return SourceMap(source.file, compute=rebased)
 
 
 ObjectKey = tuple[str, str, str, str]  # (API group, kind, namespace, name)

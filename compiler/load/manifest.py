@@ -11,8 +11,8 @@ node, so any stage can point a message at ``file:line:col``::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import ObjectRef, SourceLocation
@@ -31,23 +31,59 @@ def format_path(path: Iterable[str | int]) -> str:
     return out
 
 
-@dataclass(frozen=True)
-class SourceMap:
-    """Line/column (1-based) of every node of one document, by JSON path."""
+Positions = dict[JsonPath, tuple[int, int]]
 
-    file: str
-    positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+
+class SourceMap:
+    """Line/column (1-based) of every node of one document, by JSON path.
+
+    The positions may be given, or worked out on first use by ``compute``: a render
+    that finds nothing to report never needs them, and recording every node's position
+    while parsing costs a third of the parse (see ``compiler.load.yaml_source``).
+    """
+
+    __slots__ = ("_compute", "_positions", "file")
+
+    def __init__(
+        self,
+        file: str,
+        positions: Positions | None = None,
+        *,
+        compute: Callable[[], Positions] | None = None,
+    ) -> None:
+        self.file = file
+        self._positions = positions if positions is not None or compute is not None else {}
+        self._compute = compute
+
+    @property
+    def positions(self) -> Positions:
+        if self._positions is None:
+            assert self._compute is not None
+            self._positions = self._compute()
+            self._compute = None
+        return self._positions
 
     def locate(self, path: JsonPath) -> SourceLocation:
         """The position of ``path``, or of its nearest ancestor that has one."""
+        positions = self.positions
         probe = tuple(path)
         while True:
-            position = self.positions.get(probe)
+            position = positions.get(probe)
             if position is not None:
                 return SourceLocation(self.file, position[0], position[1])
             if not probe:
                 return SourceLocation(self.file)
             probe = probe[:-1]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceMap):
+            return NotImplemented
+        return self.file == other.file and self.positions == other.positions
+
+    __hash__ = None  # type: ignore[assignment]  # mutable positions, as the dataclass had
+
+    def __repr__(self) -> str:
+        return f"SourceMap(file={self.file!r}, positions={self.positions!r})"
 
 
 @dataclass

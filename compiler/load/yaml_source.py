@@ -298,16 +298,27 @@ _MAX_NODES = 400_000  # alias expansion budget, like goyaml's "excessive aliasin
 
 
 class _Builder:
-    """Builds plain data from parser events, recording each node's position by JSON path.
+    """Builds plain data from parser events, recording each node's position by JSON path
+    (when ``record``; without, a duplicate key is reported without its first line).
 
     Anchored nodes are recorded as their event slice and replayed for each alias, so an
     alias yields an independent copy (later stages may mutate it) positioned at the anchor.
     ``next`` is the parser's own ``get_event`` unless a recording or a replay is under way.
     """
 
-    __slots__ = ("anchors", "count", "next", "positions", "recorders", "replaying", "source")
+    __slots__ = (
+        "anchors",
+        "count",
+        "next",
+        "positions",
+        "record",
+        "recorders",
+        "replaying",
+        "source",
+    )
 
-    def __init__(self, get_event: Callable[[], Any]) -> None:
+    def __init__(self, get_event: Callable[[], Any], record: bool = True) -> None:
+        self.record = record
         self.source = get_event
         self.next = get_event
         self.positions: _Positions = {}
@@ -381,6 +392,7 @@ class _Builder:
         if start.ctag is not None:
             self.collection_tag(start, _SEQ)
         positions = self.positions
+        record = self.record
         out: list[Any] = []
         append = out.append
         index = 0
@@ -389,9 +401,12 @@ class _Builder:
             cls = type(event)
             if cls is SequenceEndEvent:
                 return out
-            child = (*path, index)
-            mark = event.start_mark
-            positions[child] = (mark.line + 1, mark.column + 1)
+            if record:
+                child = (*path, index)
+                mark = event.start_mark
+                positions[child] = (mark.line + 1, mark.column + 1)
+            else:
+                child = path  # not recorded: children need no paths of their own
             if cls is ScalarEvent and event.anchor is None:
                 append(_scalar_value(event))
             else:
@@ -402,6 +417,7 @@ class _Builder:
         if start.ctag is not None:
             self.collection_tag(start, _MAP)
         positions = self.positions
+        record = self.record
         next_event = self.next
         out: dict[str, Any] = {}
         merges: list[list[tuple[dict[str, Any], _Positions]]] = []
@@ -427,13 +443,19 @@ class _Builder:
                 key = text  # the common case: a plain or quoted word (as _key_text gives)
             else:
                 key = _key_text(event)
-            child = (*path, key)
-            if key in out:
-                raise _YamlValueError(
-                    f'mapping key "{key}" already defined at line {positions[child][0]}', event
-                )
-            mark = event.start_mark
-            positions[child] = (mark.line + 1, mark.column + 1)
+            if record:
+                child = (*path, key)
+                if key in out:
+                    line = positions[child][0]
+                    raise _YamlValueError(
+                        f'mapping key "{key}" already defined at line {line}', event
+                    )
+                mark = event.start_mark
+                positions[child] = (mark.line + 1, mark.column + 1)
+            else:
+                child = path  # not recorded: children need no paths of their own
+                if key in out:
+                    raise _YamlValueError(f'mapping key "{key}" already defined', event)
             value = next_event()
             if type(value) is ScalarEvent and value.anchor is None:
                 out[key] = _scalar_value(value)
@@ -559,11 +581,14 @@ def _yaml_problem(error: YAMLError, file: str, text: str) -> Problem:
 
 
 def parse_yaml_collect(
-    text: str | bytes, file: str = "<string>"
+    text: str | bytes, file: str = "<string>", positions: bool = False
 ) -> tuple[list[YamlDocument], list[Problem]]:
     """All non-empty documents of a stream, and the problems found (at most one per stream).
 
     A syntax error stops the stream: documents before it are returned, later ones are not.
+    With ``positions`` every node's position is recorded while parsing; without, each
+    document's :class:`SourceMap` works them out on first use, by parsing the stream
+    again (most documents are never asked: recording costs a third of the parse).
     """
     if isinstance(text, bytes):
         raw = text
@@ -575,7 +600,36 @@ def parse_yaml_collect(
             return [], [Problem("invalid YAML: the file is not UTF-8 text", location)]
     elif text.startswith("\ufeff"):
         text = text[1:]
+    documents, problems = _parse(text, file, record=positions)
+    if problems and not positions:
+        # a problem's message may need positions (a duplicate key names its first line)
+        return _parse(text, file, record=True)
+    return documents, problems
+
+
+class _StreamPositions:
+    """The positions of every document of a stream, worked out together on first use."""
+
+    __slots__ = ("by_index", "file", "text")
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self.by_index: dict[int, _Positions] | None = None
+
+    def of(self, index: int) -> Callable[[], _Positions]:
+        def compute() -> _Positions:
+            if self.by_index is None:
+                documents, _ = _parse(self.text, self.file, record=True)
+                self.by_index = {d.index: d.source.positions for d in documents}
+            return self.by_index.get(index, {})
+
+        return compute
+
+
+def _parse(text: str, file: str, record: bool) -> tuple[list[YamlDocument], list[Problem]]:
     documents: list[YamlDocument] = []
+    stream = None if record else _StreamPositions(text, file)
     get_event, dispose = _events(text)
     try:
         index = -1
@@ -583,7 +637,7 @@ def parse_yaml_collect(
             if type(event) is not DocumentStartEvent:
                 continue
             index += 1
-            builder = _Builder(get_event)
+            builder = _Builder(get_event, record)
             root = get_event()
             if type(root) is DocumentEndEvent:
                 continue
@@ -598,8 +652,13 @@ def parse_yaml_collect(
                 return documents, [Problem("document is nested too deeply", where)]
             if _is_empty(root):
                 continue
-            builder.positions[()] = (root.start_mark.line + 1, root.start_mark.column + 1)
-            documents.append(YamlDocument(data, SourceMap(file, builder.positions), index))
+            if stream is None:
+                start = root.start_mark
+                builder.positions[()] = (start.line + 1, start.column + 1)
+                source = SourceMap(file, builder.positions)
+            else:
+                source = SourceMap(file, compute=stream.of(index))
+            documents.append(YamlDocument(data, source, index))
     except YAMLError as error:
         return documents, [_yaml_problem(error, file, text)]
     except RecursionError:

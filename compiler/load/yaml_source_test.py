@@ -291,3 +291,41 @@ def test_c_and_pure_parsers_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     slow = [(d.data, d.source.positions) for d in parse_yaml(text, "t.yaml")]
     assert fast == slow
     assert math.isclose(fast[0][0]["e"]["f"], 1)
+
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+MERGES_AND_ALIASES = """\
+base: &base {image: x, env: [{name: A, value: "1"}]}
+jobs:
+  - <<: *base
+    name: one
+  - <<: [*base, {extra: true}]
+    name: two
+---
+# empty
+---
+- [a, {b: c}]
+- *base
+"""
+
+
+def test_positions_worked_out_later_equal_those_recorded_while_parsing() -> None:
+    texts = [MERGES_AND_ALIASES]
+    for folder in ("golden", "example", "overlays", "policies", "tests/fixtures"):
+        texts += [p.read_bytes() for p in sorted((REPO / folder).rglob("*.yaml"))]
+    compared = 0
+    for text in texts:
+        lazy, lazy_problems = parse_yaml_collect(text, "f.yaml")
+        eager, eager_problems = parse_yaml_collect(text, "f.yaml", positions=True)
+        assert lazy_problems == eager_problems
+        assert [d.data for d in lazy] == [d.data for d in eager]
+        for later, recorded in zip(lazy, eager, strict=True):
+            assert later.source.positions == recorded.source.positions
+            compared += 1
+    assert compared > 500
+
+
+def test_a_problem_found_without_positions_is_reported_with_them() -> None:
+    # the duplicate-key message names the first key's line, which needs positions
+    _, problems = parse_yaml_collect("a: 1\nb:\n  c: 2\n  c: 3\n", "f.yaml")
+    assert [str(p) for p in problems] == ['f.yaml:4:3: mapping key "c" already defined at line 3']

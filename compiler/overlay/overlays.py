@@ -511,11 +511,14 @@ def ordered(overlays: Sequence[Overlay]) -> list[Overlay]:
 # --------------------------------------------------------------------------- positions
 
 
-@dataclass(frozen=True)
 class PatchedSourceMap(SourceMap):
     """Positions of a patched object: its own lines where unchanged, the overlay's where patched."""
 
-    locations: dict[JsonPath, SourceLocation] = field(default_factory=dict)
+    __slots__ = ("locations",)
+
+    def __init__(self, file: str, locations: dict[JsonPath, SourceLocation]) -> None:
+        super().__init__(file, {})
+        self.locations = locations
 
     def locate(self, path: JsonPath) -> SourceLocation:
         probe = tuple(path)
@@ -602,7 +605,7 @@ def _remap(
             if target is not None:
                 out.setdefault((*target, *path[size:]), location)
                 break
-    return PatchedSourceMap(old_source.file, {}, out)
+    return PatchedSourceMap(old_source.file, out)
 
 
 def _smp_location(patch: Patch, result: Any) -> Callable[[JsonPath], SourceLocation]:

@@ -62,9 +62,9 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
     group = ref.get("apiGroup", "")
     name = ref.get("name", "")
     namespace = trainjob.namespace or "default"
-    location = trainjob.locate(("spec", "runtimeRef"))
     if group != TRAINER_GROUP or kind not in (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND):
         # Upstream's webhook answers with a plain error, not a field error.
+        location = trainjob.locate(("spec", "runtimeRef"))
         return Problem(f"unsupported runtime: {kind}.{group}", location, trainjob.ref, None)
     if kind == CLUSTER_TRAINING_RUNTIME_KIND:
         runtime = index.cluster.get(name)
