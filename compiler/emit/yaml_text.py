@@ -159,17 +159,19 @@ _FIRST: dict[int, tuple[str, ...]] = {
     _METADATA: _METADATA_ORDER,
     _NESTED: ("name",),
 }
-_KEY_ORDERS: dict[tuple[int, tuple[str, ...]], tuple[str, ...]] = {}
+_KEY_ORDERS: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
 
 
-def _keys(value: dict[str, Any], depth: int, parent: str) -> tuple[str, ...]:
-    """The mapping's keys in canonical order (worked out once per set of keys)."""
+def _keys(value: dict[str, Any], depth: int, parent: str) -> tuple[tuple[str, str], ...]:
+    """The mapping's keys in canonical order, each with its written form and colon
+    (worked out once per set of keys)."""
     where = _TOP if depth == 0 else (_METADATA if parent == "metadata" else _NESTED)
     cache_key = (where, tuple(value))
     order = _KEY_ORDERS.get(cache_key)
     if order is None:
         first = _FIRST[where]
-        order = tuple([k for k in first if k in value] + sorted(k for k in value if k not in first))
+        keys = [k for k in first if k in value] + sorted(k for k in value if k not in first)
+        order = tuple((k, _string(k, 0, key=True) + ":") for k in keys)
         if len(_KEY_ORDERS) >= _SINGLE_LINE_MAX:
             _KEY_ORDERS.clear()
         _KEY_ORDERS[cache_key] = order
@@ -187,9 +189,9 @@ def _mapping(
     pad = " " * indent
     prefix = pad if first_prefix is None else first_prefix
     append = out.append
-    for key in _keys(value, depth, parent):
+    for key, written in _keys(value, depth, parent):
         item = value[key]
-        head = f"{prefix}{_string(key, indent, key=True)}:"
+        head = prefix + written
         prefix = pad
         cls = type(item)
         if cls is str:
