@@ -79,9 +79,11 @@ def _string(text: str, indent: int, key: bool = False) -> str:
         return _multiline(text, indent, key)
     shown = _SINGLE_LINE.get(text)
     if shown is None:
-        if len(_SINGLE_LINE) >= _SINGLE_LINE_MAX:
-            _SINGLE_LINE.clear()
-        shown = _SINGLE_LINE[text] = _single_line(text)
+        shown = _single_line(text)
+        if len(text) <= _CACHED_LENGTH:
+            if len(_SINGLE_LINE) >= _SINGLE_LINE_MAX:
+                _SINGLE_LINE.clear()
+            _SINGLE_LINE[text] = shown
     return shown
 
 
@@ -89,6 +91,7 @@ def _string(text: str, indent: int, key: bool = False) -> str:
 # string's form depends on its text alone, so each is worked out once.
 _SINGLE_LINE: dict[str, str] = {}
 _SINGLE_LINE_MAX = 100_000
+_CACHED_LENGTH = 256  # long texts are rarely repeated and would only hold memory
 
 
 def _single_line(text: str) -> str:
