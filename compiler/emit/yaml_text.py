@@ -181,6 +181,18 @@ def _keys(value: dict[str, Any], depth: int, parent: str) -> tuple[tuple[str, st
     return order
 
 
+def _kind(item: Any) -> type:
+    """``dict`` or ``list`` for any mapping or list type (an OrderedDict, say), else the type."""
+    cls = type(item)
+    if cls is str or cls is dict or cls is list:
+        return cls
+    if isinstance(item, dict):
+        return dict
+    if isinstance(item, list):
+        return list
+    return cls
+
+
 def _mapping(
     value: dict[str, Any],
     indent: int,
@@ -196,7 +208,7 @@ def _mapping(
         item = value[key]
         head = prefix + written
         prefix = pad
-        cls = type(item)
+        cls = _kind(item)
         if cls is str:
             append(f"{head} {_string(item, indent)}")
         elif cls is dict:
@@ -219,7 +231,7 @@ def _sequence(value: list[Any], indent: int, depth: int, parent: str, out: list[
     pad = " " * indent
     append = out.append
     for item in value:
-        cls = type(item)
+        cls = _kind(item)
         if cls is str:
             append(f"{pad}- {_string(item, indent)}")
         elif cls is dict:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import ruamel.yaml
 import yaml
@@ -125,3 +127,13 @@ def test_unicode_line_breaks_and_bom_are_escaped(text: str) -> None:
     out = dump_document({text: [text]})
     assert yaml.safe_load(out) == {text: [text]}
     assert ruamel.yaml.YAML(typ="safe", pure=True).load(out) == {text: [text]}
+
+
+def test_dict_and_list_subclasses_are_written_as_plain_ones() -> None:
+    from collections import OrderedDict
+
+    class Items(list[Any]):
+        pass
+
+    value = {"a": OrderedDict([("z", 1), ("name", "n")]), "b": Items(["x", OrderedDict()])}
+    assert dump_document(value) == dump_document({"a": {"z": 1, "name": "n"}, "b": ["x", {}]})
