@@ -102,6 +102,14 @@ def planned_files(objects: Iterable[RenderedObject]) -> list[tuple[str, Rendered
     planned: dict[str, RenderedObject] = {}
     for obj in sorted_objects(objects):
         path = obj.relative_path
+        folder, _, name = path.partition("/")
+        if folder in ("", ".", "..") or "/" in name or "\0" in path:
+            # only an output overlay can get here: the API server would refuse such names
+            raise InputError.single(
+                f"cannot write a rendered {obj.data.get('kind')} of TrainJob "
+                f"{obj.trainjob_namespace}/{obj.trainjob_name} to {path!r}: its namespace, "
+                "kind and name must be Kubernetes names (was one changed by an overlay?)"
+            )
         first = planned.setdefault(path, obj)
         if first is not obj:
             raise InputError.single(

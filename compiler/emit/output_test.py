@@ -89,3 +89,20 @@ def test_the_object_namespace_names_the_folder(tmp_path: Path) -> None:
     )
     write_directory([moved], tmp_path / "out")
     assert (tmp_path / "out" / "o" / "core_K_x.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"name": "x", "namespace": ".."},
+        {"name": "../../x"},
+        {"name": "a/b"},
+    ],
+)
+def test_names_that_would_leave_the_output_directory_are_an_error(
+    tmp_path: Path, metadata: dict[str, str]
+) -> None:
+    bad = RenderedObject("ns", "job", {"apiVersion": "v1", "kind": "K", "metadata": metadata})
+    with pytest.raises(InputError, match="must be Kubernetes names"):
+        write_directory([bad], tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
