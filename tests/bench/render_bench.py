@@ -223,7 +223,7 @@ def report(size: int, f: dict[str, float]) -> float:
     print(
         f"bench: {size:>6} TrainJobs  end to end {f['seconds']:6.2f} s = {rate:5.0f}/s"
         f"  | CPU load+render {f['compile_cpu']:.2f} s, serialise {f['serialise_cpu']:.2f} s"
-        f" = {cpu_rate:.0f}/s  | writing {int(f['files'])} files {f['write_seconds']:.2f} s"
+        f" = {cpu_rate:.0f}/s  | serialising + writing {int(f['files'])} files {f['write_seconds']:.2f} s"
         f" (a bare loop writing the same files next: {f['plain_write_seconds']:.2f} s)"
         f"  | peak RSS {f['peak_mib']:.0f} MiB",
         flush=True,
