@@ -248,8 +248,9 @@ def main() -> int:
         print(json.dumps(figures))
         return 0
     # Every run's files are deleted only after the last run: on ext4 without a journal,
-    # creating a file skips over every inode freed in the last 30 seconds, so a run that
-    # follows a deletion of thousands of files pays for it.
+    # creating a file skips over every inode freed in the last 60 s (360 s while its
+    # inode-table block is not yet written back: RECENTCY_MIN/DIRTY in ext4's ialloc.c),
+    # so a run that follows a deletion of thousands of files pays for it.
     with (
         tempfile.TemporaryDirectory(prefix="trainc-bench-") as scratch,
         tempfile.TemporaryDirectory(prefix="trainc-bench-", dir=args.output_parent) as outputs,
