@@ -39,7 +39,7 @@ class SourceMap:
 
     The positions may be given, or worked out on first use by ``compute``: a render
     that finds nothing to report never needs them, and recording every node's position
-    while parsing costs a third of the parse (see ``compiler.load.yaml_source``).
+    while parsing costs about a fifth of the parse (see ``compiler.load.yaml_source``).
     """
 
     __slots__ = ("_compute", "_positions", "file")

@@ -588,7 +588,7 @@ def parse_yaml_collect(
     A syntax error stops the stream: documents before it are returned, later ones are not.
     With ``positions`` every node's position is recorded while parsing; without, each
     document's :class:`SourceMap` works them out on first use, by parsing the stream
-    again (most documents are never asked: recording costs a third of the parse).
+    again (most documents are never asked: recording costs about a fifth of the parse).
     """
     if isinstance(text, bytes):
         raw = text
