@@ -9,7 +9,10 @@ never as a traceback. Policy violations (exit code 1) are reported by ``validate
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -28,6 +31,43 @@ class SourceLocation:
         if self.line <= 0:
             return self.file
         return f"{self.file}:{self.line}:{self.column}"
+
+
+# A place inside an object as keys and indices: ("spec", "trainer", "env", 2, "name").
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """An error about one field of an object, in the API server's shape (``field.Error``).
+
+    ``field`` is the path as the API server writes it (``spec.trainer.numNodes``), or
+    None when it names no field (a body that does not decode); ``type`` is the Go error
+    type (``FieldValueInvalid``) where one is known; ``path`` is the same place as keys,
+    to find it in the source file (empty when only ``field`` is known).
+
+        >>> str(FieldError.at(("spec",), "spec", "Required value"))
+        'spec: Required value'
+    """
+
+    type: str
+    field: str | None
+    message: str
+    value: Any = None
+    path: JsonPath = ()
+
+    @classmethod
+    def at(cls, path: JsonPath, field: str | None, message: str) -> FieldError:
+        """An error whose message already says what is wrong (the schema checks' form)."""
+        return cls("", field, message, path=path)
+
+    @property
+    def unknown(self) -> bool:
+        """An unknown field (strict field validation), not a schema violation."""
+        return self.message.startswith('unknown field "')
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field is not None else self.message
 
 
 @dataclass(frozen=True)
@@ -71,6 +111,72 @@ class Problem:
         return ": ".join(parts)
 
 
+def location_order(location: SourceLocation | None) -> tuple[str, int, int]:
+    """Where a message sorts: by file, line and column; messages about no place first."""
+    if location is None:
+        return ("", 0, 0)
+    return (location.file, location.line, location.column)
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """Problems in the one order every report uses: place, then message.
+
+    >>> [p.message for p in sorted_problems([Problem("b", SourceLocation("f", 2, 1)),
+    ...                                      Problem("a", SourceLocation("f", 2, 1)),
+    ...                                      Problem("c")])]
+    ['c', 'a', 'b']
+    """
+    return sorted(problems, key=lambda p: (*location_order(p.location), p.message))
+
+
+# --- findings: what a check reports -----------------------------------------------------
+#
+# A finding names the rule or policy, the object, the field path and the source location.
+# For an object trainc rendered, the location is the input that produced it (the TrainJob,
+# or the runtime where the field came from), never the output file. Severities follow
+# ValidatingAdmissionPolicy's validationActions: ``error`` (Deny, the built-in checks),
+# ``warning`` (Warn) and ``audit`` (Audit).
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    AUDIT = "audit"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result of one check on one object."""
+
+    rule: str  # e.g. "crd-schema", "crd-cel", "webhook", "vap/<policy name>", "cue/<file>"
+    severity: Severity
+    message: str
+    object: ObjectRef | None = None
+    field_path: str | None = None
+    location: SourceLocation | None = None
+    stage: str = "input"  # "input" or "output" (found in what trainc rendered)
+    details: tuple[tuple[str, str], ...] = ()  # e.g. (("reason", "Invalid"),) or audit annotations
+
+    @classmethod
+    def of_problem(
+        cls, problem: Problem, rule: str, severity: Severity = Severity.ERROR
+    ) -> Finding:
+        return cls(
+            rule, severity, problem.message, problem.object, problem.field_path, problem.location
+        )
+
+
+def finding_order(finding: Finding) -> tuple[str, int, int, str, str, str, str]:
+    """Findings in the same order as problems: place first, then stage, rule, object, message."""
+    return (
+        *location_order(finding.location),
+        finding.stage,
+        finding.rule,
+        str(finding.object or ""),
+        finding.message,
+    )
+
+
 class TraincError(Exception):
     """Base class of the errors trainc reports to a user without a traceback."""
 
@@ -98,6 +204,10 @@ class InputError(TraincError):
 
     def __str__(self) -> str:
         return "\n".join(str(p) for p in self.problems)
+
+
+class UsageError(TraincError):
+    """A command line that cannot work as given (exit code 2)."""
 
 
 class SetupError(TraincError):

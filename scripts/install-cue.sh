@@ -5,7 +5,7 @@
 #
 # $CACHE is computed like compiler/upstream/artifacts.py cache_root():
 # $TRAINC_CACHE, else $XDG_CACHE_HOME/trainc, else ~/.cache/trainc.
-# The version is compiler/validate/cue.py CUE_VERSION (a test checks they agree).
+# The version is compiler/policy/cue.py CUE_VERSION (a test checks they agree).
 # Idempotent: when the binary is there and reports the pinned version, it does nothing.
 set -euo pipefail
 

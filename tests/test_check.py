@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import ObjectRef, SetupError, SourceLocation
+import compiler.plan.check as check_module
+from compiler.apiserver.yaml_source import parse_yaml
+from compiler.errors import Finding, ObjectRef, SetupError, Severity, SourceLocation
 from compiler.load.discover import discover_collect
 from compiler.load.loader import load_collect
-from compiler.load.yaml_source import parse_yaml
+from compiler.plan.check import check_paths, output_crds
+from compiler.policy.objects import PolicyObject
 from compiler.upstream.artifacts import upstream
-from compiler.validate.check import CheckOptions, check_paths, output_crds
-from compiler.validate.findings import Finding, PolicyObject, Severity
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "check"
@@ -42,9 +43,9 @@ def trainc(*args: str, cwd: Path = REPO, seed: str = "0") -> subprocess.Complete
 
 @pytest.fixture
 def no_policy_modules(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Policy engines absent (built in parallel): checks must run without them."""
-    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
-    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+    """The built-in checks alone: no policy engine runs."""
+    monkeypatch.setattr(check_module, "_vap_findings", lambda *args: [])
+    monkeypatch.setattr(check_module, "_cue_findings", lambda *args: [])
 
 
 def where(finding: Finding) -> tuple[str, str, int, int]:
@@ -97,9 +98,7 @@ def test_clean_inputs_exit_0_and_every_output_is_validated() -> None:
     assert result.exit_code == 0
     outputs = sorted(str(o.ref) for o in result.objects if o.stage == "output")
     assert outputs == ["JobSet team-a/resnet", "PodGroup team-a/resnet"]
-    assert result.notes == [
-        "ValidatingAdmissionPolicy checks skipped: compiler.validate.vap is not available in this build"
-    ]
+    assert result.notes == []
     # outputs are given to policies as the API server stores them: CRD defaults applied
     [jobset] = [o for o in result.objects if o.ref.kind == "JobSet"]
     pod = jobset.data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -136,7 +135,7 @@ def test_cue_files_are_discovered_and_never_read_as_yaml(tmp_path: Path) -> None
 
 
 def test_volcano_podgroups_are_noted_as_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+    monkeypatch.setattr(check_module, "_cue_findings", lambda *args: [])
     case = GOLDEN / "volcano-priorityclass-two-jobs-soft-topology"
     result = check_paths(
         [str(case / n) for n in ("priorityclasses.yaml", "runtime.yaml", "trainjob.yaml")]
@@ -155,7 +154,7 @@ def test_schemas_dir_replaces_an_output_crd(tmp_path: Path) -> None:
     assert text.count(marker) == 1
     stricter = text.replace(marker, marker + "                maximum: 1\n")
     (tmp_path / "podgroup.yaml").write_text(stricter)
-    result = check_paths([str(CLEAN)], CheckOptions(schemas=tmp_path))
+    result = check_paths([str(CLEAN)], schemas=tmp_path)
     [finding] = [f for f in result.findings if f.rule == "output-schema"]
     assert finding.object == ObjectRef("PodGroup", "resnet", "team-a")
     assert finding.field_path == "spec.minMember"
@@ -167,8 +166,8 @@ def test_schemas_dir_replaces_an_output_crd(tmp_path: Path) -> None:
 def test_pinned_output_crds_accept_what_upstream_creates() -> None:
     """Every JobSet and PodGroup the real controller created for a golden case is valid,
     except the one case pinned as "accepted upstream, rejected by the JobSet CRD"."""
-    from compiler.load.crds import admit, trainer_crds
-    from compiler.validate.crd_rules import check_rules
+    from compiler.apiserver.crd_rules import check_rules
+    from compiler.apiserver.crds import admit, trainer_crds
 
     crds = output_crds(trainer_crds())
     rejected: dict[str, list[str]] = {}
@@ -196,7 +195,7 @@ def test_pinned_output_crds_accept_what_upstream_creates() -> None:
 
 
 def fake_vap(found: list[Finding], calls: list[Any]) -> types.ModuleType:
-    module = types.ModuleType("compiler.validate.vap")
+    module = types.ModuleType("compiler.policy.vap")
 
     class PolicySet:
         @classmethod
@@ -230,7 +229,7 @@ def test_vap_findings_on_outputs_are_located_at_the_input_field(
             stage="output",
         )
     ]
-    monkeypatch.setitem(sys.modules, "compiler.validate.vap", fake_vap(found, calls))
+    monkeypatch.setattr(check_module, "PolicySet", fake_vap(found, calls).PolicySet)
     result = check_paths([str(CLEAN)])
     [finding] = result.findings
     # the image is the TrainJob's spec.trainer.image, line 18 column 5
@@ -250,7 +249,7 @@ def test_vap_findings_on_outputs_are_located_at_the_input_field(
 def test_policy_that_cannot_be_read_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from compiler.errors import InputError
 
-    module = types.ModuleType("compiler.validate.vap")
+    module = types.ModuleType("compiler.policy.vap")
 
     class PolicySet:
         @classmethod
@@ -259,7 +258,7 @@ def test_policy_that_cannot_be_read_is_an_input_error(monkeypatch: pytest.Monkey
             raise InputError.single("compile error", where)
 
     module.PolicySet = PolicySet  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "compiler.validate.vap", module)
+    monkeypatch.setattr(check_module, "PolicySet", module.PolicySet)  # type: ignore[attr-defined]
     result = check_paths([str(CLEAN)])
     assert [(f.rule, f.location) for f in result.findings] == [
         ("policy", SourceLocation(str(CLEAN / "policy.yaml"), 14, 7))
@@ -268,7 +267,7 @@ def test_policy_that_cannot_be_read_is_an_input_error(monkeypatch: pytest.Monkey
 
 
 def test_cue_policies_get_the_cue_files_and_every_object(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = types.ModuleType("compiler.validate.cue")
+    module = types.ModuleType("compiler.policy.cue")
     received: list[Any] = []
 
     class CueUnavailable(Exception):
@@ -290,8 +289,9 @@ def test_cue_policies_get_the_cue_files_and_every_object(monkeypatch: pytest.Mon
 
     module.CueUnavailable = CueUnavailable  # type: ignore[attr-defined]
     module.run_cue = run_cue  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "compiler.validate.cue", module)
-    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
+    monkeypatch.setattr(check_module, "CueUnavailable", CueUnavailable)
+    monkeypatch.setattr(check_module, "run_cue", run_cue)
+    monkeypatch.setattr(check_module, "_vap_findings", lambda *args: [])
     result = check_paths([str(VIOLATIONS)])
     [(files, objects)] = received
     assert files == [VIOLATIONS / "policies" / "limits.cue"]
@@ -305,7 +305,7 @@ def test_cue_policies_get_the_cue_files_and_every_object(monkeypatch: pytest.Mon
     def unavailable(files: list[Path], objects: list[PolicyObject]) -> list[Finding]:
         raise CueUnavailable("the cue CLI is not on PATH")
 
-    module.run_cue = unavailable  # type: ignore[attr-defined]
+    monkeypatch.setattr(check_module, "run_cue", unavailable)
     with pytest.raises(SetupError, match="cue CLI is not on PATH"):
         check_paths([str(VIOLATIONS)])
 
@@ -393,7 +393,7 @@ def test_cli_reports_are_byte_identical_across_hash_seeds() -> None:
 
 
 def _real_cue() -> None:
-    from compiler.validate import cue
+    import compiler.policy.cue as cue
 
     try:
         cue.cue_binary()
@@ -405,7 +405,7 @@ def test_real_cue_policies_on_inputs_and_outputs(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _real_cue()
-    monkeypatch.setitem(sys.modules, "compiler.validate.vap", None)
+    monkeypatch.setattr(check_module, "_vap_findings", lambda *args: [])
     images = tmp_path / "images.cue"
     images.write_text(
         "package images\n\n"
@@ -432,8 +432,7 @@ def test_real_cue_policies_on_inputs_and_outputs(
 def test_real_vap_on_rendered_jobsets(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, action: str, severity: Severity, exit_code: int
 ) -> None:
-    pytest.importorskip("compiler.validate.vap")
-    monkeypatch.setitem(sys.modules, "compiler.validate.cue", None)
+    monkeypatch.setattr(check_module, "_cue_findings", lambda *args: [])
     policy = (CLEAN / "policy.yaml").read_text()
     policy = policy.replace("startsWith('registry.example.com/')", "startsWith('pytorch/')")
     policy = policy.replace("validationActions: [Warn]", f"validationActions: [{action}]")
@@ -456,7 +455,7 @@ def test_namespace_option_is_the_default_namespace(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text(job)
     result = check_paths(
         [str(tmp_path / "job.yaml"), str(CLEAN / "runtime.yaml")],
-        CheckOptions(default_namespace="ml"),
+        default_namespace="ml",
     )
     assert result.findings == []
     assert sorted(str(o.ref) for o in result.objects if o.stage == "output") == [

@@ -1,7 +1,7 @@
 """The shipped policy library (policies/): every test case, and the library's shape.
 
 Each PolicyTest file runs as `trainc policy test` runs it. Files whose policies need the
-ValidatingAdmissionPolicy engine are skipped while compiler.validate.vap is not built;
+ValidatingAdmissionPolicy engine are skipped while compiler.policy.vap is not built;
 files with CUE policies are skipped when the pinned cue CLI is not installed.
 """
 
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from compiler.cli import main
-from compiler.validate.policy_test_runner import (
+from compiler.plan.policy_testing import (
     find_test_files,
     format_report,
     load_test,

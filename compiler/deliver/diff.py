@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from compiler.emit.output import RenderedObject
 from compiler.errors import TraincError
+from compiler.plan.compile import RenderedObject
 
 __all__ = [
     "MERGE_KEYS",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from compiler.deliver.diff import InputImpact, diff_renders
 from compiler.deliver.diff_format import render_markdown, render_text
-from compiler.emit.output import RenderedObject
+from compiler.plan.compile import RenderedObject
 
 
 def _cm(name: str, value: str) -> RenderedObject:

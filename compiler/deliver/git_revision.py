@@ -10,8 +10,7 @@ Two ways to say what to render (:class:`Target`):
 
 * plain paths (``trainc diff --base REV PATH...``), taken relative to the repository
   root in the base; a path the base lacks renders nothing;
-* project mode (no paths): the project file of the working tree, through
-  ``compiler.project`` when that package is present; a base without the project
+* project mode (no paths): the project file of the working tree; a base without the project
   file renders nothing (every TrainJob reads as added).
 """
 
@@ -27,8 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.deliver.diff import RenderDiff, Renders, compute_impact, diff_renders
-from compiler.emit.output import RenderedObject
-from compiler.errors import InputError, SetupError
+from compiler.errors import InputError, SetupError, sorted_problems
+from compiler.plan.build_plan import BuildPlan, plan_for_paths, plans_for_project
+from compiler.plan.compile import RenderedObject
+from compiler.plan.stages import run_each
+from compiler.project import find_project, load_project
 
 __all__ = [
     "Target",
@@ -159,54 +161,39 @@ class Target:
         return False
 
 
-def _render_plain(root: Path, target: Target) -> dict[str, list[RenderedObject]]:
-    from compiler.driver import compile_paths
-    from compiler.load.crds import crds_with_schemas_from
-    from compiler.render.framework import RenderOptions
-
+def target_plans(root: Path, target: Target) -> list[BuildPlan]:
+    """The build plans of ``target`` in the tree at ``root`` (none where it has no inputs:
+    a base without the project file, or without the PATHs)."""
+    if target.project_file is not None:
+        project_path = root / target.project_file
+        if not project_path.exists():
+            return []
+        project = load_project(project_path)
+        clusters = target.clusters
+        if clusters is not None:  # a cluster the base does not define renders nothing there
+            clusters = tuple(c for c in clusters if c in project.cluster_names)
+        return plans_for_project(project, clusters, schemas=target.schemas)
     paths = [str(root / p) for p in target.paths if (root / p).exists()]
     if not paths:
-        return {"": []}
-    crds = crds_with_schemas_from(target.schemas) if target.schemas else None
-    result = compile_paths(paths, RenderOptions(), target.namespace, crds)
-    return {"": list(result.objects)}
-
-
-def _render_project(root: Path, target: Target) -> dict[str, list[RenderedObject]]:
-    assert target.project_file is not None
-    project_path = root / target.project_file
-    if not project_path.exists():
-        return {}
-    try:
-        from compiler.project import load_project
-        from compiler.project.build import render_project
-    except ImportError:
-        raise SetupError("this trainc has no project support; give the PATHs to render") from None
-    project = load_project(project_path)
-    clusters = target.clusters
-    if clusters is not None:  # a cluster the base does not define renders nothing there
-        clusters = tuple(c for c in clusters if c in project.cluster_names)
-    results = render_project(project, clusters)
-    problems = [p for r in results.values() for p in r.problems]
-    if problems:
-        raise InputError(problems)
-    return {name: list(r.objects) for name, r in results.items()}
+        return []
+    return [plan_for_paths(paths, default_namespace=target.namespace, schemas=target.schemas)]
 
 
 def render_target(root: Path, target: Target) -> dict[str, list[RenderedObject]]:
-    """Render ``target`` in the tree at ``root``: cluster -> objects."""
-    if target.project_file is not None:
-        return _render_project(root, target)
-    return _render_plain(root, target)
+    """Render ``target`` in the tree at ``root``: cluster (``""`` for PATHs) -> objects."""
+    plans = target_plans(root, target)
+    if not plans and target.project_file is None:
+        return {"": []}
+    builds = run_each(plans)
+    problems = [p for build in builds.values() for p in build.problems]
+    if problems:
+        raise InputError(sorted_problems(problems))
+    return {name: build.objects for name, build in builds.items()}
 
 
 def find_project_file(start: Path, root: Path, given: Path | None = None) -> tuple[str, str] | None:
     """The project file (``given``, or the one for ``start``) and its output folder,
     relative to ``root``."""
-    try:
-        from compiler.project import find_project, load_project
-    except ImportError:
-        return None
     found = given if given is not None else find_project(start)
     if found is None:
         return None

@@ -134,7 +134,6 @@ def test_cli_exit_codes_and_output_file(
 
 
 def test_project_mode_base_without_project_file(example_repo: Path) -> None:
-    pytest.importorskip("compiler.project")
     (example_repo / "trainc.yaml").write_text(
         "inputs:\n  runtimes: [inputs/runtimes/]\n  jobs: [inputs/jobs/]\n"
         "clusters:\n  - name: east\n    schedulers: [coscheduling]\n"

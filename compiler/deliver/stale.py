@@ -10,13 +10,15 @@ Missing, extra and changed files are listed; the tree is stale when any is. The
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.emit.output import MARKER, RenderedObject, planned_files, requirements_text
+from compiler.emit.output import MARKER, planned_files, requirements_text
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, InputError, sorted_problems
+from compiler.plan.compile import RenderedObject
+from compiler.plan.stages import Build
 from compiler.render.info import SecretRequirement
 
 __all__ = ["StaleReport", "check_rendered", "compare_tree", "expected_files", "read_tree"]
@@ -94,56 +96,30 @@ def compare_tree(directory: Path, expected: Mapping[str, bytes], display: str = 
     return report
 
 
-def check_rendered(
-    paths: list[str],
-    directory: Path | None = None,
-    namespace: str = "default",
-    schemas: Path | None = None,
-    project_file: Path | None = None,
-    clusters: list[str] | None = None,
-) -> StaleReport:
-    """Render ``paths`` (none: the project) and compare with the rendered tree.
+def check_rendered(builds: Sequence[Build], directory: Path, *, whole: bool) -> StaleReport:
+    """Compare what ``builds`` rendered with the tree at ``directory``.
 
-    ``directory`` defaults to the project's output folder in project mode and to
-    ``rendered`` otherwise. With ``clusters``, only those clusters' folders are compared.
+    A build of PATHs is compared with ``directory`` itself; project clusters with
+    ``directory/<cluster>/``. ``whole``: every cluster of the project was built, so files
+    of no cluster are extra; otherwise only the built clusters' folders are compared.
+    Builds with problems cannot be compared: an InputError with their problems.
     """
-    from compiler.errors import InputError
-
-    if paths:
-        from compiler.driver import compile_paths
-        from compiler.load.crds import crds_with_schemas_from
-        from compiler.render.framework import RenderOptions
-
-        crds = crds_with_schemas_from(schemas) if schemas else None
-        result = compile_paths(paths, RenderOptions(), namespace, crds)
-        plain = expected_files(result.objects, result.secret_requirements)
-        target = directory or Path("rendered")
-        return compare_tree(target, plain, str(target))
-    try:
-        from compiler.project import find_project, load_project
-        from compiler.project.build import render_project
-    except ImportError:
-        raise InputError.single("trainc check --rendered: give the PATHs to render") from None
-    found = project_file or find_project(Path.cwd())
-    if found is None:
-        raise InputError.single("trainc check --rendered: no trainc.yaml found and no PATHs given")
-    project = load_project(found)
-    results = render_project(project, clusters)
-    problems = [p for r in results.values() for p in r.problems]
+    problems = [p for build in builds for p in build.problems]
     if problems:
-        raise InputError(problems)
-    target = directory or project.output
-    report = StaleReport(str(target), absent=not target.is_dir())
-    if clusters is None:
+        raise InputError(sorted_problems(problems))
+    report = StaleReport(str(directory), absent=not directory.is_dir())
+    if len(builds) == 1 and builds[0].plan.cluster is None:
+        plain = expected_files(builds[0].objects, builds[0].secret_requirements)
+        return _merge(report, compare_tree(directory, plain), "")
+    names = [build.plan.cluster_name or "" for build in builds]
+    if whole:
         expected: dict[str, bytes] = {}
-        for name, cluster in results.items():
-            expected.update(
-                expected_files(cluster.objects, cluster.secret_requirements, f"{name}/")
-            )
-        return _merge(report, compare_tree(target, expected), "")
-    for name, cluster in results.items():
-        own = expected_files(cluster.objects, cluster.secret_requirements)
-        report = _merge(report, compare_tree(target / name, own), f"{name}/")
+        for name, build in zip(names, builds, strict=True):
+            expected.update(expected_files(build.objects, build.secret_requirements, f"{name}/"))
+        return _merge(report, compare_tree(directory, expected), "")
+    for name, build in zip(names, builds, strict=True):
+        own = expected_files(build.objects, build.secret_requirements)
+        report = _merge(report, compare_tree(directory / name, own), f"{name}/")
     return report
 
 

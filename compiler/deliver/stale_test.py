@@ -8,8 +8,9 @@ import pytest
 from compiler.cli import main
 from compiler.deliver.conftest import EXAMPLE
 from compiler.deliver.stale import check_rendered, compare_tree, expected_files, read_tree
-from compiler.driver import compile_paths
 from compiler.emit.output import write_directory
+from compiler.plan.build_plan import plan_for_paths
+from compiler.plan.stages import compile_paths, run
 
 
 @pytest.fixture
@@ -29,11 +30,11 @@ def test_in_memory_files_equal_what_render_writes(inputs: Path, tmp_path: Path) 
 def test_missing_extra_and_changed_files_are_listed(inputs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["render", str(inputs), "-o", str(out), "-q"]) == 0
-    assert not check_rendered([str(inputs)], out).stale
+    assert not check_rendered([run(plan_for_paths([str(inputs)]))], out, whole=True).stale
     (out / "vision/jobset.x-k8s.io_JobSet_smoke.yaml").write_text("stale\n")
     (out / "vision/scheduling.x-k8s.io_PodGroup_resnet.yaml").unlink()
     (out / "vision/old.yaml").write_text("kind: X\n")
-    report = check_rendered([str(inputs)], out)
+    report = check_rendered([run(plan_for_paths([str(inputs)]))], out, whole=True)
     assert report.stale and report.exit_code == 1
     assert report.changed == ["vision/jobset.x-k8s.io_JobSet_smoke.yaml"]
     assert report.missing == ["vision/scheduling.x-k8s.io_PodGroup_resnet.yaml"]

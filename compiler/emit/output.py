@@ -22,50 +22,17 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compiler.emit.yaml_text import dump_document, dump_documents
 from compiler.errors import InputError
+from compiler.plan.compile import RenderedObject, sorted_objects
+from compiler.plan.stages import Build
 from compiler.render.info import SecretRequirement
 
 MARKER = ".trainc-output"
-
-
-@dataclass(frozen=True)
-class RenderedObject:
-    """An object and the TrainJob it was rendered for."""
-
-    trainjob_namespace: str
-    trainjob_name: str
-    data: dict[str, Any]
-
-    @property
-    def sort_key(self) -> tuple[str, str, str, str, str]:
-        return (
-            self.trainjob_namespace,
-            self.trainjob_name,
-            str(self.data.get("kind", "")),
-            str(self.data.get("apiVersion", "")),
-            str(self.data.get("metadata", {}).get("name", "")),
-        )
-
-    @property
-    def relative_path(self) -> str:
-        """``<namespace>/<group>_<Kind>_<name>.yaml``, POSIX style."""
-        data = self.data
-        api_version = str(data.get("apiVersion", ""))
-        group = api_version.split("/")[0] if "/" in api_version else "core"
-        metadata = data.get("metadata") or {}
-        namespace = metadata.get("namespace") or self.trainjob_namespace
-        return f"{namespace}/{group}_{data.get('kind', '')}_{metadata.get('name', '')}.yaml"
-
-
-def sorted_objects(objects: Iterable[RenderedObject]) -> list[RenderedObject]:
-    return sorted(objects, key=lambda o: o.sort_key)
 
 
 def stream_text(objects: Iterable[RenderedObject]) -> str:
@@ -200,3 +167,25 @@ def _swap(staging: Path, directory: Path) -> None:
         retired.rename(directory)
         raise
     shutil.rmtree(retired, ignore_errors=True)
+
+
+def write_project(results: Mapping[str, Build], directory: Path, *, whole: bool) -> int:
+    """Write ``<directory>/<cluster>/...``; returns the number of objects written.
+
+    ``whole``: the tree holds every cluster and is swapped in at once (clusters no
+    longer in the project disappear). Otherwise only the given clusters' folders are
+    replaced, each atomically, and the others stay as they are.
+    """
+    directory = directory.resolve()
+    check_replaceable(directory)
+    count = 0
+    if not whole:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        for name, result in results.items():
+            count += write_directory(result.objects, directory / name, result.secret_requirements)
+        return count
+    with staged_directory(directory) as staging:
+        for name, result in results.items():
+            count += write_directory(result.objects, staging / name, result.secret_requirements)
+    return count

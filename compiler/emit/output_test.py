@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.emit.output import MARKER, RenderedObject, stream_text, write_directory
+from compiler.emit.output import MARKER, stream_text, write_directory
 from compiler.errors import InputError
+from compiler.plan.compile import RenderedObject
 
 
 def _obj(kind: str, name: str, api: str = "jobset.x-k8s.io/v1alpha2") -> RenderedObject:

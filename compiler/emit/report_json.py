@@ -38,8 +38,8 @@ import json
 from typing import Any
 
 from compiler import __version__
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding, Severity
+from compiler.errors import Finding, Severity
+from compiler.plan.check import CheckResult
 
 __all__ = ["SCHEMA_VERSION", "finding_json", "render_json", "report_json"]
 

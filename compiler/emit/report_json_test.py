@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.report_json import SCHEMA_VERSION, render_json
-from compiler.errors import ObjectRef, SourceLocation
-from compiler.load.manifest import Manifest, SourceMap
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding, PolicyObject, Severity
+from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
+from compiler.plan.check import CheckResult
+from compiler.policy.objects import PolicyObject
 
 
 def test_schema() -> None:

@@ -28,8 +28,9 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding, PolicyObject, Severity
+from compiler.errors import Finding, Severity
+from compiler.plan.check import CheckResult
+from compiler.policy.objects import PolicyObject
 
 __all__ = ["render_junit"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.report_junit import render_junit
-from compiler.errors import ObjectRef, SourceLocation
-from compiler.load.manifest import Manifest, SourceMap
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding, PolicyObject, Severity
+from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
+from compiler.plan.check import CheckResult
+from compiler.policy.objects import PolicyObject
 
 
 def _object(kind: str, name: str, file: str, stage: str = "input") -> PolicyObject:

@@ -33,8 +33,8 @@ from typing import Any
 from urllib.parse import quote
 
 from compiler import __version__
-from compiler.validate.check import RULE_DESCRIPTIONS, CheckResult
-from compiler.validate.findings import Finding, Severity
+from compiler.errors import Finding, Severity
+from compiler.plan.check import RULE_DESCRIPTIONS, CheckResult
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "render_sarif", "repo_root", "report_sarif"]
 

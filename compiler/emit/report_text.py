@@ -21,8 +21,8 @@ line before it is kept, so the caret lines up in a terminal).
 
 from __future__ import annotations
 
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding
+from compiler.errors import Finding
+from compiler.plan.check import CheckResult
 
 __all__ = ["render_text", "snippet"]
 

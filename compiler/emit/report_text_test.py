@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import doctest
 
+from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit import report_text
 from compiler.emit.report_text import render_text, snippet
-from compiler.errors import ObjectRef, SourceLocation
-from compiler.load.manifest import Manifest, SourceMap
-from compiler.validate.check import CheckResult
-from compiler.validate.findings import Finding, PolicyObject, Severity
+from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
+from compiler.plan.check import CheckResult
+from compiler.policy.objects import PolicyObject
 
 JOB = (
     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nspec:\n\ttrainer: {numNodes: two}\n"

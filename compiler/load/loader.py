@@ -1,14 +1,14 @@
 """Stage 1 entry point: paths -> validated, defaulted Trainer objects + everything else.
 
-For every YAML document (see :mod:`compiler.load.yaml_source` for how YAML is read):
+For every YAML document (see :mod:`compiler.apiserver.yaml_source` for how YAML is read):
 
 * a document must be a mapping with a non-empty string ``apiVersion`` and ``kind``;
   ``v1/List`` documents are expanded into their ``items``;
 * ``trainer.kubeflow.org/v1alpha1`` TrainJob, TrainingRuntime and ClusterTrainingRuntime
   get ``metadata.namespace`` (namespaced kinds, when unset) and then go through the API
-  server's create path (:func:`compiler.load.crds.admit`): unknown fields, schema types
+  server's create path (:func:`compiler.apiserver.crds.admit`): unknown fields, schema types
   and constraints, ObjectMeta rules, CRD defaults, then the CRD's CEL rules
-  (:func:`compiler.validate.crd_rules.check_rules`); another version or an
+  (:func:`compiler.apiserver.crd_rules.check_rules`); another version or an
   unknown kind of that group is an error, as ``kubectl`` would say ("no matches for kind");
 * any other kind (a ValidatingAdmissionPolicy, a ConfigMap, ...) is kept unchanged in
   :attr:`LoadResult.others` for later stages;
@@ -36,13 +36,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.errors import InputError, ObjectRef, Problem, SourceLocation
-from compiler.load.crds import CrdSet, admit, trainer_crds
+from compiler.apiserver.crd_rules import check_rules
+from compiler.apiserver.crds import CrdSet, admit, trainer_crds
+from compiler.apiserver.manifest import Manifest, SourceMap
+from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect
+from compiler.errors import FieldError, InputError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.load.discover import discover_collect
-from compiler.load.manifest import JsonPath, Manifest, SourceMap
-from compiler.load.structural import FieldError
-from compiler.load.yaml_source import YamlDocument, parse_yaml_collect
-from compiler.validate.crd_rules import check_rules
 
 __all__ = [
     "TRAINER_GROUP",
@@ -198,7 +197,7 @@ class _Loader:
     def field_problem(
         error: FieldError, source: SourceMap, ref: ObjectRef, rule: str | None = None
     ) -> Problem:
-        return Problem(error.detail, source.locate(error.path), ref, error.field, rule)
+        return Problem(error.message, source.locate(error.path), ref, error.field, rule)
 
     def check_duplicate(self, manifest: Manifest, group: str) -> None:
         meta = manifest.data.get("metadata")

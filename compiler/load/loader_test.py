@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+import compiler.apiserver.crd_rules as crd_rules
+from compiler.apiserver.crds import trainer_crds
 from compiler.errors import InputError
-from compiler.load.crds import trainer_crds
 from compiler.load.loader import LoadResult, load, load_collect, load_texts
 from compiler.upstream.artifacts import upstream
-from compiler.validate import crd_rules
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "load"
 GROUP = "trainer.kubeflow.org/v1alpha1"

@@ -37,8 +37,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compiler.errors import SourceLocation
-from compiler.load.manifest import JsonPath
+from compiler.errors import JsonPath, SourceLocation
 from compiler.overlay.targets import Target
 from compiler.upstream.openapi import SchemaNode, openapi_document
 

@@ -25,7 +25,7 @@ Layers apply base -> cluster -> namespace; within a layer, in the order the file
 are given. A patch whose target kind is an input kind (TrainJob, TrainingRuntime,
 ClusterTrainingRuntime) changes inputs before render; any other patch (or one with
 ``stage: output``) changes rendered objects. Strategic merge uses the schema-driven
-engine of :mod:`compiler.overlay.strategic_merge` (kinds the Trainer OpenAPI
+engine of :mod:`compiler.kube.strategic_merge` (kinds the Trainer OpenAPI
 document lacks, e.g. PodGroup, merge schemalessly: maps merge, lists are replaced);
 RFC 6902 patches are applied with ``jsonpatch``.
 
@@ -48,9 +48,10 @@ from typing import Any, Literal
 import jsonpatch
 import jsonpointer
 
-from compiler.errors import InputError, ObjectRef, Problem, SourceLocation
-from compiler.load.manifest import JsonPath, Manifest, SourceMap, format_path
-from compiler.load.yaml_source import YamlDocument, parse_yaml_collect, read_yaml
+from compiler.apiserver.manifest import Manifest, SourceMap, format_path
+from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect, read_yaml
+from compiler.errors import InputError, JsonPath, ObjectRef, Problem, SourceLocation
+from compiler.kube.strategic_merge import PatchError, strategic_merge
 from compiler.overlay.locks import (
     Lock,
     LockPathError,
@@ -61,7 +62,6 @@ from compiler.overlay.locks import (
     schema_for,
     violations,
 )
-from compiler.overlay.strategic_merge import PatchError, strategic_merge
 from compiler.overlay.targets import SelectorError, Target, parse_selector
 from compiler.upstream.openapi import SchemaNode
 

@@ -7,9 +7,9 @@ from textwrap import dedent
 
 import pytest
 
+from compiler.apiserver.manifest import Manifest
 from compiler.errors import InputError
 from compiler.load.loader import load_texts
-from compiler.load.manifest import Manifest
 from compiler.overlay.overlays import (
     PatchedSourceMap,
     apply_input_overlays,

@@ -26,10 +26,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from compiler.errors import InputError, Problem, SourceLocation
+from compiler.apiserver.manifest import SourceMap
+from compiler.apiserver.yaml_source import parse_yaml_collect, read_yaml
+from compiler.errors import InputError, JsonPath, Problem, SourceLocation
 from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES
-from compiler.load.manifest import JsonPath, SourceMap
-from compiler.load.yaml_source import parse_yaml_collect, read_yaml
 from compiler.project.model import Cluster, ProjectSpec, validation_problems
 
 __all__ = ["PROJECT_FILE", "Project", "find_project", "load_project"]

@@ -33,8 +33,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from compiler.errors import Problem
-from compiler.load.manifest import JsonPath, SourceMap
+from compiler.apiserver.manifest import SourceMap
+from compiler.errors import JsonPath, Problem
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
 
 __all__ = [

@@ -47,7 +47,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from compiler.load.manifest import JsonPath, Manifest, SourceMap
+from compiler.apiserver.manifest import Manifest, SourceMap
+from compiler.errors import JsonPath
 from compiler.render.framework import Phases, Plugin, RenderOptions
 from compiler.render.info import JsonObject, json_copy
 from compiler.render.pipeline import render_trainjob

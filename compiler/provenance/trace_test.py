@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from compiler.cli import main
-from compiler.driver import compile_paths
-from compiler.provenance.explain import ObjectProvenance, explain, trace_result
+from compiler.deliver.explain import ObjectProvenance, explain, trace_result
+from compiler.plan.stages import compile_paths
 from compiler.provenance.trace import FieldOrigin, format_field_path, parse_field_path
 
 TESTDATA = Path(__file__).parent / "testdata"

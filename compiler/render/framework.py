@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from compiler.render.constants import TRAINER_API_VERSION, TRAINJOB_KIND
+from compiler.errors import FieldError
 from compiler.render.info import Info, JsonObject
+from compiler.upstream.names import TRAINER_API_VERSION, TRAINJOB_KIND
 
 
 @dataclass(frozen=True)
@@ -24,19 +25,6 @@ class RenderOptions:
     # Upstream always sets an owner reference to the TrainJob; in resolved mode no
     # TrainJob exists, so trainc writes one only when given the UID to reproduce.
     owner_uid: str | None = None
-
-
-@dataclass
-class FieldError:
-    """An admission error in upstream's shape (``field.Error``)."""
-
-    type: str
-    field: str
-    message: str
-    value: Any = None
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.render.quantity import Quantity
+from compiler.kube.quantity import Quantity
 
 JsonObject = dict[str, Any]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.errors import FieldError
 from compiler.render.framework import (
-    FieldError,
     Phases,
     RenderOptions,
     TrainJobContext,

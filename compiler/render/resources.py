@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
+from compiler.kube.quantity import Quantity
 from compiler.render.info import Info, JsonObject
-from compiler.render.quantity import Quantity
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 
 
 def resources_per_node_from_runtime(info: Info) -> JsonObject | None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import marshal
 
-from compiler.overlay.strategic_merge import strategic_merge
-from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
+from compiler.kube.podrequests import pod_requests
+from compiler.kube.quantity import canonical_quantity
+from compiler.kube.roundtrip import go_roundtrip
+from compiler.kube.strategic_merge import strategic_merge
 from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer, json_copy
-from compiler.render.podrequests import pod_requests
-from compiler.render.quantity import canonical_quantity
-from compiler.render.roundtrip import go_roundtrip
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.upstream.openapi import schema
 
 JOBSET_SPEC_TYPE = "jobset.v1alpha2.JobSetSpec"

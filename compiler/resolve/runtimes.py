@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
-from compiler.load.manifest import Manifest
-from compiler.render.constants import (
+from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINER_GROUP,
     TRAINING_RUNTIME_KIND,

@@ -168,9 +168,9 @@ def measure(count: int, scratch: Path, output_parent: Path) -> dict[str, float]:
     Nothing is deleted here: the caller removes every run's files after the last run.
     """
     from compiler.cli import tune_gc
-    from compiler.driver import compile_paths
     from compiler.emit.output import planned_files, write_directory
     from compiler.emit.yaml_text import dump_document
+    from compiler.plan.stages import compile_paths
     from compiler.render.framework import RenderOptions
 
     repo = Path(tempfile.mkdtemp(dir=scratch))

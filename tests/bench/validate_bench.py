@@ -19,8 +19,8 @@ from tests.bench.render_bench import generate
 
 def builtin_throughput(count: int) -> tuple[float, float]:
     """(objects/s for parse + validate, objects/s for validation alone)."""
+    from compiler.apiserver.yaml_source import parse_yaml
     from compiler.load.loader import load_collect
-    from compiler.load.yaml_source import parse_yaml
 
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp), count)
@@ -41,8 +41,8 @@ def builtin_throughput(count: int) -> tuple[float, float]:
 def cue_seconds(count: int) -> float | None:
     try:
         from compiler.load.loader import load_collect
-        from compiler.validate.cue import CueUnavailable, run_cue
-        from compiler.validate.findings import PolicyObject
+        from compiler.policy.cue import CueUnavailable, run_cue
+        from compiler.policy.objects import PolicyObject
     except ImportError:
         return None
     policies = sorted(Path(__file__).resolve().parents[2].glob("policies/**/*.cue"))

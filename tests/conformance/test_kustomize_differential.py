@@ -45,8 +45,8 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from compiler.apiserver.manifest import SourceMap
 from compiler.errors import SetupError, SourceLocation
-from compiler.load.manifest import SourceMap
 from compiler.overlay.locks import schema_for
 from compiler.overlay.overlays import Overlay, Patch, apply_output_overlays
 from compiler.overlay.targets import Target

@@ -1,4 +1,4 @@
-"""Differential tests: compiler.render.quantity / podrequests against the real Go code.
+"""Differential tests: compiler.kube.quantity / podrequests against the real Go code.
 
 ``tests/conformance/quantitycheck`` is a small Go program linked against k8s.io/apimachinery,
 k8s.io/api and k8s.io/component-helpers v0.36.2. It is built once per session into
@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.render.podrequests import after_podgroup_build, pod_requests, sum_requests
-from compiler.render.quantity import Quantity, QuantityError
+from compiler.kube.podrequests import after_podgroup_build, pod_requests, sum_requests
+from compiler.kube.quantity import Quantity, QuantityError
 
 HARNESS_DIR = Path(__file__).parent / "quantitycheck"
 BINARY = HARNESS_DIR / "bin" / "quantitycheck"

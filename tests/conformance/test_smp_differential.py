@@ -7,9 +7,9 @@ request per line:
 
 * ``smp``: ``strategicpatch.StrategicMergePatch(original, patch, <type>{})`` - the call
   the Trainer makes for runtimePatches (Go struct tags as the merge schema). Compared with
-  :func:`compiler.overlay.strategic_merge.strategic_merge` driven by the OpenAPI document.
+  :func:`compiler.kube.strategic_merge.strategic_merge` driven by the OpenAPI document.
 * ``roundtrip``: ``json.Marshal(json.Unmarshal(value into <type>))``. Compared with
-  :func:`compiler.render.roundtrip.go_roundtrip` driven by ``typeinfo.json``.
+  :func:`compiler.kube.roundtrip.go_roundtrip` driven by ``typeinfo.json``.
 
 Hypothesis generates JobSetSpec and PodSpec shapes (replicated jobs, containers, env,
 volumes, volume mounts, ports, tolerations, affinity, node selectors, labels, finalizers,
@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import SetupError
-from compiler.overlay.strategic_merge import PatchError, strategic_merge
+from compiler.kube.strategic_merge import PatchError, strategic_merge
 from compiler.upstream.openapi import SchemaNode, schema
 from compiler.upstream.typeinfo import TypeInfo, TypeRef, typeinfo
 
@@ -680,7 +680,7 @@ ROUNDTRIP_TYPES = [
 
 
 def _roundtrip_check(go: GoOracle, type_name: str) -> Callable[[Any], None]:
-    from compiler.render.roundtrip import RoundTripError, go_roundtrip
+    from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 
     def check(value: Any) -> None:
         answer = go.ask({"op": "roundtrip", "type": type_name, "value": value})
@@ -698,7 +698,6 @@ def _roundtrip_check(go: GoOracle, type_name: str) -> Callable[[Any], None]:
 @pytest.mark.usefixtures("upstream_ready")
 @pytest.mark.parametrize(("type_name", "depth"), ROUNDTRIP_TYPES)
 def test_roundtrip_differential(go: GoOracle, type_name: str, depth: int) -> None:
-    pytest.importorskip("compiler.render.quantity")
     info = typeinfo()
     check = _roundtrip_check(go, type_name)
     root = TypeRef(kind="struct", name=type_name)
@@ -723,8 +722,7 @@ def test_runtime_patch_pipeline(go: GoOracle, original: Any, patch: Any) -> None
     """The R-3.2 data path, each step against Go: the runtime's JobSetSpec and the
     patch's JobSetSpecPatch go through their Go types, are merged, and the result goes
     through JobSetSpec again."""
-    pytest.importorskip("compiler.render.quantity")
-    from compiler.render.roundtrip import RoundTripError, go_roundtrip
+    from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 
     spec_type, patch_type = SMP_TYPES["JobSetSpec"], "trainer.v1alpha1.JobSetSpecPatch"
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.driver import compile_paths
 from compiler.errors import InputError, Problem
+from compiler.plan.stages import compile_paths
 from compiler.render.framework import RenderOptions
 
 

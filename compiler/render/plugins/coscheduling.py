@@ -5,14 +5,14 @@ Upstream: pkg/runtime/framework/plugins/coscheduling/coscheduling.go.
 
 from __future__ import annotations
 
-from compiler.render.constants import (
+from compiler.render.framework import TrainJobContext
+from compiler.render.info import Info, JsonObject
+from compiler.render.plugins.podgroup import min_member, min_resources
+from compiler.upstream.names import (
     COSCHEDULING_API_VERSION,
     COSCHEDULING_POD_GROUP_LABEL,
     POD_GROUP_KIND,
 )
-from compiler.render.framework import TrainJobContext
-from compiler.render.info import Info, JsonObject
-from compiler.render.plugins.podgroup import min_member, min_resources
 
 NAME = "CoScheduling"
 

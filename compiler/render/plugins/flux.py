@@ -43,12 +43,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler.errors import InputError, ObjectRef
-from compiler.render import apply
-from compiler.render.constants import ANCESTOR_TRAINER, NODE, TRAINJOB_KIND
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError, InputError, ObjectRef
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSetContainer, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE, TRAINJOB_KIND
 from compiler.upstream.templates import FluxTemplates, flux_templates, go_sprintf
 
 NAME = "Flux"
@@ -381,12 +381,12 @@ class FluxPlugin:
         for pod_set in info.pod_sets:
             if pod_set.name != NODE:
                 continue
-            apply.upsert_volumes(pod_set.volumes, _view_volumes(config_map))
-            apply.upsert_volumes(pod_set.volumes, [_curve_volume(job.name)])
+            upsert.upsert_volumes(pod_set.volumes, _view_volumes(config_map))
+            upsert.upsert_volumes(pod_set.volumes, [_curve_volume(job.name)])
             pod_set.init_containers.append(_installer(config_map, settings[FLUX_VIEW_IMAGE]))
             for container in pod_set.containers:
                 if container.name == NODE:
-                    apply.upsert_volume_mounts(container.volume_mounts, _node_mounts(config_map))
+                    upsert.upsert_volume_mounts(container.volume_mounts, _node_mounts(config_map))
 
     def sync_parallel_count(self, info: Info) -> None:
         return None

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import InputError, SetupError
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
-from compiler.render.framework import FieldError, RenderOptions, TrainJobContext
+from compiler.errors import FieldError, InputError, SetupError
+from compiler.render.framework import RenderOptions, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer, SecretRequirement
 from compiler.render.plugins import flux
 from compiler.render.plugins.flux import (
@@ -28,6 +27,7 @@ from compiler.render.plugins.flux import (
     original_command,
     run_flags,
 )
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 from compiler.upstream.templates import FluxTemplates, flux_templates
 
 INVALID = "FieldValueInvalid"

@@ -22,12 +22,13 @@ pkg/constants has no reserved JAX env names (unlike Torch's ``PET_*``, MPI's
 
 from __future__ import annotations
 
-from compiler.render import apply
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.torch import JOB_COMPLETION_INDEX_FIELD_PATH
 from compiler.render.plugins.torchtune import CONTAINER_TRAINER_PORT, trainer_endpoint
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "JAX"
 
@@ -72,8 +73,8 @@ class JAXPlugin:
         if container is None:
             return
         num_nodes = pod_set.count if pod_set is not None else 1
-        apply.upsert_env(container.env, jax_envs(job.name, num_nodes))
-        apply.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
+        upsert.upsert_env(container.env, jax_envs(job.name, num_nodes))
+        upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
 
     def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]:
         """Upstream's JAX validator accepts everything (no reserved env names in v2.3.0)."""

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
 from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
 from compiler.render.plugins import jax
 from compiler.render.plugins.jax import JAXPlugin
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 FIELD_PATH = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 PORTS = [{"containerPort": 29500}]

@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.render import apply
-from compiler.render.constants import (
+from compiler.errors import FieldError
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
+from compiler.render.info import Info, JsonObject
+from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
     ENV_STORAGE_URI,
@@ -20,8 +23,6 @@ from compiler.render.constants import (
     NODE,
     VOLUME_INITIALIZER,
 )
-from compiler.render.framework import FieldError, TrainJobContext
-from compiler.render.info import Info, JsonObject
 
 NAME = "JobSet"
 
@@ -98,7 +99,7 @@ def _materialize_pod_sets(info: Info, jobs: list[JsonObject]) -> None:
     for index, pod_set in enumerate(info.pod_sets):
         pod_spec = _pod_spec(jobs[index])
         if pod_set.volumes:
-            apply.upsert_volumes(pod_spec.setdefault("volumes", []), pod_set.volumes)
+            upsert.upsert_volumes(pod_spec.setdefault("volumes", []), pod_set.volumes)
         containers = pod_spec.get("containers") or []
         for c_index, container in enumerate(pod_set.containers):
             _write_container(containers[c_index], container)
@@ -117,13 +118,13 @@ def _write_container(target: JsonObject, source: Any) -> None:
         target["command"] = list(source.command)
     if source.image:
         target["image"] = source.image
-    for key, values, upsert in (
-        ("env", source.env, apply.upsert_env),
-        ("ports", source.ports, apply.upsert_ports),
-        ("volumeMounts", source.volume_mounts, apply.upsert_volume_mounts),
+    for key, values, merge_into in (
+        ("env", source.env, upsert.upsert_env),
+        ("ports", source.ports, upsert.upsert_ports),
+        ("volumeMounts", source.volume_mounts, upsert.upsert_volume_mounts),
     ):
         if values:
-            upsert(target.setdefault(key, []), values)
+            merge_into(target.setdefault(key, []), values)
 
 
 def _initializers(jobs: list[JsonObject], job: TrainJobContext) -> None:
@@ -145,10 +146,10 @@ def _initializers(jobs: list[JsonObject], job: TrainJobContext) -> None:
                     continue
                 env = container.setdefault("env", [])
                 if config.get("storageUri") is not None:
-                    apply.upsert_env(
+                    upsert.upsert_env(
                         env, [{"name": ENV_STORAGE_URI, "value": config["storageUri"]}]
                     )
-                apply.upsert_env(env, apply.reencode_envs(config.get("env")))
+                upsert.upsert_env(env, upsert.reencode_envs(config.get("env")))
                 if config.get("secretRef") is not None:
                     container.setdefault("envFrom", []).append(
                         {"secretRef": {"name": config["secretRef"].get("name", "")}}
@@ -174,8 +175,8 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
             ancestor == ANCESTOR_TRAINER or (info.run_launcher_as_node and rjob.get("name") == NODE)
         ):
             for container in containers:
-                apply.upsert_env(
-                    container.setdefault("env", []), apply.reencode_envs(trainer.get("env"))
+                upsert.upsert_env(
+                    container.setdefault("env", []), upsert.reencode_envs(trainer.get("env"))
                 )
 
 

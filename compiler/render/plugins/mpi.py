@@ -34,12 +34,12 @@ a whole (no field, like upstream's), under exactly upstream's condition (a launc
 
 from __future__ import annotations
 
-from compiler.errors import InputError
-from compiler.render import apply
-from compiler.render.constants import LAUNCHER, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError, InputError
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
+from compiler.upstream.names import LAUNCHER, NODE
 
 NAME = "MPI"
 INVALID = "FieldValueInvalid"
@@ -193,27 +193,27 @@ def _slots(info: Info, policy: JsonObject, trainer: JsonObject | None) -> int:
 
 
 def _enforce_pod_set(pod_set: PodSet, policy: JsonObject, trainjob_name: str) -> None:
-    apply.upsert_volumes(pod_set.volumes, [ssh_auth_volume(trainjob_name)])
+    upsert.upsert_volumes(pod_set.volumes, [ssh_auth_volume(trainjob_name)])
     is_launcher = pod_set.name == LAUNCHER
     if is_launcher:
-        apply.upsert_volumes(pod_set.volumes, [hostfile_volume(trainjob_name)])
+        upsert.upsert_volumes(pod_set.volumes, [hostfile_volume(trainjob_name)])
     for container in pod_set.containers:
         if container.name != NODE:
             continue
-        apply.upsert_volume_mounts(
+        upsert.upsert_volume_mounts(
             container.volume_mounts,
             [{"name": SSH_AUTH_VOLUME, "mountPath": _ssh_auth_mount_path(policy)}],
         )
         if not is_launcher:
             continue
-        apply.upsert_volume_mounts(
+        upsert.upsert_volume_mounts(
             container.volume_mounts, [{"name": HOSTFILE_VOLUME, "mountPath": HOSTFILE_DIR}]
         )
         implementation = _implementation(policy)
         if implementation != OPEN_MPI:
             # Normally caught by validate(); kept for callers that skip it.
             raise InputError.single(_unsupported_message(implementation))
-        apply.upsert_env(container.env, open_mpi_envs(_num_proc_per_node(policy)))
+        upsert.upsert_env(container.env, open_mpi_envs(_num_proc_per_node(policy)))
 
 
 # --- what Build returns

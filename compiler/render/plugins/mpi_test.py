@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import InputError
-from compiler.render.constants import ANCESTOR_TRAINER, LAUNCHER, NODE
-from compiler.render.framework import FieldError, RenderOptions, TrainJobContext
+from compiler.errors import FieldError, InputError
+from compiler.render.framework import RenderOptions, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer, SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.plugins.mpi import MPIPlugin
+from compiler.upstream.names import ANCESTOR_TRAINER, LAUNCHER, NODE
 
 INVALID = "FieldValueInvalid"
 NAME = "trainJob"

@@ -6,10 +6,10 @@ flux runtimes and for runtimes without any mlPolicy.
 
 from __future__ import annotations
 
-from compiler.render import apply
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
+from compiler.render import upsert
 from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "PlainML"
 
@@ -29,4 +29,4 @@ class PlainMLPlugin:
                 pod_set.count = trainer["numNodes"]
         container = info.container_by_ancestor(ANCESTOR_TRAINER, NODE)
         if container is not None:
-            apply.upsert_env(container.env, apply.reencode_envs(trainer.get("env")))
+            upsert.upsert_env(container.env, upsert.reencode_envs(trainer.get("env")))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from compiler.kube.podrequests import sum_requests
 from compiler.render.info import Info
-from compiler.render.podrequests import sum_requests
 
 
 def min_member(info: Info) -> int:

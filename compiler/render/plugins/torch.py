@@ -11,10 +11,9 @@ all five PET variables, in both modes, even without ``spec.trainer``.
 
 from __future__ import annotations
 
-from compiler.errors import InputError
-from compiler.render import apply
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError, InputError
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSetContainer
 from compiler.render.plugins import torchtune
 from compiler.render.plugins.torchtune import AUTO, CONTAINER_TRAINER_PORT, INVALID, NumProc
@@ -23,6 +22,7 @@ from compiler.render.resources import (
     num_cpu_per_node,
     num_gpu_per_node,
 )
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "Torch"
 
@@ -116,7 +116,7 @@ def _inject_into_targets(info: Info, envs: list[JsonObject]) -> None:
             container = info.container_in_pod_set(job_name, name)
             if container is None:
                 raise InputError.single(_missing_target_message(job_name, name))
-            apply.upsert_env(container.env, envs)
+            upsert.upsert_env(container.env, envs)
 
 
 # --- The plugin
@@ -140,17 +140,17 @@ def _enforce_trainer_container(
     nproc: NumProc,
     gpus: int,
 ) -> None:
-    apply.upsert_env(container.env, apply.reencode_envs(trainer.get("env")))
-    apply.upsert_env(container.env, pet_envs(num_nodes, nproc))
+    upsert.upsert_env(container.env, upsert.reencode_envs(trainer.get("env")))
+    upsert.upsert_env(container.env, pet_envs(num_nodes, nproc))
     if not torchtune.is_torchtune(trainer):
-        apply.upsert_env(container.env, master_envs(job.name))
+        upsert.upsert_env(container.env, master_envs(job.name))
     else:
         runtime_ref_name = str((job.spec.get("runtimeRef") or {}).get("name", ""))
         tail = torchtune.command_tail(
             info.jobset_spec, trainer, runtime_ref_name, job.name, num_nodes, nproc, gpus
         )
         trainer["command"] = [*trainer["command"], *tail]
-    apply.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
+    upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
 
 
 class TorchPlugin:

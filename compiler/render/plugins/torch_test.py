@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import InputError
-from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError, InputError
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
 from compiler.render.plugins import torchtune
 from compiler.render.plugins.torch import TorchPlugin
@@ -23,6 +22,7 @@ from compiler.render.resources import (
     num_gpu_per_node,
     resources_per_node_from_runtime,
 )
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 
 RANK = {
     "name": "PET_NODE_RANK",

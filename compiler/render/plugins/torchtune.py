@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import JsonObject
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 
 NumProc = int | str
 

@@ -5,15 +5,16 @@ Upstream: pkg/runtime/framework/plugins/volcano/volcano.go.
 
 from __future__ import annotations
 
-from compiler.render.constants import (
+from compiler.errors import FieldError
+from compiler.render.framework import TrainJobContext
+from compiler.render.info import Info, JsonObject
+from compiler.render.plugins.podgroup import min_member, min_resources
+from compiler.upstream.names import (
     POD_GROUP_KIND,
     VOLCANO_API_VERSION,
     VOLCANO_GROUP_NAME_ANNOTATION,
     VOLCANO_QUEUE_ANNOTATION,
 )
-from compiler.render.framework import FieldError, TrainJobContext
-from compiler.render.info import Info, JsonObject
-from compiler.render.plugins.podgroup import min_member, min_resources
 
 NAME = "Volcano"
 

@@ -38,13 +38,14 @@ wraps, as upstream's ``int32(gpuCount)`` and ``numNodes * numWorkersPerNode`` do
 
 from __future__ import annotations
 
-from compiler.render import apply
-from compiler.render.constants import ANCESTOR_TRAINER, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError
+from compiler.render import upsert
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.torch import JOB_COMPLETION_INDEX_FIELD_PATH
 from compiler.render.plugins.torchtune import CONTAINER_TRAINER_PORT, trainer_endpoint
 from compiler.render.resources import effective_resources, num_gpu_per_node
+from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "XGBoost"
 
@@ -112,8 +113,8 @@ class XGBoostPlugin:
         if container is None:
             return
         total = num_workers(pod_set.count, effective_resources(info, trainer))
-        apply.upsert_env(container.env, dmlc_envs(job.name, total))
-        apply.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
+        upsert.upsert_env(container.env, dmlc_envs(job.name, total))
+        upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
 
     def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]:
         """One Forbidden error per TrainJob env entry with a reserved ``DMLC_*`` name."""

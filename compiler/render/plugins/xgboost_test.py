@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from compiler.render.constants import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
-from compiler.render.framework import FieldError, TrainJobContext
+from compiler.errors import FieldError
+from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer
 from compiler.render.plugins import xgboost
 from compiler.render.plugins.plainml import PlainMLPlugin
 from compiler.render.plugins.xgboost import XGBoostPlugin
 from compiler.render.registry import default_plugins
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 
 FIELD_PATH = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 PORTS = [{"containerPort": 29500}]

@@ -1,0 +1,106 @@
+"""``trainc check``: load, render and validate; report findings, write nothing else.
+
+    trainc check PATH... [--format text|json|sarif|junit] [--output FILE] [--previous DIR|REV]
+    trainc check [--project FILE] [--cluster NAME]        (trainc.yaml: every cluster)
+    trainc check [PATH...] --rendered [DIR]               (also: is the rendered tree stale?)
+
+Exit codes: 0 no errors (warnings allowed), 1 violations, 2 input or usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from compiler.cli.common import (
+    Commands,
+    add_build_flags,
+    build_plans,
+    note,
+    previous_inputs,
+    write_atomically,
+)
+from compiler.deliver.stale import check_rendered
+from compiler.emit.report_json import render_json
+from compiler.emit.report_junit import render_junit
+from compiler.emit.report_sarif import render_sarif
+from compiler.emit.report_text import render_text
+from compiler.errors import UsageError
+from compiler.plan.check import CheckResult, check_plans
+
+REPORTS: dict[str, Callable[[CheckResult], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "junit": render_junit,
+}
+
+
+def add_parser(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="load, render and validate; report findings (writes nothing but --output)",
+        description="Exit codes: 0 no errors (warnings allowed), 1 violations, "
+        "2 input or usage error.",
+    )
+    add_build_flags(parser)
+    parser.add_argument(
+        "--format", choices=tuple(REPORTS), default="text", help="report format (default: text)"
+    )
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (replaced atomically) instead of standard output",
+    )
+    parser.add_argument(
+        "--previous",
+        metavar="DIR|REV",
+        help="the inputs at a previous revision — a folder, or a git revision whose checkout "
+        "of the same PATHs is used: objects found there are checked as updates, so immutable "
+        "fields (the CRDs' transition rules) are enforced before a GitOps sync fails",
+    )
+    parser.add_argument(
+        "--rendered",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="also fail (exit 1) when the committed rendered tree DIR is stale (default: the "
+        "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
+    )
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    if args.previous is not None and not args.paths:
+        raise UsageError("trainc check: --previous takes PATHs")
+    with previous_inputs(args.previous, args.paths) as previous:
+        result = check_plans(build_plans(args, previous))
+    text = REPORTS[args.format](result)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomically(Path(args.output), text)
+    if args.output is not None or args.format != "text":
+        for message in result.notes:
+            note(message)
+        sys.stderr.write(f"trainc: {result.summary()}\n")
+    code = result.exit_code
+    if args.rendered is None:
+        return code
+    return max(code, _check_rendered(args, result))
+
+
+def _check_rendered(args: argparse.Namespace, result: CheckResult) -> int:
+    """``--rendered``: compare what the check rendered with the committed tree."""
+    cluster = result.builds[0].plan.cluster if result.builds else None
+    if args.rendered:
+        directory = Path(args.rendered)
+    elif cluster is not None:
+        directory = cluster.output
+    else:
+        directory = Path("rendered")
+    report = check_rendered(result.builds, directory, whole=args.cluster is None)
+    machine = args.output is None and args.format != "text"
+    (sys.stderr if machine else sys.stdout).write(report.text())
+    return report.exit_code

@@ -1,0 +1,214 @@
+"""What every verb shares: the argument parser, the flags that say what to build, and
+how results reach the terminal or a file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeAlias
+
+from compiler.errors import EXIT_INPUT_ERROR, InputError, Problem, SetupError, UsageError
+from compiler.plan.build_plan import (
+    BuildPlan,
+    plan_for_paths,
+    plans_for_project,
+    select_project,
+)
+from compiler.project import Project
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with trainc's usage-error exit code (2) and message prefix."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"trainc: error: {message}\n")
+        raise SystemExit(EXIT_INPUT_ERROR)
+
+
+# The sub-command table every verb adds its parser to (a string: argparse's class is not
+# subscriptable at run time).
+Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+# --- flags ------------------------------------------------------------------------------
+
+
+def add_paths(parser: argparse.ArgumentParser, what: str = "files or directories") -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help=f"{what} ('-' for stdin); none: the project's clusters (trainc.yaml)",
+    )
+
+
+def add_namespace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--namespace", default="default", help="namespace of objects that set none")
+
+
+def add_schemas(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--schemas",
+        metavar="DIR",
+        type=Path,
+        help="CRDs exported from your cluster, used instead of the pinned ones (Trainer, "
+        "JobSet, PodGroup), kind by kind",
+    )
+
+
+def add_owner_uid(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--owner-uid",
+        metavar="UID",
+        help="add the controller's ownerReference to the TrainJob with this UID (for comparison)",
+    )
+
+
+def add_project(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        metavar="FILE",
+        type=Path,
+        help="the project file (default: the nearest trainc.yaml from here up to the repo root)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        action="append",
+        help="only this cluster of the project (repeatable; default: every cluster)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="an overlay patch whose target matches nothing is an error, not a warning",
+    )
+
+
+def add_build_flags(parser: argparse.ArgumentParser, *, owner_uid: bool = False) -> None:
+    """The flags that say what a verb builds: PATHs or the project, and its options."""
+    add_paths(parser)
+    add_namespace(parser)
+    add_schemas(parser)
+    if owner_uid:
+        add_owner_uid(parser)
+    add_project(parser)
+
+
+# --- the build plan of a command line ---------------------------------------------------
+
+
+def project_of(args: argparse.Namespace) -> Project:
+    """The project of a command given no PATHs (a UsageError if there is none)."""
+    return select_project(args.command, args.project)
+
+
+def build_plans(
+    args: argparse.Namespace, previous: Iterable[Path] | None = None
+) -> list[BuildPlan]:
+    """The plans of a command line: one for PATHs, one per cluster of the project."""
+    owner_uid = getattr(args, "owner_uid", None)
+    if args.paths:
+        if args.project is not None or args.cluster:
+            raise UsageError(f"trainc {args.command}: --project and --cluster take no PATHs")
+        return [
+            plan_for_paths(
+                args.paths,
+                default_namespace=args.namespace,
+                schemas=args.schemas,
+                owner_uid=owner_uid,
+                strict=args.strict,
+                previous=None if previous is None else list(previous),
+            )
+        ]
+    return plans_for_project(
+        project_of(args),
+        args.cluster,
+        schemas=args.schemas,
+        owner_uid=owner_uid,
+        strict=args.strict,
+    )
+
+
+def one_plan(args: argparse.Namespace, plans: list[BuildPlan]) -> BuildPlan:
+    """The single plan a per-cluster verb needs (``--cluster NAME`` with several)."""
+    if len(plans) != 1:
+        known = ", ".join(p.cluster_name or "" for p in plans)
+        raise UsageError(
+            f"trainc {args.command}: this works on one cluster at a time: give one "
+            f"--cluster NAME (clusters: {known})"
+        )
+    return plans[0]
+
+
+# --- output -----------------------------------------------------------------------------
+
+
+def report_problems(problems: Iterable[Problem]) -> None:
+    """Raise one InputError with every problem, if any (one line per distinct message:
+    several clusters often find the same problem in the same input)."""
+    unique = list({str(p): p for p in problems}.values())
+    if unique:
+        raise InputError(unique)
+
+
+def warn(message: object, cluster: str | None = None) -> None:
+    where = f"{cluster}: " if cluster else ""
+    sys.stderr.write(f"trainc: warning: {where}{message}\n")
+
+
+def note(message: object, cluster: str | None = None) -> None:
+    where = f"{cluster}: " if cluster else ""
+    sys.stderr.write(f"trainc: note: {where}{message}\n")
+
+
+def write_atomically(path: Path, text: str, flag: str = "--output") -> None:
+    """Replace ``path`` with ``text`` in one rename (a report, so mode 0644)."""
+    temporary: str | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as out:
+            temporary = out.name
+            out.write(text)
+        os.chmod(temporary, 0o644)  # a report, not a secret (the temporary file is 0600)
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+        raise SetupError(f"{flag}: cannot write {path}: {error.strerror or error}") from None
+
+
+@contextmanager
+def previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path] | None]:
+    """``--previous``: a folder as given, or the same PATHs in a checkout of a git revision."""
+    if value is None:
+        yield None
+        return
+    if Path(value).is_dir():
+        yield [Path(value)]
+        return
+    from compiler.deliver.git_revision import base_worktree, repo_root, resolve_commit
+
+    root = repo_root(Path.cwd())
+    try:
+        commit = resolve_commit(root, value)
+    except InputError:
+        raise InputError.single(
+            f"--previous {value}: neither a folder nor a commit of {root}"
+        ) from None
+    relative = []
+    for path in (p for p in paths if p != "-"):
+        try:
+            relative.append(Path(path).resolve().relative_to(root))
+        except ValueError:
+            raise InputError.single(
+                f"--previous {value}: {path} is outside the git work tree {root}"
+            ) from None
+    with base_worktree(root, commit) as tree:
+        yield [tree / r for r in relative if (tree / r).exists()]

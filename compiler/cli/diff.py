@@ -1,0 +1,54 @@
+"""``trainc diff``: what a change does to the rendered output, against a git revision.
+
+trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from compiler.cli.common import Commands, add_build_flags, write_atomically
+from compiler.deliver.diff_format import render_markdown, render_text
+from compiler.deliver.git_revision import diff_against
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
+
+
+def add_parser(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "diff",
+        help="what a change does to the rendered output, against a git revision",
+        description="Renders revision REV (in a temporary git worktree) and the working "
+        "tree, and prints per-field changes by cluster, TrainJob, replicated job and "
+        "container, and which TrainJobs each changed input affects. Exit codes: 0 (with "
+        "--exit-code: no changes), 1 changes with --exit-code, 2 input or usage error.",
+    )
+    parser.add_argument(
+        "--base", required=True, metavar="REV", help="the git revision to compare with"
+    )
+    add_build_flags(parser)
+    parser.add_argument("--format", choices=("text", "markdown"), default="text")
+    parser.add_argument("--output", metavar="FILE", help="write the diff to FILE (atomically)")
+    parser.add_argument("--exit-code", action="store_true", help="exit 1 when the output changes")
+    parser.add_argument(
+        "--no-impact", action="store_true", help="skip the per-input impact section"
+    )
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    result = diff_against(
+        args.base,
+        args.paths,
+        namespace=args.namespace,
+        schemas=args.schemas,
+        impact=not args.no_impact,
+        project_file=args.project,
+        clusters=args.cluster,
+    )
+    text = render_markdown(result) if args.format == "markdown" else render_text(result)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomically(Path(args.output), text)
+    return EXIT_VIOLATIONS if args.exit_code and result.changed else EXIT_OK

@@ -1,0 +1,165 @@
+"""The build plan: what one command works on, decided once.
+
+A command line with PATHs gives one plan; without PATHs the project file
+(``trainc.yaml``) gives one plan per cluster, carrying that cluster's overlays,
+policies, schedulers and namespaces. Every verb takes its plans from here and hands
+each to the stage chain (:mod:`compiler.plan.stages`); none re-decides between paths
+and project.
+
+    >>> plan = BuildPlan(inputs=("jobs/",))
+    >>> (plan.cluster_name, plan.default_namespace, plan.trainer_version)
+    (None, 'default', 'v2.3.0')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from compiler.apiserver.crds import CrdSet, crds_with_schemas_from, trainer_crds
+from compiler.errors import UsageError
+from compiler.project import Project, find_project, load_project
+from compiler.project.model import Cluster
+from compiler.render.framework import RenderOptions
+from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
+
+__all__ = [
+    "BuildPlan",
+    "ClusterTarget",
+    "plan_for_paths",
+    "plans_for_project",
+    "select_project",
+]
+
+
+OverlayLayer = tuple[str | None, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """One cluster of a project, as a build sees it."""
+
+    name: str
+    project_file: Path
+    output: Path  # the project's output folder (the cluster renders into output/<name>)
+    # None: the project does not say, so nothing is checked; () : no gang scheduler, no Kueue
+    schedulers: tuple[str, ...] | None = None
+    # declared namespaces with their labels (for policies' namespaceSelector)
+    namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # (namespace or None, overlay paths), in layer order base -> cluster -> namespace
+    overlay_layers: tuple[OverlayLayer, ...] = ()
+
+    def has_scheduler(self, scheduler: str) -> bool | None:
+        """Whether the cluster runs ``scheduler``; None when the project does not say."""
+        return None if self.schedulers is None else scheduler in self.schedulers
+
+    @classmethod
+    def of(cls, project: Project, cluster: Cluster) -> ClusterTarget:
+        return cls(
+            name=cluster.name,
+            project_file=project.path,
+            output=project.output,
+            schedulers=None if cluster.schedulers is None else tuple(cluster.schedulers),
+            namespaces=project.namespace_labels(cluster),
+            overlay_layers=tuple(
+                (namespace, tuple(paths)) for namespace, paths in project.overlay_layers(cluster)
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """The inputs of one build and everything that is not in them."""
+
+    inputs: tuple[
+        str, ...
+    ]  # files, folders or '-' (stdin): runtimes, jobs, and in paths mode policies
+    policies: tuple[str, ...] = ()  # a project cluster's policy files: checked, never rendered
+    default_namespace: str = "default"
+    trainer_version: str = DEFAULT_TRAINER_VERSION
+    schemas: Path | None = None  # --schemas DIR: CRDs exported from a cluster
+    render: RenderOptions = field(default_factory=RenderOptions)
+    strict: bool = False  # an overlay target that matches nothing is an error
+    # --previous: the inputs as a previous revision had them; objects found there make
+    # the load an update, so the CRDs' transition rules (oldSelf) run
+    previous: tuple[Path, ...] | None = None
+    cluster: ClusterTarget | None = None
+
+    @property
+    def cluster_name(self) -> str | None:
+        return None if self.cluster is None else self.cluster.name
+
+    @cached_property
+    def crds(self) -> CrdSet:
+        """The Trainer CRDs of the emulated version, replaced kind by kind by ``schemas``."""
+        if self.schemas is not None:
+            return crds_with_schemas_from(self.schemas, self.trainer_version)
+        return trainer_crds(self.trainer_version)
+
+
+def plan_for_paths(
+    paths: Sequence[str],
+    *,
+    default_namespace: str = "default",
+    schemas: Path | None = None,
+    owner_uid: str | None = None,
+    strict: bool = False,
+    previous: Sequence[Path] | None = None,
+) -> BuildPlan:
+    """The plan of a command given PATHs."""
+    return BuildPlan(
+        inputs=tuple(paths),
+        default_namespace=default_namespace,
+        schemas=schemas,
+        render=RenderOptions(owner_uid=owner_uid),
+        strict=strict,
+        previous=None if previous is None else tuple(previous),
+    )
+
+
+def plans_for_project(
+    project: Project,
+    clusters: Iterable[str] | None = None,
+    *,
+    schemas: Path | None = None,
+    owner_uid: str | None = None,
+    strict: bool = False,
+) -> list[BuildPlan]:
+    """One plan per cluster (those named, in project order; default: every cluster).
+
+    An unknown name is an InputError at the project's ``clusters`` list.
+    """
+    wanted = None if clusters is None else list(clusters)
+    for name in wanted or ():
+        project.cluster(name)  # raises for an unknown name
+    inputs = tuple(project.input_files())
+    return [
+        BuildPlan(
+            inputs=inputs,
+            policies=tuple(project.policy_files(cluster)),
+            default_namespace=cluster.default_namespace,
+            trainer_version=cluster.trainer,
+            schemas=schemas,
+            render=RenderOptions(owner_uid=owner_uid),
+            strict=strict,
+            cluster=ClusterTarget.of(project, cluster),
+        )
+        for cluster in project.clusters
+        if wanted is None or cluster.name in wanted
+    ]
+
+
+def select_project(command: str, given: Path | None, start: Path | None = None) -> Project:
+    """The project of a command given no PATHs: ``given`` (``--project``), else the
+    nearest ``trainc.yaml`` from ``start`` (default: the working directory) up to the
+    repository root; a UsageError when there is none."""
+    start = start or Path.cwd()
+    path = given if given is not None else find_project(start)
+    if path is None:
+        raise UsageError(
+            f"trainc {command}: no PATH given and no trainc.yaml found from "
+            f"{start} up to the repository root (give PATHs or --project FILE)"
+        )
+    return load_project(path)

@@ -1,0 +1,448 @@
+"""``trainc check``: load, render and validate; every problem becomes a :class:`Finding`.
+
+:func:`check` runs the render chain with the policy files loaded too, then the
+validation stages (:data:`CHECK_STAGES`), and never stops at the first problem::
+
+    load        rule "input" (a path or file that cannot be read, a duplicate object),
+                "yaml" (not YAML, not a Kubernetes object), "crd-schema", "crd-cel"
+    admission   rule "webhook" (runtime and TrainJob webhooks; deprecations are warnings),
+                "resolve" (the runtime a TrainJob references)
+    render      every TrainJob that admission lets through
+    outputs     rule "output-schema": each rendered object against the CRD of its kind
+                (JobSet from sigs.k8s.io/jobset, coscheduling PodGroup from
+                sigs.k8s.io/scheduler-plugins, or the CRDs given with ``--schemas``):
+                schema, defaults, ObjectMeta and CEL rules, as the API server's create
+    policies    ValidatingAdmissionPolicies among the inputs
+                (:mod:`compiler.policy.vap`, rule ``vap/<policy>``) and ``.cue`` files
+                among the paths (:mod:`compiler.policy.cue`, rule ``cue/<file>``), on
+                every input and output object the API server would admit
+
+A finding about a rendered object (stage ``output``) is located at the input that
+produced the field (:func:`compiler.provenance.locate.locate_output`), never in output.
+
+Nothing is written. :attr:`CheckResult.exit_code` is 2 when an input could not be read
+as Kubernetes objects (rules ``input``, ``yaml``, ``policy``), else 1 when there is an
+``error`` finding, else 0 (warnings and audit findings allowed).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from compiler.apiserver.crd_rules import NOT_CHECKED, check_rules
+from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
+from compiler.apiserver.manifest import Manifest
+from compiler.errors import (
+    EXIT_INPUT_ERROR,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
+    Finding,
+    ObjectRef,
+    Problem,
+    SetupError,
+    Severity,
+    TraincError,
+    finding_order,
+)
+from compiler.load.discover import discover_collect
+from compiler.plan.build_plan import BuildPlan, plan_for_paths
+from compiler.plan.compile import TrainJobSummary, field_path_to_json_path
+from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
+from compiler.policy.cue import CueUnavailable, run_cue
+from compiler.policy.objects import PolicyObject
+from compiler.policy.vap import PolicySet
+from compiler.provenance.locate import locate_output
+from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
+
+__all__ = [
+    "CHECK_STAGES",
+    "INPUT_ERROR_RULES",
+    "RULE_DESCRIPTIONS",
+    "CheckResult",
+    "check",
+    "check_paths",
+    "check_plans",
+    "output_crds",
+]
+
+# Findings that mean trainc could not read the inputs as intended: exit code 2.
+INPUT_ERROR_RULES = frozenset({"input", "yaml", "policy", "overlay"})
+
+# The built-in rules, for reports that describe them (SARIF ``tool.driver.rules``).
+RULE_DESCRIPTIONS: dict[str, str] = {
+    "input": "Every path exists and is readable; no two objects share a kind and name",
+    "yaml": "Every document is YAML that Kubernetes reads, and a Kubernetes object",
+    "crd-schema": "Trainer objects match the CRD schema (fields, types, formats, ObjectMeta)",
+    "crd-cel": "Trainer objects pass the CRD's CEL validation rules (x-kubernetes-validations)",
+    "webhook": "Trainer admission webhooks accept the runtimes and TrainJobs",
+    "resolve": "The runtime each TrainJob references exists and is admitted",
+    "output-schema": "Rendered JobSets and PodGroups match their CRDs (schema and CEL rules)",
+    "policy": "Policies (ValidatingAdmissionPolicy, CUE) can be read and evaluated",
+    "overlay": "The cluster's overlays can be read and applied",
+    "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
+    "project": "The project file is valid and its clusters declare the namespaces used",
+}
+
+_VAP_GROUP = "admissionregistration.k8s.io/"
+_VAP_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+_NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+
+
+@dataclass
+class CheckResult:
+    """Every finding (sorted by place), the objects checked, and the source texts."""
+
+    findings: list[Finding]
+    objects: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
+    texts: dict[str, str] = field(default_factory=dict)  # source text by display name
+    policy_files: list[str] = field(default_factory=list)  # .cue files found
+    notes: list[str] = field(default_factory=list)  # checks skipped, and why
+    # the builds checked, one per plan (their rendered objects, for check --rendered)
+    builds: list[Build] = field(default_factory=list, repr=False, compare=False)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def input_error(self) -> bool:
+        return any(
+            f.rule in INPUT_ERROR_RULES and f.severity is Severity.ERROR for f in self.findings
+        )
+
+    @property
+    def exit_code(self) -> int:
+        if self.input_error:
+            return EXIT_INPUT_ERROR
+        if self.count(Severity.ERROR):
+            return EXIT_VIOLATIONS
+        return EXIT_OK
+
+    def summary(self) -> str:
+        """``2 errors, 1 warning, 0 audit``."""
+        errors, warnings = self.count(Severity.ERROR), self.count(Severity.WARNING)
+        return (
+            f"{errors} error{'' if errors == 1 else 's'}, "
+            f"{warnings} warning{'' if warnings == 1 else 's'}, "
+            f"{self.count(Severity.AUDIT)} audit"
+        )
+
+
+# --- output CRDs ------------------------------------------------------------------------
+
+
+@cache
+def _pinned_output_crds(version: str) -> dict[tuple[str, str], CrdInfo]:
+    out: dict[tuple[str, str], CrdInfo] = {}
+    for path in upstream(version).output_crd_paths():
+        for info in load_crd(path):
+            out.setdefault((info.group, info.kind), info)
+    return out
+
+
+def output_crds(crds: CrdSet, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
+    """The pinned CRDs of the rendered kinds, replaced kind by kind by those in ``crds``.
+
+    ``crds`` holds the Trainer CRDs plus whatever ``--schemas DIR`` gave (a JobSet CRD
+    exported from the cluster wins over the pinned one).
+    """
+    return CrdSet({**_pinned_output_crds(version), **crds.crds}, crds.object_meta)
+
+
+def _crd_name(crd: CrdInfo) -> str:
+    return f"{crd.plural}.{crd.group}/{crd.version}"
+
+
+def _output_ref(data: dict[str, Any]) -> ObjectRef:
+    metadata = data.get("metadata") or {}
+    return ObjectRef(
+        str(data.get("kind", "")), str(metadata.get("name", "")), metadata.get("namespace")
+    )
+
+
+def _validate_output(
+    data: dict[str, Any], summary: TrainJobSummary, crds: CrdSet, notes: set[str]
+) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The object as the API server would store it (None if rejected), and the findings."""
+    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    if "/" not in api_version:  # core kinds (ConfigMap, Secret): no CRD
+        return data, []
+    crd = crds.get(api_version, kind)
+    if crd is None:
+        notes.add(
+            f"{kind} {api_version} outputs are not validated: no CRD for it is pinned "
+            "(pass one with --schemas DIR)"
+        )
+        return data, []
+    stored = copy.deepcopy(data)
+    schema_errors = admit(stored, crd, crds)
+    # The "some validation rules were not checked" error repeats the schema errors.
+    cel_errors = [
+        e for e in check_rules(stored, crd, schema_errors) if not e.message.endswith(NOT_CHECKED)
+    ]
+    trainjob = summary.trainjob
+    assert trainjob is not None
+    findings = []
+    for check, errors in (("schema", schema_errors), ("cel", cel_errors)):
+        for error in errors:
+            findings.append(
+                Finding(
+                    "output-schema",
+                    Severity.ERROR,
+                    error.message,
+                    _output_ref(data),
+                    error.field,
+                    locate_output(data, error.path, trainjob, summary.runtime),
+                    stage="output",
+                    details=(
+                        ("check", check),
+                        ("crd", _crd_name(crd)),
+                        ("renderedFrom", str(trainjob.ref)),
+                    ),
+                )
+            )
+    return (None if findings else stored), findings
+
+
+# --- policies ---------------------------------------------------------------------------
+
+
+def _policy_problem_findings(error: TraincError, rule: str) -> list[Finding]:
+    problems: list[Problem] = list(getattr(error, "problems", None) or [])
+    if not problems:
+        return [Finding("policy", Severity.ERROR, f"{rule}: {error}")]
+    return [Finding.of_problem(p, "policy") for p in problems]
+
+
+def _namespaces(
+    loaded_others: Iterable[Manifest],
+    objects: Iterable[PolicyObject],
+    declared: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, dict[str, str]]:
+    """Namespace labels: from Namespace inputs (then a project's ``declared`` ones), else
+    the one label the API server sets."""
+    out: dict[str, dict[str, str]] = {}
+    for name, labels in (declared or {}).items():
+        out[name] = {**labels, _NAMESPACE_LABEL: name}
+    for manifest in loaded_others:
+        if manifest.kind == "Namespace" and manifest.api_version == "v1" and manifest.name:
+            labels = (manifest.data.get("metadata") or {}).get("labels") or {}
+            out[manifest.name] = {
+                **{str(k): str(v) for k, v in labels.items()},
+                _NAMESPACE_LABEL: manifest.name,
+            }
+    for obj in objects:
+        namespace = (obj.data.get("metadata") or {}).get("namespace")
+        if isinstance(namespace, str) and namespace and namespace not in out:
+            out[namespace] = {_NAMESPACE_LABEL: namespace}
+    return dict(sorted(out.items()))
+
+
+def _vap_findings(
+    others: list[Manifest],
+    objects: list[PolicyObject],
+    notes: list[str],
+    declared: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[Finding]:
+    if not any(m.api_version.startswith(_VAP_GROUP) and m.kind in _VAP_KINDS for m in others):
+        return []
+    try:
+        policies = PolicySet.from_manifests(others)
+        found: list[Finding] = list(
+            policies.evaluate(objects, _namespaces(others, objects, declared))
+        )
+    except SetupError:
+        raise
+    except TraincError as error:
+        return _policy_problem_findings(error, "ValidatingAdmissionPolicy")
+    return found
+
+
+def _cue_findings(
+    files: list[Path], objects: list[PolicyObject], notes: list[str]
+) -> list[Finding]:
+    if not files:
+        return []
+    try:
+        return list(run_cue(files, objects))
+    except CueUnavailable as error:
+        if isinstance(error, TraincError):
+            raise
+        raise SetupError(f"cannot check the CUE policies: {error}") from None
+    except SetupError:
+        raise
+    except TraincError as error:
+        return _policy_problem_findings(error, "CUE")
+
+
+def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> list[Finding]:
+    """Point each policy finding on an output at the input that produced its field."""
+    by_ref = {(o.ref.kind, o.ref.name, o.ref.namespace): o for o in outputs}
+    out = []
+    for finding in findings:
+        ref = finding.object
+        target = by_ref.get((ref.kind, ref.name, ref.namespace)) if ref is not None else None
+        if finding.stage != "output" or target is None:
+            out.append(finding)
+            continue
+        runtime = target.extra.get("runtime")
+        if finding.field_path:
+            path = field_path_to_json_path(finding.field_path)
+            location = locate_output(target.data, path, target.origin, runtime)
+        else:
+            location = finding.location or target.origin.locate(())
+        origin = ("renderedFrom", str(target.origin.ref))
+        details = finding.details if origin in finding.details else (*finding.details, origin)
+        out.append(replace(finding, location=location, details=details))
+    return out
+
+
+# --- the check --------------------------------------------------------------------------
+
+
+def _decode(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return text.removeprefix("\ufeff")
+
+
+# --- the check stages -------------------------------------------------------------------
+
+
+def findings_of_problems(build: Build) -> None:
+    """Every problem of load, admission, render and overlays as a finding."""
+    build.findings += [Finding.of_problem(p, p.rule or "input") for p in build.problems]
+    build.findings += [
+        Finding.of_problem(w, w.rule or "webhook", Severity.WARNING) for w in build.warnings
+    ]
+
+
+def validate_outputs(build: Build) -> None:
+    """Each rendered object through the API server's create path for its CRD (rule
+    ``output-schema``); what the server would store is what policies see."""
+    loaded = build.loaded
+    build.checked = [PolicyObject(m.data, m) for m in [*loaded.objects, *loaded.others]]
+    notes: set[str] = set()
+    targets = output_crds(build.crds, build.plan.trainer_version)
+    for summary in build.summaries:
+        if summary.trainjob is None:
+            continue
+        for rendered in summary.objects:
+            stored, found = _validate_output(rendered.data, summary, targets, notes)
+            build.findings.extend(found)
+            if stored is not None:  # what the API server rejects, no policy sees
+                build.checked.append(
+                    PolicyObject(
+                        stored, summary.trainjob, stage="output", extra={"runtime": summary.runtime}
+                    )
+                )
+    build.notes += sorted(notes)
+
+
+def _outputs(build: Build) -> list[PolicyObject]:
+    return [o for o in build.checked if o.stage == "output"]
+
+
+def evaluate_policies(build: Build) -> None:
+    """ValidatingAdmissionPolicies among the loaded objects, on every checked object."""
+    declared = build.plan.cluster.namespaces if build.plan.cluster is not None else None
+    found = _vap_findings(build.loaded.others, build.checked, build.notes, declared)
+    build.findings.extend(_relocate_outputs(found, _outputs(build)))
+
+
+def _cue_files(build: Build) -> list[Path]:
+    sources, _ = discover_collect([*build.plan.inputs, *build.plan.policies])
+    return [s.path for s in sources if s.kind == "cue" and s.path is not None]
+
+
+def evaluate_cue(build: Build) -> None:
+    """``.cue`` files among the inputs and policies, by the pinned ``cue`` CLI."""
+    found = _cue_findings(_cue_files(build), build.checked, build.notes)
+    build.findings.extend(_relocate_outputs(found, _outputs(build)))
+
+
+CHECK_STAGES: tuple[Stage, ...] = (
+    load_with_policies,
+    *RENDER_STAGES[1:],
+    findings_of_problems,
+    validate_outputs,
+    evaluate_policies,
+    evaluate_cue,
+)
+
+
+def _texts(build: Build) -> tuple[dict[str, str], list[str]]:
+    """Source texts by display name (for reports that quote a line), and the .cue files."""
+    texts = {name: _decode(text) for name, text in build.loaded.texts.items()}
+    sources, _ = discover_collect([*build.plan.inputs, *build.plan.policies])
+    cue = [s for s in sources if s.kind == "cue"]
+    for source in cue:
+        if source.path is not None:
+            try:
+                text = _decode(source.path.read_bytes())
+                texts[source.display] = texts[str(source.path)] = text
+            except OSError:
+                pass
+    return texts, [str(s.display) for s in cue]
+
+
+def check(plan: BuildPlan, stages: tuple[Stage, ...] = CHECK_STAGES) -> CheckResult:
+    """Check one plan; see the module docstring.
+
+    Raises :class:`SetupError` only for what the machine or the command line lacks (the
+    upstream cache, a ``--schemas`` directory, the ``cue`` CLI); everything about the
+    inputs is a finding.
+    """
+    build = run(plan, stages)
+    texts, cue_files = _texts(build)
+    return CheckResult(
+        sorted(build.findings, key=finding_order),
+        build.checked,
+        texts,
+        cue_files,
+        sorted(set(build.notes)),
+        [build],
+    )
+
+
+def check_paths(paths: list[str], **options: Any) -> CheckResult:
+    """Check everything under ``paths`` (``-`` is stdin); ``options`` as for
+    :func:`~compiler.plan.build_plan.plan_for_paths`."""
+    return check(plan_for_paths(paths, **options))
+
+
+def check_plans(plans: list[BuildPlan], stages: tuple[Stage, ...] = CHECK_STAGES) -> CheckResult:
+    """Every plan checked, merged into one result.
+
+    With several clusters, a finding found the same way in several of them is reported
+    once; its ``cluster`` detail names them all (``production, staging``).
+    """
+    if len(plans) == 1 and plans[0].cluster is None:
+        return check(plans[0], stages)
+    merged: dict[Finding, list[str]] = {}
+    combined = CheckResult([])
+    notes: set[str] = set()
+    policy_files: dict[str, None] = {}
+    for plan in plans:
+        result = check(plan, stages)
+        for finding in result.findings:
+            merged.setdefault(finding, []).append(plan.cluster_name or "")
+        combined.objects.extend(result.objects)
+        combined.texts.update(result.texts)
+        combined.builds.extend(result.builds)
+        notes.update(result.notes)
+        policy_files.update(dict.fromkeys(result.policy_files))
+    combined.findings = sorted(
+        (
+            replace(finding, details=(*finding.details, ("cluster", ", ".join(names))))
+            for finding, names in merged.items()
+        ),
+        key=finding_order,
+    )
+    combined.notes = sorted(notes)
+    combined.policy_files = list(policy_files)
+    return combined

@@ -1,0 +1,235 @@
+"""Admission, resolution and render of loaded inputs, and what they produce.
+
+Three steps, each a function the stage chain (:mod:`compiler.plan.stages`) calls:
+
+    admit_runtimes    the runtime webhook: rejected runtimes are never created
+    resolve_trainjobs the runtime each TrainJob references (or why there is none)
+    render_trainjobs  the TrainJob webhook and the Trainer runtime framework
+
+An object the API server or a webhook rejects is never created, so what depends on it
+fails the way it would in the cluster; every TrainJob that can be rendered is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.apiserver.manifest import Manifest
+from compiler.errors import JsonPath, Problem
+from compiler.load.loader import LoadResult
+from compiler.render.framework import RenderOptions
+from compiler.render.info import SecretRequirement
+from compiler.render.pipeline import render_trainjob
+from compiler.render.registry import default_phases
+from compiler.render.runtime_webhook import deprecation_warning, validate_runtime
+from compiler.resolve.runtimes import Resolved, RuntimeIndex, is_managed_by_trainer, resolve
+from compiler.upstream.names import (
+    CLUSTER_TRAINING_RUNTIME_KIND,
+    TRAINING_RUNTIME_KIND,
+    TRAINJOB_KIND,
+)
+
+RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    """An object and the TrainJob it was rendered for."""
+
+    trainjob_namespace: str
+    trainjob_name: str
+    data: dict[str, Any]
+
+    @property
+    def sort_key(self) -> tuple[str, str, str, str, str]:
+        return (
+            self.trainjob_namespace,
+            self.trainjob_name,
+            str(self.data.get("kind", "")),
+            str(self.data.get("apiVersion", "")),
+            str(self.data.get("metadata", {}).get("name", "")),
+        )
+
+    @property
+    def relative_path(self) -> str:
+        """``<namespace>/<group>_<Kind>_<name>.yaml``, POSIX style."""
+        data = self.data
+        api_version = str(data.get("apiVersion", ""))
+        group = api_version.split("/")[0] if "/" in api_version else "core"
+        metadata = data.get("metadata") or {}
+        namespace = metadata.get("namespace") or self.trainjob_namespace
+        return f"{namespace}/{group}_{data.get('kind', '')}_{metadata.get('name', '')}.yaml"
+
+
+def sorted_objects(objects: Iterable[RenderedObject]) -> list[RenderedObject]:
+    return sorted(objects, key=lambda o: o.sort_key)
+
+
+@dataclass
+class TrainJobSummary:
+    namespace: str
+    name: str
+    objects: list[RenderedObject] = field(default_factory=list)
+    secret_requirements: list[SecretRequirement] = field(default_factory=list)
+    skipped: str | None = None
+    # the inputs it came from (for reports that point an output field back to its input)
+    trainjob: Manifest | None = field(default=None, repr=False, compare=False)
+    runtime: Manifest | None = field(default=None, repr=False, compare=False)
+
+    def line(self) -> str:
+        head = f"{self.namespace}/{self.name}"
+        if self.skipped:
+            return f"{head}: skipped ({self.skipped})"
+        parts = []
+        for obj in sorted_objects(self.objects):
+            kind = obj.data["kind"]
+            spec = obj.data.get("spec", {})
+            if kind == "JobSet":
+                jobs = spec.get("replicatedJobs") or []
+                pods = sum(
+                    (j.get("replicas", 1)) * (j["template"]["spec"].get("parallelism", 1))
+                    for j in jobs
+                )
+                parts.append(f"JobSet ({len(jobs)} replicated jobs, {pods} pods)")
+            elif kind == "PodGroup":
+                group = obj.data["apiVersion"].split("/")[0]
+                parts.append(f"PodGroup {group} (minMember {spec.get('minMember')})")
+            else:
+                parts.append(f"{kind} {obj.data['metadata']['name']}")
+        for requirement in self.secret_requirements:
+            parts.append(f"needs Secret {requirement.name} (generated on apply)")
+        return f"{head}: " + ", ".join(parts)
+
+
+@dataclass
+class CompileResult:
+    summaries: list[TrainJobSummary]
+    warnings: list[Problem] = field(default_factory=list)
+    loaded: LoadResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def objects(self) -> list[RenderedObject]:
+        return [o for s in self.summaries for o in s.objects]
+
+    @property
+    def secret_requirements(self) -> list[SecretRequirement]:
+        return [r for s in self.summaries for r in s.secret_requirements]
+
+
+_INDEX = re.compile(r"\[([^\]]*)\]")
+
+
+def field_path_to_json_path(path: str) -> JsonPath:
+    """``spec.trainer.env[2].name`` -> ``("spec", "trainer", "env", 2, "name")``.
+
+    >>> field_path_to_json_path("spec.annotations[a.b/c]")
+    ('spec', 'annotations', 'a.b/c')
+    """
+    parts: list[str | int] = []
+    for segment in re.split(r"\.(?![^\[]*\])", path):
+        head = segment.split("[", 1)[0]
+        if head:
+            parts.append(head)
+        for index in _INDEX.findall(segment):
+            parts.append(int(index) if index.isdigit() else index)
+    return tuple(parts)
+
+
+@dataclass
+class Admitted:
+    """The runtimes admission lets through (and those it rejects), indexed for lookup."""
+
+    index: RuntimeIndex
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def admit_runtimes(loaded: LoadResult) -> Admitted:
+    """The runtime webhook on every runtime among the inputs (rule ``webhook``).
+
+    Deprecated runtimes are admitted with a warning.
+    """
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    admitted: list[Manifest] = []
+    rejected: list[Manifest] = [m for m in loaded.rejected if m.kind in RUNTIME_KINDS]
+    for runtime in (m for m in loaded.objects if m.kind in RUNTIME_KINDS):
+        errors = validate_runtime(runtime.data)
+        for error in errors:
+            location = runtime.locate(field_path_to_json_path(error.field or ""))
+            problems.append(Problem(error.message, location, runtime.ref, error.field, "webhook"))
+        if (warning := deprecation_warning(runtime.data)) is not None:
+            location = runtime.locate(("metadata", "labels"))
+            warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
+        (rejected if errors else admitted).append(runtime)
+    return Admitted(RuntimeIndex.of(admitted, rejected), problems, warnings)
+
+
+def resolve_trainjobs(
+    loaded: LoadResult, index: RuntimeIndex
+) -> list[tuple[Manifest, Resolved | Problem]]:
+    """Each TrainJob among the inputs with its runtime, or the problem (rule ``resolve``)."""
+    out: list[tuple[Manifest, Resolved | Problem]] = []
+    for trainjob in (m for m in loaded.objects if m.kind == TRAINJOB_KIND):
+        resolved = resolve(trainjob, index)
+        if isinstance(resolved, Problem):
+            resolved.rule = resolved.rule or "resolve"
+        out.append((trainjob, resolved))
+    return out
+
+
+def priority_classes(others: Iterable[Manifest]) -> frozenset[str]:
+    """Names of the PriorityClasses among the inputs (the TrainJob webhook looks them up)."""
+    return frozenset(
+        m.name
+        for m in others
+        if m.kind == "PriorityClass" and m.api_version.startswith("scheduling.k8s.io/")
+    )
+
+
+def render_trainjobs(
+    resolved: list[tuple[Manifest, Resolved | Problem]],
+    others: Iterable[Manifest],
+    options: RenderOptions | None = None,
+    default_namespace: str = "default",
+) -> tuple[list[TrainJobSummary], list[Problem]]:
+    """The TrainJob webhook and the render of every TrainJob whose runtime resolved.
+
+    The webhook validates every TrainJob; only the controller ignores one that another
+    controller manages (e.g. MultiKueue): that one is summarised as skipped.
+    """
+    phases = default_phases(priority_classes(others))
+    problems: list[Problem] = []
+    summaries: list[TrainJobSummary] = []
+    for trainjob, outcome in resolved:
+        summary = TrainJobSummary(
+            trainjob.namespace or default_namespace, trainjob.name, trainjob=trainjob
+        )
+        summaries.append(summary)
+        if isinstance(outcome, Problem):
+            problems.append(outcome)
+            continue
+        managed = is_managed_by_trainer(trainjob)
+        summary.runtime = outcome.runtime
+        result = render_trainjob(
+            trainjob.data,
+            outcome.runtime.data.get("spec") or {},
+            options,
+            phases,
+            validate_only=not managed,
+        )
+        for error in result.errors:
+            location = trainjob.locate(field_path_to_json_path(error.field or ""))
+            problems.append(Problem(error.message, location, trainjob.ref, error.field, "webhook"))
+        if not managed:
+            summary.skipped = f"managed by {trainjob.data['spec']['managedBy']}"
+            continue
+        summary.objects = [
+            RenderedObject(summary.namespace, summary.name, obj) for obj in result.objects
+        ]
+        summary.secret_requirements = result.secret_requirements
+    summaries.sort(key=lambda s: (s.namespace, s.name))
+    return summaries, problems

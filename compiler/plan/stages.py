@@ -1,0 +1,353 @@
+"""The stage chain: a build plan in, a :class:`Build` out.
+
+Each stage is a small function that reads the build so far and adds to it; a chain is a
+tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
+
+    RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
+                     overlay_outputs, check_cluster)
+
+``trainc check`` runs the same chain with the policy files loaded too, then its
+validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
+bad input: it records a :class:`~compiler.errors.Problem` and the chain goes on, so one
+run reports everything; the verb decides what the problems mean.
+
+Overlays apply base -> cluster -> namespace (each ``Overlay`` by the layer it declares);
+an overlay listed under a project namespace must be a namespace-layer overlay of that
+namespace. Cluster checks (rule ``scheduler``): a runtime whose ``podGroupPolicy`` asks
+for a gang scheduler the cluster does not run is an error (the PodGroup CRD is absent);
+a Kueue queue label in a cluster without Kueue is a warning (the label is inert). A
+TrainJob in a namespace the cluster does not declare is a warning (rule ``project``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from compiler.apiserver.crds import CrdSet
+from compiler.apiserver.manifest import Manifest
+from compiler.errors import Finding, InputError, Problem, TraincError, sorted_problems
+from compiler.load.loader import LoadResult, load_collect, load_previous
+from compiler.overlay.overlays import (
+    Overlay,
+    apply_input_overlays,
+    apply_output_overlays,
+    load_overlays,
+)
+from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
+from compiler.plan.compile import (
+    RenderedObject,
+    TrainJobSummary,
+    admit_runtimes,
+    render_trainjobs,
+    resolve_trainjobs,
+)
+from compiler.policy.objects import PolicyObject
+from compiler.render.framework import RenderOptions
+from compiler.render.info import SecretRequirement
+from compiler.resolve.runtimes import Resolved, RuntimeIndex
+
+__all__ = [
+    "RENDER_STAGES",
+    "Build",
+    "Stage",
+    "compile_paths",
+    "run",
+    "run_each",
+]
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+_GANG_SCHEDULERS = ("coscheduling", "volcano")
+
+
+@dataclass
+class Build:
+    """Everything a chain has found so far about one plan."""
+
+    plan: BuildPlan
+    loaded: LoadResult = field(default_factory=LoadResult)  # after input overlays
+    originals: list[Manifest] = field(default_factory=list)  # inputs as loaded, before overlays
+    overlays: list[Overlay] = field(default_factory=list)
+    runtimes: RuntimeIndex | None = None
+    resolved: list[tuple[Manifest, Resolved | Problem]] = field(default_factory=list)
+    summaries: list[TrainJobSummary] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # errors: the verb's exit 2 (or 1)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # filled by trainc check's validation stages
+    findings: list[Finding] = field(default_factory=list)
+    checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
+
+    @property
+    def objects(self) -> list[RenderedObject]:
+        return [o for s in self.summaries for o in s.objects]
+
+    @property
+    def secret_requirements(self) -> list[SecretRequirement]:
+        return [r for s in self.summaries for r in s.secret_requirements]
+
+    @property
+    def crds(self) -> CrdSet:
+        return self.plan.crds
+
+    def raise_problems(self) -> None:
+        """An InputError with every problem, sorted, if there is any."""
+        if self.problems:
+            raise InputError(sorted_problems(self.problems))
+
+
+Stage = Callable[[Build], None]
+
+
+def _with_rule(items: Iterable[Problem], rule: str) -> list[Problem]:
+    for problem in items:
+        problem.rule = problem.rule or rule
+    return list(items)
+
+
+# --- load -------------------------------------------------------------------------------
+
+
+def _load(build: Build, paths: list[str]) -> None:
+    plan = build.plan
+    previous = (
+        load_previous([str(p) for p in plan.previous], plan.default_namespace, plan.crds)
+        if plan.previous is not None
+        else None
+    )
+    loaded, problems = load_collect(paths, plan.default_namespace, plan.crds, previous)
+    build.loaded = loaded
+    build.originals = list(loaded.objects)
+    build.problems += problems
+
+
+def load(build: Build) -> None:
+    """Read the inputs: YAML, the API server's create path for Trainer kinds."""
+    _load(build, list(build.plan.inputs))
+
+
+def load_with_policies(build: Build) -> None:
+    """Read the inputs and the plan's policy files (``trainc check``)."""
+    _load(build, [*build.plan.inputs, *build.plan.policies])
+
+
+# --- overlays ---------------------------------------------------------------------------
+
+
+def _layer_overlays(
+    cluster: ClusterTarget, namespace: str | None, paths: tuple[str, ...]
+) -> tuple[list[Overlay], list[Problem]]:
+    try:
+        loaded = load_overlays([Path(p) for p in paths])
+    except InputError as error:
+        return [], _with_rule(error.problems, "overlay")
+    except TraincError as error:
+        return [], [Problem(str(error), rule="overlay")]
+    overlays: list[Overlay] = []
+    problems: list[Problem] = []
+    for overlay in loaded:
+        if namespace is not None and (
+            overlay.layer != "namespace" or overlay.namespace != namespace
+        ):
+            problems.append(
+                Problem(
+                    f"overlay {overlay.name} is listed for namespace {namespace!r} of "
+                    f"cluster {cluster.name!r} in {cluster.project_file}, but it is not a "
+                    f"namespace-layer overlay of {namespace!r} (layer: namespace and "
+                    f"metadata.namespace: {namespace})",
+                    overlay.location,
+                    rule="overlay",
+                )
+            )
+            continue
+        overlays.append(overlay)
+    return overlays, problems
+
+
+def load_overlays_of_cluster(build: Build) -> None:
+    """Read the cluster's overlays, layer by layer (none without a project cluster)."""
+    cluster = build.plan.cluster
+    if cluster is None:
+        return
+    for namespace, paths in cluster.overlay_layers:
+        overlays, problems = _layer_overlays(cluster, namespace, paths)
+        build.overlays += overlays
+        build.problems += problems
+
+
+def overlay_inputs(build: Build) -> None:
+    """Input-stage patches on the runtimes and TrainJobs, then the locks."""
+    if not build.overlays:
+        return
+    objects, errors, warnings = apply_input_overlays(
+        build.loaded.objects, build.overlays, build.plan.strict
+    )
+    build.loaded = replace(build.loaded, objects=list(objects))
+    build.problems += _with_rule(errors, "overlay")
+    build.warnings += _with_rule(warnings, "overlay")
+
+
+def overlay_outputs(build: Build) -> None:
+    """Output-stage patches on every rendered object; objects stay with their TrainJob."""
+    owners = [(summary, obj) for summary in build.summaries for obj in summary.objects]
+    if not build.overlays or not owners:
+        return
+    patched, errors, warnings = apply_output_overlays(
+        [obj.data for _, obj in owners], build.overlays, build.plan.strict
+    )
+    for summary in build.summaries:
+        summary.objects = []
+    for (summary, obj), data in zip(owners, patched, strict=True):
+        summary.objects.append(replace(obj, data=data))
+    build.problems += _with_rule(errors, "overlay")
+    build.warnings += _with_rule(warnings, "overlay")
+
+
+# --- admission, resolution, render ------------------------------------------------------
+
+
+def admit(build: Build) -> None:
+    """The runtime webhook; rejected runtimes are never created."""
+    admitted = admit_runtimes(build.loaded)
+    build.runtimes = admitted.index
+    build.problems += admitted.problems
+    build.warnings += admitted.warnings
+
+
+def resolve(build: Build) -> None:
+    """The runtime each TrainJob references."""
+    assert build.runtimes is not None, "admit runs before resolve"
+    build.resolved = resolve_trainjobs(build.loaded, build.runtimes)
+
+
+def render(build: Build) -> None:
+    """The TrainJob webhook and the Trainer runtime framework, per TrainJob."""
+    summaries, problems = render_trainjobs(
+        build.resolved, build.loaded.others, build.plan.render, build.plan.default_namespace
+    )
+    build.summaries = summaries
+    build.problems += problems
+
+
+# --- cluster checks ---------------------------------------------------------------------
+
+
+def _scheduler_problems(
+    cluster: ClusterTarget, summaries: list[TrainJobSummary]
+) -> tuple[list[Problem], list[Problem]]:
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    present = ", ".join(cluster.schedulers or ()) or "none"
+    reported: set[tuple[str, str]] = set()
+    for summary in summaries:
+        runtime, trainjob = summary.runtime, summary.trainjob
+        if runtime is not None and trainjob is not None and not summary.skipped:
+            policy = (runtime.data.get("spec") or {}).get("podGroupPolicy") or {}
+            for scheduler in _GANG_SCHEDULERS:
+                key = (str(runtime.ref), scheduler)
+                if (
+                    scheduler in policy
+                    and cluster.has_scheduler(scheduler) is False
+                    and key not in reported
+                ):
+                    reported.add(key)
+                    errors.append(
+                        Problem(
+                            f"gang scheduling with {scheduler} (used by {trainjob.ref}), but "
+                            f"cluster {cluster.name!r} does not run it (schedulers: {present})",
+                            runtime.locate(("spec", "podGroupPolicy", scheduler)),
+                            runtime.ref,
+                            f"spec.podGroupPolicy.{scheduler}",
+                            "scheduler",
+                        )
+                    )
+        if trainjob is None:
+            continue
+        labels = (trainjob.data.get("metadata") or {}).get("labels") or {}
+        if KUEUE_QUEUE_LABEL in labels and cluster.has_scheduler("kueue") is False:
+            warnings.append(
+                Problem(
+                    f"cluster {cluster.name!r} does not run Kueue (schedulers: {present}): "
+                    "the queue label has no effect and the job is not queued",
+                    trainjob.locate(("metadata", "labels", KUEUE_QUEUE_LABEL)),
+                    trainjob.ref,
+                    f"metadata.labels[{KUEUE_QUEUE_LABEL}]",
+                    "scheduler",
+                )
+            )
+    return errors, warnings
+
+
+def _namespace_warnings(cluster: ClusterTarget, summaries: list[TrainJobSummary]) -> list[Problem]:
+    if not cluster.namespaces:
+        return []
+    declared = sorted(cluster.namespaces)
+    return [
+        Problem(
+            f"namespace {summary.namespace!r} is not one of cluster "
+            f"{cluster.name!r}'s namespaces ({', '.join(declared)})",
+            summary.trainjob.locate(("metadata", "namespace")),
+            summary.trainjob.ref,
+            "metadata.namespace",
+            "project",
+        )
+        for summary in summaries
+        if summary.trainjob is not None and summary.namespace not in cluster.namespaces
+    ]
+
+
+def check_cluster(build: Build) -> None:
+    """What the target cluster must run for these jobs (project clusters only)."""
+    cluster = build.plan.cluster
+    if cluster is None:
+        return
+    errors, warnings = _scheduler_problems(cluster, build.summaries)
+    build.problems += errors
+    build.warnings += warnings + _namespace_warnings(cluster, build.summaries)
+
+
+# --- chains -----------------------------------------------------------------------------
+
+RENDER_STAGES: tuple[Stage, ...] = (
+    load,
+    load_overlays_of_cluster,
+    overlay_inputs,
+    admit,
+    resolve,
+    render,
+    overlay_outputs,
+    check_cluster,
+)
+
+
+def run(plan: BuildPlan, stages: tuple[Stage, ...] = RENDER_STAGES) -> Build:
+    """Run ``stages`` in order on a fresh build of ``plan``; problems come back sorted."""
+    build = Build(plan)
+    for stage in stages:
+        stage(build)
+    build.problems = sorted_problems(build.problems)
+    return build
+
+
+def run_each(plans: Iterable[BuildPlan]) -> dict[str, Build]:
+    """Each plan's build, by cluster name (a plan of PATHs has the name ``""``)."""
+    return {plan.cluster_name or "": run(plan) for plan in plans}
+
+
+def compile_paths(
+    paths: list[str],
+    options: RenderOptions | None = None,
+    default_namespace: str = "default",
+    schemas: Path | None = None,
+) -> Build:
+    """Render every TrainJob found under ``paths``; one InputError with every problem."""
+    plan = plan_for_paths(
+        paths,
+        default_namespace=default_namespace,
+        schemas=schemas,
+        owner_uid=(options or RenderOptions()).owner_uid,
+    )
+    build = run(plan)
+    build.raise_problems()
+    return build

@@ -1,0 +1,1 @@
+"""User policies: ValidatingAdmissionPolicy objects evaluated offline, and ``.cue`` files."""

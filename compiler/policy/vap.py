@@ -1,0 +1,1077 @@
+"""ValidatingAdmissionPolicy, evaluated offline the way the API server admits a CREATE.
+
+Users keep ``ValidatingAdmissionPolicy`` and ``ValidatingAdmissionPolicyBinding`` objects
+(``admissionregistration.k8s.io/v1``) and their parameter objects beside their jobs::
+
+    policies = PolicySet.from_manifests(loaded.others)     # InputError on a bad policy
+    findings = policies.evaluate(objects, {"team-a": {"env": "prod"}})
+
+Semantics follow k8s.io/apiserver v0.36.2 (``pkg/admission/plugin/policy/validating``,
+``.../policy/matching``, ``.../policy/generic``):
+
+* every object is a CREATE with no old object (``oldObject`` is null) and an empty user;
+* ``matchConstraints`` of the policy, then each binding's ``matchResources``: resource
+  rules (``apiGroups``, ``apiVersions``, ``resources`` with ``*`` and ``res/sub``,
+  ``operations``, ``scope``, ``resourceNames``), ``excludeResourceRules``,
+  ``namespaceSelector`` (labels from the ``namespaces`` argument; a namespace that is
+  not there has none) and ``objectSelector``. ``matchPolicy: Equivalent`` is evaluated
+  as ``Exact``: each kind trainc checks is served in one version only;
+* ``paramKind``/``paramRef``: by ``name`` or ``selector``, in ``paramRef.namespace`` or
+  the object's namespace for a namespaced kind, one evaluation per parameter object;
+  none found is allowed, or denied with ``parameterNotFoundAction: Deny``;
+* ``matchConditions`` (all true, else the policy does not apply; an error follows
+  ``failurePolicy``), ``variables`` (each evaluated at most once per evaluation, only
+  when used), ``validations`` (``message``, ``messageExpression``, ``reason``,
+  ``fieldPath``), ``auditAnnotations``;
+* a failed or erroring validation is one decision; the binding's ``validationActions``
+  say what it does: ``Deny`` rejects (:attr:`Severity.ERROR`), ``Warn`` warns
+  (``WARNING``), ``Audit`` records an audit annotation (``AUDIT``). As in the API
+  server one decision with several actions has all their effects: it is reported once,
+  with the strongest severity and every action in ``details``. Configuration errors
+  (params not found with ``Deny``, an audit annotation that fails) deny whatever the
+  actions, as upstream. The API server stops at the first denial; trainc reports all.
+
+A policy trainc cannot evaluate as written is an :class:`~compiler.errors.InputError`
+located at the offending field: an expression that does not compile (or has the wrong
+result type), ``authorizer`` (it needs a live cluster), a missing ``matchConstraints``,
+bad ``validationActions``, an invalid label selector.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from compiler.apiserver.cel.engine import (
+    DURATION,
+    DYN,
+    TIMESTAMP,
+    CelBudgetExceeded,
+    CelCompileError,
+    CelEvalError,
+    VarType,
+)
+from compiler.apiserver.cel.k8s_library import (
+    VARIABLE_PREFIX,
+    K8sProgram,
+    k8s_engine,
+    references,
+    unbound_variable,
+)
+from compiler.apiserver.manifest import Manifest
+from compiler.errors import (
+    Finding,
+    InputError,
+    JsonPath,
+    ObjectRef,
+    Problem,
+    Severity,
+    SourceLocation,
+)
+from compiler.policy.objects import PolicyObject
+
+__all__ = ["PolicySet", "resource_of"]
+
+_GROUP: Final = "admissionregistration.k8s.io"
+_POLICY_KIND: Final = "ValidatingAdmissionPolicy"
+_BINDING_KIND: Final = "ValidatingAdmissionPolicyBinding"
+_MAX_MESSAGE_BYTES: Final = 5 * 1024
+_MAX_ANNOTATION_VALUE: Final = 10 * 1024
+_FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_failure"
+
+# --- kinds -> resources ---------------------------------------------------------------------
+
+_RESOURCES: Final[dict[tuple[str, str], tuple[str, bool]]] = {
+    ("trainer.kubeflow.org", "TrainJob"): ("trainjobs", True),
+    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", True),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", False),
+    ("jobset.x-k8s.io", "JobSet"): ("jobsets", True),
+    ("scheduling.x-k8s.io", "PodGroup"): ("podgroups", True),
+    ("scheduling.volcano.sh", "PodGroup"): ("podgroups", True),
+    ("", "ConfigMap"): ("configmaps", True),
+    ("", "Secret"): ("secrets", True),
+    ("", "Namespace"): ("namespaces", False),
+    ("", "Pod"): ("pods", True),
+    ("", "Service"): ("services", True),
+    ("", "ServiceAccount"): ("serviceaccounts", True),
+    ("scheduling.k8s.io", "PriorityClass"): ("priorityclasses", False),
+}
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+
+
+def _split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    if lower.endswith(("s", "x", "ch", "sh")):
+        return lower + "es"
+    if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def resource_of(data: Mapping[str, Any]) -> Resource:
+    """The API resource of an object: ``TrainJob`` -> ``trainer.kubeflow.org/v1alpha1 trainjobs``."""
+    group, version = _split_api_version(str(data.get("apiVersion", "")))
+    kind = str(data.get("kind", ""))
+    known = _RESOURCES.get((group, kind))
+    if known is not None:
+        return Resource(group, version, known[0], kind, known[1])
+    metadata = data.get("metadata") or {}
+    namespaced = bool(isinstance(metadata, dict) and metadata.get("namespace"))
+    return Resource(group, version, _plural(kind), kind, namespaced)
+
+
+# --- label selectors --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Selector:
+    labels: tuple[tuple[str, str], ...] = ()
+    expressions: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    def empty(self) -> bool:
+        return not self.labels and not self.expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, value in self.labels:
+            if labels.get(key) != value:
+                return False
+        for key, operator, values in self.expressions:
+            present = key in labels
+            if operator == "In" and not (present and labels[key] in values):
+                return False
+            if operator == "NotIn" and present and labels[key] in values:
+                return False
+            if operator == "Exists" and not present:
+                return False
+            if operator == "DoesNotExist" and present:
+                return False
+        return True
+
+
+_EVERYTHING: Final = _Selector()
+
+
+def _parse_selector(value: Any, where: JsonPath, problems: _Problems) -> _Selector:
+    if value is None:
+        return _EVERYTHING  # defaulted to {} when the object is created
+    if not isinstance(value, dict):
+        problems.add(where, "a label selector must be an object")
+        return _EVERYTHING
+    labels = value.get("matchLabels") or {}
+    expressions = value.get("matchExpressions") or []
+    parsed: list[tuple[str, str, tuple[str, ...]]] = []
+    if not isinstance(labels, dict):
+        problems.add((*where, "matchLabels"), "matchLabels must be a map of strings")
+        labels = {}
+    if not isinstance(expressions, list):
+        problems.add((*where, "matchExpressions"), "matchExpressions must be a list")
+        expressions = []
+    for index, item in enumerate(expressions):
+        path = (*where, "matchExpressions", index)
+        if not isinstance(item, dict):
+            problems.add(path, "a match expression must be an object")
+            continue
+        key, operator = str(item.get("key", "")), str(item.get("operator", ""))
+        values = item.get("values") or []
+        if not isinstance(values, list):
+            values = []
+        if operator in ("In", "NotIn") and not values:
+            problems.add((*path, "values"), "must be specified when `operator` is 'In' or 'NotIn'")
+        elif operator in ("Exists", "DoesNotExist") and values:
+            problems.add(
+                (*path, "values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )
+        elif operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            problems.add((*path, "operator"), f'not a valid selector operator: "{operator}"')
+        parsed.append((key, operator, tuple(str(v) for v in values)))
+    return _Selector(tuple(sorted((str(k), str(v)) for k, v in labels.items())), tuple(parsed))
+
+
+# --- problems while reading the policies ------------------------------------------------------
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+        self.manifest: Manifest | None = None
+
+    def add(self, path: JsonPath, message: str) -> None:
+        manifest = self.manifest
+        location = manifest.locate(path) if manifest is not None else None
+        ref = manifest.ref if manifest is not None else None
+        self.items.append(Problem(message, location, ref, _field(path) or None, "policy"))
+
+
+def _field(path: Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = str(part)
+    return out
+
+
+# --- compiled policies -----------------------------------------------------------------------
+
+_OBJECT_VARS: Final[dict[str, VarType]] = {
+    "object": DYN,
+    "oldObject": DYN,
+    "request": DYN,
+    "namespaceObject": DYN,
+    "params": DYN,
+    "authorizer": DYN,
+}
+
+
+@dataclass(frozen=True)
+class _Rule:
+    operations: tuple[str, ...]
+    groups: tuple[str, ...]
+    versions: tuple[str, ...]
+    resources: tuple[str, ...]
+    scope: str
+    names: tuple[str, ...]
+
+    def matches(self, resource: Resource, namespace: str, name: str) -> bool:
+        if self.scope == "Namespaced" and (
+            (resource.resource == "namespaces" and resource.group == "") or not namespace
+        ):
+            return False
+        if self.scope == "Cluster" and not (
+            (resource.resource == "namespaces" and resource.group == "") or not namespace
+        ):
+            return False
+        if self.scope not in ("*", "Namespaced", "Cluster"):
+            return False
+        if not any(op in ("*", "CREATE") for op in self.operations):
+            return False
+        if not any(g in ("*", resource.group) for g in self.groups):
+            return False
+        if not any(v in ("*", resource.version) for v in self.versions):
+            return False
+        found = False
+        for item in self.resources:
+            res, _, sub = item.partition("/")
+            if res in ("*", resource.resource) and sub in ("*", ""):
+                found = True
+                break
+        if not found:
+            return False
+        return not self.names or name in self.names
+
+
+@dataclass(frozen=True)
+class _Match:
+    namespace_selector: _Selector
+    object_selector: _Selector
+    rules: tuple[_Rule, ...]
+    excludes: tuple[_Rule, ...]
+
+    def matches(
+        self,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        namespaces: Mapping[str, Mapping[str, str]],
+    ) -> bool:
+        if (namespace or resource.resource == "namespaces") and not self.namespace_selector.empty():
+            ns_labels = namespaces.get(namespace if namespace else name) or {}
+            if not self.namespace_selector.matches(ns_labels):
+                return False
+        if not self.object_selector.empty() and not self.object_selector.matches(labels):
+            return False
+        if any(rule.matches(resource, namespace, name) for rule in self.excludes):
+            return False
+        if not self.rules:
+            return True
+        return any(rule.matches(resource, namespace, name) for rule in self.rules)
+
+
+def _parse_rules(value: Any, where: JsonPath, problems: _Problems) -> tuple[_Rule, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.add(where, "must be a list of rules")
+        return ()
+    rules = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.add((*where, index), "a rule must be an object")
+            continue
+
+        def strings(key: str, item: dict[str, Any] = item) -> tuple[str, ...]:
+            raw = item.get(key) or []
+            return tuple(str(v) for v in raw) if isinstance(raw, list) else ()
+
+        rules.append(
+            _Rule(
+                strings("operations"),
+                strings("apiGroups"),
+                strings("apiVersions"),
+                strings("resources"),
+                str(item.get("scope") or "*"),
+                strings("resourceNames"),
+            )
+        )
+    return tuple(rules)
+
+
+def _parse_match(value: Any, where: JsonPath, problems: _Problems) -> _Match:
+    data = value if isinstance(value, dict) else {}
+    return _Match(
+        _parse_selector(data.get("namespaceSelector"), (*where, "namespaceSelector"), problems),
+        _parse_selector(data.get("objectSelector"), (*where, "objectSelector"), problems),
+        _parse_rules(data.get("resourceRules"), (*where, "resourceRules"), problems),
+        _parse_rules(data.get("excludeResourceRules"), (*where, "excludeResourceRules"), problems),
+    )
+
+
+@dataclass
+class _Expr:
+    source: str
+    program: K8sProgram
+    variables: frozenset[str]  # composition variables it uses (by name)
+
+
+@dataclass
+class _Validation:
+    expr: _Expr
+    message: str
+    message_expr: _Expr | None
+    reason: str | None
+    field_path: JsonPath | None
+
+
+@dataclass
+class _Policy:
+    name: str
+    manifest: Manifest
+    match: _Match
+    failure_policy: str
+    param_kind: tuple[str, str] | None  # (apiVersion, kind)
+    variables: dict[str, _Expr]
+    conditions: list[tuple[str, _Expr]]
+    validations: list[_Validation]
+    annotations: list[tuple[str, _Expr]]
+    bindings: list[_Binding] = field(default_factory=list)
+
+
+@dataclass
+class _ParamRef:
+    name: str | None
+    namespace: str | None
+    selector: _Selector | None
+    deny_if_missing: bool
+
+
+@dataclass
+class _Binding:
+    name: str
+    manifest: Manifest
+    policy_name: str
+    actions: tuple[str, ...]
+    match: _Match | None
+    param_ref: _ParamRef | None
+
+
+class _Compiler:
+    """Compiles one policy's expressions, collecting problems at their source."""
+
+    def __init__(self, problems: _Problems) -> None:
+        self.problems = problems
+        self.engine = k8s_engine()
+
+    def expression(
+        self,
+        source: Any,
+        where: JsonPath,
+        declared: Mapping[str, VarType],
+        returns: tuple[str, ...] | None,
+        allow_authorizer: bool = True,
+    ) -> _Expr | None:
+        if not isinstance(source, str) or not source.strip():
+            self.problems.add(where, "Required value: an expression is required")
+            return None
+        if references(source, "authorizer"):
+            where_note = "" if allow_authorizer else " (and not available in messageExpression)"
+            self.problems.add(
+                where,
+                f"authorizer is not supported offline{where_note}: trainc cannot ask a"
+                " cluster's authorizer; remove the authorizer check or keep this policy"
+                " out of trainc's inputs",
+            )
+            return None
+        try:
+            program = self.engine.compile(source, declared)
+        except CelCompileError as error:
+            self.problems.add(where, f"compilation failed: {error}")
+            return None
+        assert isinstance(program, K8sProgram)
+        if returns is not None and program.checked and program.result_type not in returns:
+            if len(returns) == 1:
+                reason = f"must evaluate to {returns[0]} but got {program.result_type}"
+            else:
+                reason = (
+                    f"must evaluate to one of [{' '.join(returns)}] but got {program.result_type}"
+                )
+            self.problems.add(where, reason)
+            return None
+        used = frozenset(
+            n[len(VARIABLE_PREFIX) :] for n in program.variables if n.startswith(VARIABLE_PREFIX)
+        )
+        return _Expr(source, program, used)
+
+
+_NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _strings(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
+    problems.manifest = manifest
+    compiler = _Compiler(problems)
+    data = manifest.data
+    name = manifest.name
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        problems.add(("spec",), "Required value: spec is required")
+        return None
+    if not isinstance(spec.get("matchConstraints"), dict):
+        problems.add(("spec", "matchConstraints"), "Required value: matchConstraints is required")
+    if not spec.get("validations") and not spec.get("auditAnnotations"):
+        problems.add(
+            ("spec", "validations"),
+            "Required value: validations or auditAnnotations must contain at least one item",
+        )
+    match = _parse_match(spec.get("matchConstraints"), ("spec", "matchConstraints"), problems)
+    failure = str(spec.get("failurePolicy") or "Fail")
+    if failure not in ("Fail", "Ignore"):
+        problems.add(("spec", "failurePolicy"), f'Unsupported value: "{failure}"')
+    param_kind = None
+    if isinstance(spec.get("paramKind"), dict):
+        pk = spec["paramKind"]
+        param_kind = (str(pk.get("apiVersion", "")), str(pk.get("kind", "")))
+    declared: dict[str, VarType] = dict(_OBJECT_VARS)
+    variables: dict[str, _Expr] = {}
+    for index, item in enumerate(_strings(spec.get("variables"))):
+        where: JsonPath = ("spec", "variables", index)
+        var_name = str(item.get("name", "")) if isinstance(item, dict) else ""
+        if not _NAME_RE.match(var_name):
+            problems.add(
+                (*where, "name"), f"Invalid value: {var_name!r}: must be a valid CEL identifier"
+            )
+            continue
+        if var_name in variables:
+            problems.add((*where, "name"), f"Duplicate value: {var_name!r}")
+            continue
+        expr = compiler.expression(item.get("expression"), (*where, "expression"), declared, None)
+        if expr is None:
+            declared[f"{VARIABLE_PREFIX}{var_name}"] = DYN
+            continue
+        kind: VarType = DYN
+        if expr.program.result_type == "google.protobuf.Timestamp":
+            kind = TIMESTAMP
+        elif expr.program.result_type == "google.protobuf.Duration":
+            kind = DURATION
+        declared[f"{VARIABLE_PREFIX}{var_name}"] = kind
+        variables[var_name] = expr
+    conditions = []
+    for index, item in enumerate(_strings(spec.get("matchConditions"))):
+        where = ("spec", "matchConditions", index)
+        item = item if isinstance(item, dict) else {}
+        expr = compiler.expression(
+            item.get("expression"), (*where, "expression"), declared, ("bool",)
+        )
+        if expr is not None:
+            conditions.append((str(item.get("name", "")), expr))
+    validations = []
+    for index, item in enumerate(_strings(spec.get("validations"))):
+        where = ("spec", "validations", index)
+        item = item if isinstance(item, dict) else {}
+        expr = compiler.expression(
+            item.get("expression"), (*where, "expression"), declared, ("bool",)
+        )
+        message_expr = None
+        if item.get("messageExpression"):
+            message_expr = compiler.expression(
+                item.get("messageExpression"),
+                (*where, "messageExpression"),
+                declared,
+                ("string",),
+                allow_authorizer=False,
+            )
+        field_path = None
+        if item.get("fieldPath"):
+            field_path = _parse_field_path(str(item["fieldPath"]))
+            if field_path is None:
+                problems.add(
+                    (*where, "fieldPath"),
+                    f"Invalid value: {item['fieldPath']!r}: not a valid JSONPath",
+                )
+        if expr is not None:
+            reason = item.get("reason")
+            validations.append(
+                _Validation(
+                    expr,
+                    str(item.get("message") or ""),
+                    message_expr,
+                    str(reason) if reason else None,
+                    field_path,
+                )
+            )
+    annotations = []
+    for index, item in enumerate(_strings(spec.get("auditAnnotations"))):
+        where = ("spec", "auditAnnotations", index)
+        item = item if isinstance(item, dict) else {}
+        expr = compiler.expression(
+            item.get("valueExpression"),
+            (*where, "valueExpression"),
+            declared,
+            ("string", "null_type"),
+        )
+        if expr is not None:
+            annotations.append((str(item.get("key", "")), expr))
+    return _Policy(
+        name, manifest, match, failure, param_kind, variables, conditions, validations, annotations
+    )
+
+
+_VALID_ACTIONS: Final = ("Deny", "Warn", "Audit")
+
+
+def _compile_binding(manifest: Manifest, problems: _Problems) -> _Binding | None:
+    problems.manifest = manifest
+    spec = manifest.data.get("spec")
+    if not isinstance(spec, dict):
+        problems.add(("spec",), "Required value: spec is required")
+        return None
+    policy_name = spec.get("policyName")
+    if not isinstance(policy_name, str) or not policy_name:
+        problems.add(("spec", "policyName"), "Required value: policyName is required")
+        return None
+    actions = [str(a) for a in _strings(spec.get("validationActions"))]
+    if not actions:
+        problems.add(
+            ("spec", "validationActions"),
+            "Required value: at least one validation action is required",
+        )
+    for index, action in enumerate(actions):
+        if action not in _VALID_ACTIONS:
+            problems.add(
+                ("spec", "validationActions", index),
+                f'Unsupported value: "{action}": supported values: "Audit", "Deny", "Warn"',
+            )
+        elif actions.index(action) != index:
+            problems.add(("spec", "validationActions", index), f'Duplicate value: "{action}"')
+    if "Deny" in actions and "Warn" in actions:
+        problems.add(
+            ("spec", "validationActions"),
+            "Invalid value: must not contain both Deny and Warn (repeating the same validation"
+            " failure information in the API response and headers serves no purpose)",
+        )
+    binding_match = None
+    if isinstance(spec.get("matchResources"), dict):
+        binding_match = _parse_match(spec["matchResources"], ("spec", "matchResources"), problems)
+    param_ref = None
+    ref = spec.get("paramRef")
+    if isinstance(ref, dict):
+        selector = None
+        if ref.get("name") and ref.get("selector") is not None:
+            problems.add(
+                ("spec", "paramRef"), "Forbidden: name and selector are mutually exclusive"
+            )
+        elif not ref.get("name") and ref.get("selector") is None:
+            problems.add(
+                ("spec", "paramRef"), "Required value: one of name or selector must be specified"
+            )
+        if ref.get("selector") is not None:
+            selector = _parse_selector(
+                ref.get("selector"), ("spec", "paramRef", "selector"), problems
+            )
+        not_found = ref.get("parameterNotFoundAction")
+        if not_found not in (None, "Allow", "Deny"):
+            problems.add(
+                ("spec", "paramRef", "parameterNotFoundAction"),
+                f'Unsupported value: "{not_found}": supported values: "Allow", "Deny"',
+            )
+        param_ref = _ParamRef(
+            str(ref["name"]) if ref.get("name") else None,
+            str(ref["namespace"]) if ref.get("namespace") else None,
+            selector,
+            not_found == "Deny",
+        )
+    return _Binding(manifest.name, manifest, policy_name, tuple(actions), binding_match, param_ref)
+
+
+_FIELD_PATH_PART: Final = re.compile(
+    r"""\.(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)|\[(?P<index>[0-9]+)\]|\[\s*'(?P<quoted>(?:[^'\\]|\\.)*)'\s*\]"""
+)
+
+
+def _parse_field_path(text: str) -> JsonPath | None:
+    """``.spec.containers[0]['a.b']`` -> ``("spec", "containers", 0, "a.b")``."""
+    if not text.startswith((".", "[")):
+        text = "." + text
+    parts: list[str | int] = []
+    position = 0
+    while position < len(text):
+        match = _FIELD_PATH_PART.match(text, position)
+        if match is None:
+            return None
+        if match.group("name") is not None:
+            parts.append(match.group("name"))
+        elif match.group("index") is not None:
+            parts.append(int(match.group("index")))
+        else:
+            parts.append(re.sub(r"\\(.)", r"\1", match.group("quoted")))
+        position = match.end()
+    return tuple(parts)
+
+
+def _finding_path(path: JsonPath) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part}]"
+    return out
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+class _EvalFailure(Exception):
+    """An expression errored; the text is what the API server reports."""
+
+
+@dataclass
+class _Decision:
+    deny: bool
+    message: str
+    reason: str = "Invalid"
+    index: int = 0
+    field_path: JsonPath | None = None
+    config: bool = False  # a configuration error: denies whatever the actions
+
+
+class _Context:
+    """One evaluation: object, params, namespace; variables evaluated at most once."""
+
+    def __init__(self, policy: _Policy, bindings: dict[str, Any]) -> None:
+        self.policy = policy
+        self.bindings = bindings
+        self.values: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
+
+    def _variable(self, name: str, stack: tuple[str, ...] = ()) -> None:
+        if name in self.values or name in self.errors or name in stack:
+            return
+        expr = self.policy.variables.get(name)
+        if expr is None:
+            return
+        for dependency in expr.variables:
+            self._variable(dependency, (*stack, name))
+        try:
+            self.values[name] = self._run(expr, with_variables=True)
+        except _EvalFailure as error:
+            self.errors[name] = str(error)
+
+    def _run(self, expr: _Expr, with_variables: bool) -> Any:
+        bindings = dict(self.bindings)
+        for name in expr.variables:
+            if name in self.values:
+                bindings[f"{VARIABLE_PREFIX}{name}"] = self.values[name]
+        try:
+            return expr.program.evaluate(bindings)
+        except CelBudgetExceeded:
+            raise _EvalFailure("operation cancelled: actual cost limit exceeded") from None
+        except CelEvalError as error:
+            text = str(error)
+            unbound = unbound_variable(text)
+            if unbound and unbound.startswith(VARIABLE_PREFIX):
+                name = unbound[len(VARIABLE_PREFIX) :]
+                detail = self.errors.get(name, text)
+                text = f"composited variable {json.dumps(name)} fails to evaluate: {detail}"
+            raise _EvalFailure(text) from None
+
+    def evaluate(self, expr: _Expr) -> Any:
+        for name in expr.variables:
+            self._variable(name)
+        try:
+            return self._run(expr, with_variables=True)
+        except _EvalFailure as error:
+            raise _EvalFailure(f"expression '{expr.source}' resulted in error: {error}") from None
+
+
+@dataclass
+class _Outcome:
+    decisions: list[_Decision]
+    annotations: list[tuple[str, str]]
+
+
+def _evaluate_policy(policy: _Policy, bindings: dict[str, Any]) -> _Outcome:
+    context = _Context(policy, bindings)
+    fail_denies = policy.failure_policy != "Ignore"
+    errors = []
+    for _, expr in policy.conditions:
+        try:
+            result = context.evaluate(expr)
+        except _EvalFailure as error:
+            errors.append(str(error))
+            continue
+        if result is False:
+            return _Outcome([], [])
+    if errors:
+        if not fail_denies:
+            return _Outcome([], [])
+        unique = list(dict.fromkeys(errors))
+        text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+        return _Outcome([_Decision(True, text)], [])
+    decisions = []
+    for index, validation in enumerate(policy.validations):
+        try:
+            result = context.evaluate(validation.expr)
+        except _EvalFailure as error:
+            if fail_denies:
+                decisions.append(
+                    _Decision(True, str(error), index=index, field_path=validation.field_path)
+                )
+            continue
+        if result is True:
+            continue
+        message = ""
+        if validation.message_expr is not None:
+            try:
+                value = context.evaluate(validation.message_expr)
+            except _EvalFailure:
+                value = None
+            if isinstance(value, str):
+                message = value.strip()
+                if len(message.encode()) > _MAX_MESSAGE_BYTES or "\n" in message:
+                    message = ""
+        if not message and validation.message:
+            message = validation.message.strip()
+        if not message:
+            message = f"failed expression: {validation.expr.source.strip()}"
+        decisions.append(
+            _Decision(True, message, validation.reason or "Invalid", index, validation.field_path)
+        )
+    annotations = []
+    for key, expr in policy.annotations:
+        try:
+            value = context.evaluate(expr)
+        except _EvalFailure as error:
+            if fail_denies:
+                decisions.append(_Decision(True, str(error), config=True))
+            continue
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            decisions.append(
+                _Decision(
+                    True,
+                    f"valueExpression '{expr.source}' resulted in unsupported return type:"
+                    " dyn. Return type must be either string or null.",
+                    config=True,
+                )
+            )
+            continue
+        value = value.strip()
+        if value:
+            annotations.append((key, value[:_MAX_ANNOTATION_VALUE]))
+    return _Outcome(decisions, annotations)
+
+
+def _request(resource: Resource, name: str, namespace: str) -> dict[str, Any]:
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.resource}
+    request: dict[str, Any] = {
+        "uid": "",
+        "kind": kind,
+        "resource": gvr,
+        "requestKind": dict(kind),
+        "requestResource": dict(gvr),
+        "operation": "CREATE",
+        "userInfo": {},
+        "dryRun": False,
+        "options": None,
+    }
+    if name:
+        request["name"] = name
+    if namespace:
+        request["namespace"] = namespace
+    return request
+
+
+def _namespace_object(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "creationTimestamp": None}
+    if labels:
+        metadata["labels"] = dict(labels)
+    return {"metadata": metadata, "spec": {}, "status": {}}
+
+
+# --- the public API --------------------------------------------------------------------------
+
+
+_NAMESPACED_PARAM_KINDS: Final = {"ConfigMap": True, "Secret": True, "Namespace": False}
+
+
+@dataclass
+class PolicySet:
+    """The policies, bindings and candidate parameter objects of one run."""
+
+    policies: list[_Policy]
+    params: list[Manifest]
+
+    @classmethod
+    def from_manifests(cls, manifests: list[Manifest]) -> PolicySet:
+        """Collect and compile; raise :class:`InputError` naming every bad policy field."""
+        problems = _Problems()
+        policies: dict[str, _Policy] = {}
+        bindings: list[_Binding] = []
+        params: list[Manifest] = []
+        for manifest in manifests:
+            group, version = _split_api_version(manifest.api_version)
+            if group == _GROUP and manifest.kind in (_POLICY_KIND, _BINDING_KIND):
+                if version != "v1":
+                    problems.manifest = manifest
+                    problems.add(
+                        ("apiVersion",),
+                        f"only {_GROUP}/v1 {manifest.kind} is supported, not {version}",
+                    )
+                    continue
+                if manifest.kind == _POLICY_KIND:
+                    policy = _compile_policy(manifest, problems)
+                    if policy is not None:
+                        policies[policy.name] = policy
+                else:
+                    binding = _compile_binding(manifest, problems)
+                    if binding is not None:
+                        bindings.append(binding)
+            else:
+                params.append(manifest)
+        if problems.items:
+            raise InputError(problems.items)
+        for binding in bindings:
+            policy = policies.get(binding.policy_name)
+            if policy is not None:  # a binding to a policy that does not exist does nothing
+                policy.bindings.append(binding)
+        return cls(list(policies.values()), params)
+
+    def evaluate(
+        self, objects: list[PolicyObject], namespaces: dict[str, dict[str, str]]
+    ) -> list[Finding]:
+        """Every finding of every policy on every object, in object then policy order."""
+        findings: list[Finding] = []
+        for obj in objects:
+            for policy in self.policies:
+                findings.extend(self._evaluate(policy, obj, namespaces))
+        return findings
+
+    # -- one policy, one object
+
+    def _evaluate(
+        self, policy: _Policy, obj: PolicyObject, namespaces: Mapping[str, Mapping[str, str]]
+    ) -> Iterable[Finding]:
+        data = obj.data
+        resource = resource_of(data)
+        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        assert isinstance(metadata, dict)
+        name = str(metadata.get("name") or "")
+        namespace = str(metadata.get("namespace") or "") if resource.namespaced else ""
+        if resource.namespaced and not namespace:
+            namespace = "default"
+        raw_labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+        assert isinstance(raw_labels, dict)
+        labels = {str(k): str(v) for k, v in raw_labels.items()}
+        if not policy.match.matches(resource, namespace, name, labels, namespaces):
+            return []
+        ns_labels = namespaces.get(namespace) or {} if namespace else {}
+        base = {
+            "object": data,
+            "oldObject": None,
+            "request": _request(resource, name, namespace),
+            "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
+            "authorizer": None,
+        }
+        out: list[Finding] = []
+        annotations: dict[str, list[str]] = {}
+        for binding in policy.bindings:
+            if binding.match is not None and not binding.match.matches(
+                resource, namespace, name, labels, namespaces
+            ):
+                continue
+            try:
+                params = self._params(policy, binding, namespace)
+            except _EvalFailure as error:
+                if policy.failure_policy != "Ignore":
+                    decision = _Decision(True, f"failed to configure binding: {error}", config=True)
+                    out.append(self._finding(policy, binding, decision, obj))
+                continue
+            for param in params:
+                bindings = dict(base)
+                bindings["params"] = param
+                outcome = _evaluate_policy(policy, bindings)
+                for key, value in outcome.annotations:
+                    values = annotations.setdefault(key, [])
+                    if value not in values:
+                        values.append(value)
+                for decision in outcome.decisions:
+                    out.append(self._finding(policy, binding, decision, obj))
+        published = tuple(
+            (f"{policy.name}/{key}", ", ".join(values)) for key, values in annotations.items()
+        )
+        if published:
+            if out:
+                out = [
+                    Finding(
+                        f.rule,
+                        f.severity,
+                        f.message,
+                        f.object,
+                        f.field_path,
+                        f.location,
+                        f.stage,
+                        (*f.details, *published),
+                    )
+                    for f in out
+                ]
+            else:
+                text = ", ".join(f"{k}={v}" for k, v in published)
+                out.append(
+                    Finding(
+                        f"vap/{policy.name}",
+                        Severity.AUDIT,
+                        f"ValidatingAdmissionPolicy '{policy.name}' audit annotations: {text}",
+                        obj.ref,
+                        None,
+                        obj.origin.locate(()),
+                        obj.stage,
+                        published,
+                    )
+                )
+        return out
+
+    def _params(self, policy: _Policy, binding: _Binding, namespace: str) -> list[Any]:
+        if policy.param_kind is None or binding.param_ref is None:
+            return [None]
+        api_version, kind = policy.param_kind
+        ref = binding.param_ref
+        candidates = [m for m in self.params if m.api_version == api_version and m.kind == kind]
+        namespaced = _NAMESPACED_PARAM_KINDS.get(kind)
+        if namespaced is None:
+            group = _split_api_version(api_version)[0]
+            known = _RESOURCES.get((group, kind))
+            if known is not None:
+                namespaced = known[1]
+            else:
+                namespaced = any(m.namespace for m in candidates) or not candidates
+        if namespaced:
+            params_namespace = ref.namespace or namespace
+            if not params_namespace:
+                raise _EvalFailure(
+                    "cannot use namespaced paramRef in policy binding that matches"
+                    " cluster-scoped resources"
+                )
+            candidates = [m for m in candidates if (m.namespace or "default") == params_namespace]
+        elif ref.namespace:
+            raise _EvalFailure(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+            )
+        if ref.name is not None:
+            found = [m.data for m in candidates if m.name == ref.name][:1]
+        elif ref.selector is not None:
+            found = [
+                m.data
+                for m in candidates
+                if ref.selector.matches(
+                    {
+                        str(k): str(v)
+                        for k, v in ((m.data.get("metadata") or {}).get("labels") or {}).items()
+                    }
+                )
+            ]
+        else:
+            raise _EvalFailure("one of name or selector must be provided")
+        if not found and ref.deny_if_missing:
+            raise _EvalFailure(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+            )
+        return list(found)
+
+    @staticmethod
+    def _finding(
+        policy: _Policy, binding: _Binding, decision: _Decision, obj: PolicyObject
+    ) -> Finding:
+        actions = binding.actions
+        if decision.config or "Deny" in actions:
+            severity = Severity.ERROR
+            message = (
+                f"ValidatingAdmissionPolicy '{policy.name}' with binding '{binding.name}'"
+                f" denied request: {decision.message}"
+            )
+        else:
+            severity = Severity.WARNING if "Warn" in actions else Severity.AUDIT
+            message = (
+                f"Validation failed for ValidatingAdmissionPolicy '{policy.name}' with binding"
+                f" '{binding.name}': {decision.message}"
+            )
+        path = decision.field_path
+        field_path = _finding_path(path) if path else None
+        if obj.stage == "input" and path:
+            location: SourceLocation = obj.origin.locate(path)
+        else:
+            location = obj.origin.locate(())
+        details: list[tuple[str, str]] = [
+            ("reason", decision.reason),
+            ("binding", binding.name),
+            ("validationActions", ",".join(actions)),
+        ]
+        if not decision.config and "Audit" in actions:
+            failure = [
+                {
+                    "message": decision.message,
+                    "policy": policy.name,
+                    "binding": binding.name,
+                    "expressionIndex": decision.index,
+                    "validationActions": list(actions),
+                }
+            ]
+            details.append((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))))
+        ref: ObjectRef = obj.ref
+        return Finding(
+            f"vap/{policy.name}",
+            severity,
+            message,
+            ref,
+            field_path,
+            location,
+            obj.stage,
+            tuple(details),
+        )
