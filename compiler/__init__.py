@@ -1,8 +1,55 @@
 """trainc: compile Kubeflow Trainer v2 TrainJobs and runtimes into the objects the controller creates.
 
-The package is laid out as the pipeline it implements, one folder per stage:
+The package is laid out in layers, bottom up; each imports only from the layers below
+it (and from itself), which ``compiler/layers_test.py`` checks on every module:
 
-    load -> resolve -> render -> validate -> emit
+    errors       the problem model: Problem, FieldError, Finding, exit codes
+    upstream     the pinned upstream: where its artifacts are, OpenAPI and Go type
+                 facts, script templates, the Trainer's names and constants
+    kube         Kubernetes value semantics: quantities, pod requests, Go's number
+                 texts, the Go typed round trip, strategic merge patch
+    apiserver    what the API server does: YAML decoding with positions, structural
+                 schema, CRDs and their defaults, CRD CEL rules, the CEL engine and
+                 the Kubernetes CEL libraries
+    load         files -> admitted objects (discovery, the create path)
+    resolve      the runtime each TrainJob references
+    render       the Trainer runtime framework: plugins by phase, the registry, the
+                 admission webhooks beside the plugins they check
+    overlay      cluster and namespace overlays, locks
+    policy       ValidatingAdmissionPolicy and CUE evaluation
+    provenance   where each output field came from
+    project      the project file, trainc.yaml
+    plan         the build plan (what a command works on) and the stage chain every
+                 verb runs: compile, check, policy tests
+    migrate      front ends that turn other job kinds into TrainJobs
+    emit         canonical YAML, the output tree, reports
+    deliver      diff, explain, check --rendered; later apply and GitOps hooks
+    cli          one module per verb
+
+Where new work goes: an upstream-less ML policy (say Intel MPI) is a plugin module in
+``render/plugins/`` registered in ``render/registry.py``; an apply step is a module in
+``deliver/`` with its verb in ``cli/``; a PyTorchJob migrator is a module in
+``migrate/`` with its verb in ``cli/``.
 """
 
 __version__ = "0.1.0"
+
+# The layers, bottom up (see the docstring); a module may import its own layer or lower.
+LAYERS: tuple[str, ...] = (
+    "errors",
+    "upstream",
+    "kube",
+    "apiserver",
+    "load",
+    "resolve",
+    "render",
+    "overlay",
+    "policy",
+    "provenance",
+    "project",
+    "plan",
+    "migrate",
+    "emit",
+    "deliver",
+    "cli",
+)

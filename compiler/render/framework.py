@@ -78,6 +78,12 @@ class Plugin(Protocol):
     name: str
 
 
+# A plugin names the phases it implements by subclassing their interfaces, as upstream's
+# plugins assert ``var _ framework.EnforceMLPolicyPlugin = (*Torch)(nil)``. mypy then
+# refuses to instantiate a plugin that lacks (or misspells) a declared phase method, and
+# :meth:`Phases.of` refuses one whose methods and declarations disagree.
+
+
 class EnforceMLPolicyPlugin(Plugin, Protocol):
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None: ...
 
@@ -100,13 +106,57 @@ class CustomValidationPlugin(Plugin, Protocol):
     def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]: ...
 
 
+PHASE_INTERFACES: dict[type, tuple[str, ...]] = {
+    EnforceMLPolicyPlugin: ("enforce_ml_policy",),
+    EnforcePodGroupPolicyPlugin: ("enforce_pod_group_policy",),
+    PodNetworkPlugin: ("identify_pod_network",),
+    ComponentBuilderPlugin: ("sync_parallel_count", "build"),
+    CustomValidationPlugin: ("validate",),
+}
+
+
+def _defines(cls: type, method: str) -> bool:
+    """Whether ``cls`` (not a phase interface) defines ``method``."""
+    return any(
+        method in vars(base)
+        for base in cls.__mro__
+        if base not in PHASE_INTERFACES and base not in (Plugin, Protocol, object)
+    )
+
+
+def declared_phases(plugin: object) -> tuple[type, ...]:
+    """The phase interfaces a plugin declares; a TypeError when its methods disagree.
+
+    >>> class Typo(EnforceMLPolicyPlugin):
+    ...     name = "Typo"
+    ...     def enforce_ml_polcy(self, info, job): ...
+    >>> declared_phases(Typo())
+    Traceback (most recent call last):
+    ...
+    TypeError: plugin Typo declares EnforceMLPolicyPlugin but does not define enforce_ml_policy
+    """
+    cls = type(plugin)
+    name = getattr(plugin, "name", cls.__name__)
+    declared = tuple(i for i in PHASE_INTERFACES if i in cls.__mro__)
+    for interface, methods in PHASE_INTERFACES.items():
+        for method in methods:
+            defined = _defines(cls, method)
+            if interface in declared and not defined:
+                raise TypeError(
+                    f"plugin {name} declares {interface.__name__} but does not define {method}"
+                )
+            if defined and interface not in declared:
+                raise TypeError(
+                    f"plugin {name} defines {method} but does not declare {interface.__name__}"
+                )
+    if not declared:
+        raise TypeError(f"plugin {name} declares no phase")
+    return declared
+
+
 @dataclass(frozen=True)
 class Phases:
-    """The plugins of each phase, in registry order; computed once per plugin list.
-
-    Duck-typed on the phase methods: ``isinstance`` against runtime-checkable
-    protocols costs more than rendering a small TrainJob.
-    """
+    """The plugins of each phase, in registry order; computed once per plugin list."""
 
     ml_policy: tuple[EnforceMLPolicyPlugin, ...]
     pod_group_policy: tuple[EnforcePodGroupPolicyPlugin, ...]
@@ -116,15 +166,17 @@ class Phases:
 
     @classmethod
     def of(cls, plugins: list[Plugin]) -> Phases:
-        def having(*methods: str) -> tuple[Any, ...]:
-            return tuple(p for p in plugins if all(hasattr(p, m) for m in methods))
+        declared = [(plugin, declared_phases(plugin)) for plugin in plugins]
+
+        def having(interface: type) -> tuple[Any, ...]:
+            return tuple(p for p, phases in declared if interface in phases)
 
         return cls(
-            ml_policy=having("enforce_ml_policy"),
-            pod_group_policy=having("enforce_pod_group_policy"),
-            pod_network=having("identify_pod_network"),
-            component_builders=having("sync_parallel_count", "build"),
-            custom_validation=having("validate"),
+            ml_policy=having(EnforceMLPolicyPlugin),
+            pod_group_policy=having(EnforcePodGroupPolicyPlugin),
+            pod_network=having(PodNetworkPlugin),
+            component_builders=having(ComponentBuilderPlugin),
+            custom_validation=having(CustomValidationPlugin),
         )
 
 

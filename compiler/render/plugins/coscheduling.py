@@ -5,7 +5,11 @@ Upstream: pkg/runtime/framework/plugins/coscheduling/coscheduling.go.
 
 from __future__ import annotations
 
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import (
+    ComponentBuilderPlugin,
+    EnforcePodGroupPolicyPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.podgroup import min_member, min_resources
 from compiler.upstream.names import (
@@ -22,7 +26,7 @@ def _policy(info: Info) -> JsonObject | None:
     return policy
 
 
-class CoSchedulingPlugin:
+class CoSchedulingPlugin(EnforcePodGroupPolicyPlugin, ComponentBuilderPlugin):
     name = NAME
 
     def enforce_pod_group_policy(self, info: Info, job: TrainJobContext) -> None:

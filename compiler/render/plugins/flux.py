@@ -45,7 +45,12 @@ from collections.abc import Callable
 
 from compiler.errors import FieldError, InputError, ObjectRef
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import (
+    ComponentBuilderPlugin,
+    CustomValidationPlugin,
+    EnforceMLPolicyPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject, PodSetContainer, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE, TRAINJOB_KIND
@@ -323,7 +328,7 @@ def _tasks(job: TrainJobContext, trainer: JsonObject, policy: JsonObject) -> int
     return runtime_value
 
 
-class FluxPlugin:
+class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationPlugin):
     """``templates`` gives the template text; by default the cached upstream loader.
 
     It is called only for Flux runtimes, so other runtimes render without the files.

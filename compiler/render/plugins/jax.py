@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from compiler.errors import FieldError
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import CustomValidationPlugin, EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.torch import JOB_COMPLETION_INDEX_FIELD_PATH
 from compiler.render.plugins.torchtune import CONTAINER_TRAINER_PORT, trainer_endpoint
@@ -56,7 +56,7 @@ def jax_envs(trainjob_name: str, num_processes: int) -> list[JsonObject]:
     ]
 
 
-class JAXPlugin:
+class JAXPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
     name = NAME
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

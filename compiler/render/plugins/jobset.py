@@ -10,7 +10,12 @@ from typing import Any
 
 from compiler.errors import FieldError
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import (
+    ComponentBuilderPlugin,
+    CustomValidationPlugin,
+    PodNetworkPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
@@ -39,7 +44,7 @@ def _job_labels(rjob: JsonObject) -> dict[str, str] | None:
     return labels
 
 
-class JobSetPlugin:
+class JobSetPlugin(PodNetworkPlugin, ComponentBuilderPlugin, CustomValidationPlugin):
     name = NAME
 
     # --- PodNetwork: endpoints are computed lazily by PodSet.endpoints().

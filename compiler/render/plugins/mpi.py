@@ -36,7 +36,12 @@ from __future__ import annotations
 
 from compiler.errors import FieldError, InputError
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import (
+    ComponentBuilderPlugin,
+    CustomValidationPlugin,
+    EnforceMLPolicyPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject, PodSet, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
 from compiler.upstream.names import LAUNCHER, NODE
@@ -271,7 +276,7 @@ def _reserved_env_errors(trainer: JsonObject) -> list[FieldError]:
 # --- the plugin
 
 
-class MPIPlugin:
+class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationPlugin):
     name = NAME
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

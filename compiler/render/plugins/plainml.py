@@ -7,14 +7,14 @@ flux runtimes and for runtimes without any mlPolicy.
 from __future__ import annotations
 
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "PlainML"
 
 
-class PlainMLPlugin:
+class PlainMLPlugin(EnforceMLPolicyPlugin):
     name = NAME
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

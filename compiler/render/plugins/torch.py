@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from compiler.errors import FieldError, InputError
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import CustomValidationPlugin, EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSetContainer
 from compiler.render.plugins import torchtune
 from compiler.render.plugins.torchtune import AUTO, CONTAINER_TRAINER_PORT, INVALID, NumProc
@@ -153,7 +153,7 @@ def _enforce_trainer_container(
     upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
 
 
-class TorchPlugin:
+class TorchPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
     name = NAME
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

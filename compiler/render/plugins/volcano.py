@@ -6,7 +6,12 @@ Upstream: pkg/runtime/framework/plugins/volcano/volcano.go.
 from __future__ import annotations
 
 from compiler.errors import FieldError
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import (
+    ComponentBuilderPlugin,
+    CustomValidationPlugin,
+    EnforcePodGroupPolicyPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.podgroup import min_member, min_resources
 from compiler.upstream.names import (
@@ -38,7 +43,7 @@ def _priority_class_names(info: Info) -> list[str]:
     return names
 
 
-class VolcanoPlugin:
+class VolcanoPlugin(EnforcePodGroupPolicyPlugin, ComponentBuilderPlugin, CustomValidationPlugin):
     name = NAME
 
     def __init__(self, priority_classes: frozenset[str] = frozenset()) -> None:

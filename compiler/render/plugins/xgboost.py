@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from compiler.errors import FieldError
 from compiler.render import upsert
-from compiler.render.framework import TrainJobContext
+from compiler.render.framework import CustomValidationPlugin, EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.torch import JOB_COMPLETION_INDEX_FIELD_PATH
 from compiler.render.plugins.torchtune import CONTAINER_TRAINER_PORT, trainer_endpoint
@@ -94,7 +94,7 @@ def dmlc_envs(trainjob_name: str, total_workers: int) -> list[JsonObject]:
     ]
 
 
-class XGBoostPlugin:
+class XGBoostPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
     name = NAME
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

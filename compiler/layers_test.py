@@ -1,0 +1,86 @@
+"""Imports point down the layers of ``compiler.LAYERS``, never up (nor sideways).
+
+Every import counts, including those inside functions: a lazy import that points up
+is still a cycle between packages, only a hidden one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from compiler import LAYERS
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+def layer_of(module: str) -> int | None:
+    """``compiler.kube.quantity`` -> the index of ``kube``; None outside the layers.
+
+    >>> LAYERS[layer_of("compiler.kube.quantity") or 0]
+    'kube'
+    """
+    parts = module.split(".")
+    if parts[0] != "compiler" or len(parts) < 2:
+        return None  # the package root (its version) is free to import
+    name = "cli" if parts[1] == "__main__" else parts[1]
+    return LAYERS.index(name) if name in LAYERS else None
+
+
+def imported_modules(source: str) -> list[tuple[int, str]]:
+    """The ``compiler`` modules a source imports, with their line numbers."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+    return [(line, name) for line, name in out if name.split(".")[0] == "compiler"]
+
+
+def upward_imports(module: str, source: str) -> list[str]:
+    """Each import of ``source`` (module ``module``) that points to a higher layer."""
+    own = layer_of(module)
+    if own is None:
+        return []
+    found = []
+    for line, target in imported_modules(source):
+        layer = layer_of(target)
+        if layer is not None and layer > own:
+            found.append(f"{module}:{line} imports {target} ({LAYERS[own]} -> {LAYERS[layer]})")
+    return found
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        out.append((".".join(relative.parts).removesuffix(".__init__"), path))
+    return out
+
+
+def test_every_module_is_in_a_layer() -> None:
+    strays = [
+        module
+        for module, _ in _modules()
+        if module != "compiler" and layer_of(module) is None and module != "compiler.layers_test"
+    ]
+    assert strays == [], "add the package to compiler.LAYERS, at its place"
+
+
+def test_no_import_points_up() -> None:
+    found = [
+        problem
+        for module, path in _modules()
+        if not module.endswith("_test")  # tests may use anything to set up a case
+        for problem in upward_imports(module, path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_an_upward_import_is_caught_even_inside_a_function() -> None:
+    source = "def f():\n    from compiler.plan.stages import run\n    return run\n"
+    assert upward_imports("compiler.render.framework", source) == [
+        "compiler.render.framework:2 imports compiler.plan.stages (render -> plan)"
+    ]
+    assert upward_imports("compiler.plan.check", source) == []
