@@ -112,21 +112,23 @@ class Problem:
 
 
 def location_order(location: SourceLocation | None) -> tuple[str, int, int]:
-    """Where a message sorts: by file, line and column; messages about no place first."""
+    """The one order of every report: by file, line and column, messages about no place
+    first. Sorts using it are stable, so what one place yields stays in the order it was
+    found (the API server's own order of its errors, for instance)."""
     if location is None:
         return ("", 0, 0)
     return (location.file, location.line, location.column)
 
 
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
-    """Problems in the one order every report uses: place, then message.
+    """Problems in report order (:func:`location_order`).
 
     >>> [p.message for p in sorted_problems([Problem("b", SourceLocation("f", 2, 1)),
     ...                                      Problem("a", SourceLocation("f", 2, 1)),
     ...                                      Problem("c")])]
-    ['c', 'a', 'b']
+    ['c', 'b', 'a']
     """
-    return sorted(problems, key=lambda p: (*location_order(p.location), p.message))
+    return sorted(problems, key=lambda p: location_order(p.location))
 
 
 # --- findings: what a check reports -----------------------------------------------------
@@ -166,15 +168,9 @@ class Finding:
         )
 
 
-def finding_order(finding: Finding) -> tuple[str, int, int, str, str, str, str]:
-    """Findings in the same order as problems: place first, then stage, rule, object, message."""
-    return (
-        *location_order(finding.location),
-        finding.stage,
-        finding.rule,
-        str(finding.object or ""),
-        finding.message,
-    )
+def finding_order(finding: Finding) -> tuple[str, int, int]:
+    """Findings in report order, as problems (:func:`location_order`)."""
+    return location_order(finding.location)
 
 
 class TraincError(Exception):

@@ -75,8 +75,9 @@ from compiler.apiserver.cel.engine import (
     VarType,
     default_engine,
 )
-from compiler.apiserver.structural import Schema, go_quote, go_value
+from compiler.apiserver.structural import Schema, go_value
 from compiler.errors import FieldError, JsonPath, SetupError
+from compiler.kube.gotext import go_quote
 
 __all__ = ["NOT_CHECKED", "RuleSite", "blocks_rules", "check_rules", "rule_sites"]
 

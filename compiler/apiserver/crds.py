@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from compiler.apiserver.manifest import format_path
-from compiler.apiserver.structural import Schema, admit_schema, compile_schema, go_json, go_value
+from compiler.apiserver.structural import Schema, admit_schema, compile_schema, go_value
 from compiler.apiserver.yaml_source import parse_yaml
 from compiler.errors import FieldError, InputError, JsonPath, SetupError
+from compiler.kube.gotext import go_json
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, cache_root, load_json, upstream
 
 __all__ = ["TRAINER_PLURALS", "CrdInfo", "CrdSet", "admit", "load_crd", "trainer_crds"]

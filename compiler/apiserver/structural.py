@@ -33,17 +33,16 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from compiler.apiserver.manifest import format_path
 from compiler.errors import FieldError, JsonPath
-from compiler.kube.gofloat import layout
+from compiler.kube.gotext import go_float, go_json, go_quote
 
 __all__ = [
     "FieldError",
@@ -56,118 +55,6 @@ __all__ = [
 ]
 
 _MISSING: Any = object()
-
-
-# --- Go formatting of values in messages ---------------------------------------------
-
-
-def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote``: ``'a"b\\n'`` -> ``"a\\"b\\n"``."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char.isprintable() or char == " ":
-            out.append(char)
-        elif char in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[char])
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-}
-
-
-def _shortest_digits(value: float) -> tuple[str, int]:
-    """Shortest round-trip decimal digits of ``value`` and its decimal exponent."""
-    text = repr(abs(value))
-    if "e" in text:
-        mantissa, _, exponent = text.partition("e")
-        digits = mantissa.replace(".", "")
-        exp = int(exponent)
-    else:
-        whole, _, frac = text.partition(".")
-        frac = frac.rstrip("0")
-        if whole != "0":
-            digits = (whole + frac).lstrip("0")
-            exp = len(whole) - 1
-        else:
-            stripped = frac.lstrip("0")
-            digits = stripped
-            exp = -(len(frac) - len(stripped)) - 1
-    digits = digits.rstrip("0") or "0"
-    return digits, exp
-
-
-def go_float(value: float) -> str:
-    """Go's ``%v`` of a float64 (``strconv.FormatFloat(v, 'g', -1, 64)``): 1e6 -> ``1e+06``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    sign = "-" if value < 0 else ""
-    digits, exp = _shortest_digits(value)
-    return layout(sign, digits, exp, low=-4, high=6, exponent_digits=2)
-
-
-def _go_json_float(value: float) -> str:
-    """encoding/json's float64 text: plain decimal unless the exponent is < -6 or >= 21."""
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    sign = "-" if value < 0 else ""
-    digits, exp = _shortest_digits(value)
-    return layout(sign, digits, exp, low=-6, high=21, exponent_digits=1)
-
-
-def go_json(value: Any) -> str:
-    """Go's ``json.Marshal`` text: sorted keys, compact, ``<>&`` escaped.
-
-    >>> go_json({"b": [1, 2.5, None], "a": "x<y"})
-    '{"a":"x\\\\u003cy","b":[1,2.5,null]}'
-    """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_json_float(value)
-    if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
-        return (
-            text.replace("<", "\\u003c")
-            .replace(">", "\\u003e")
-            .replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028")
-            .replace("\u2029", "\\u2029")
-        )
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{go_json(str(k))}:{go_json(value[k])}" for k in sorted(value)) + "}"
-    if isinstance(value, Iterable):
-        return "[" + ",".join(go_json(item) for item in value) + "]"
-    return go_json(str(value))
 
 
 def go_value(value: Any) -> str:

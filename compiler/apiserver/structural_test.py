@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from compiler.apiserver.structural import admit_schema, compile_schema, go_float, go_json, go_quote
+from compiler.apiserver.structural import admit_schema, compile_schema
+from compiler.kube.gotext import go_float, go_json, go_quote
 
 QUANTITY = "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
 

@@ -70,7 +70,7 @@ from ruamel.yaml.reader import ReaderError
 
 from compiler.apiserver.manifest import SourceMap
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation
-from compiler.kube.gofloat import layout
+from compiler.kube.gotext import layout
 
 __all__ = ["YamlDocument", "c_parser_available", "parse_yaml", "parse_yaml_collect", "read_yaml"]
 

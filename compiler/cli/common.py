@@ -193,9 +193,9 @@ def previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path] 
     if Path(value).is_dir():
         yield [Path(value)]
         return
-    from compiler.deliver.git_revision import base_worktree, repo_root, resolve_commit
+    from compiler.deliver.git_revision import base_worktree, git_toplevel, resolve_commit
 
-    root = repo_root(Path.cwd())
+    root = git_toplevel(Path.cwd())
     try:
         commit = resolve_commit(root, value)
     except InputError:

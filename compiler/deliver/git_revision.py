@@ -38,8 +38,8 @@ __all__ = [
     "changed_files",
     "diff_against",
     "git",
+    "git_toplevel",
     "render_target",
-    "repo_root",
     "resolve_commit",
 ]
 
@@ -70,7 +70,7 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def repo_root(start: Path) -> Path:
+def git_toplevel(start: Path) -> Path:
     """The top of the git work tree containing ``start``."""
     done = git(start, "rev-parse", "--show-toplevel", check=False).strip()
     if not done:
@@ -246,7 +246,7 @@ def diff_against(
     each changed input file is rendered on its own to say which TrainJobs it changes.
     """
     cwd = (cwd or Path.cwd()).resolve()
-    root = repo_root(cwd)
+    root = git_toplevel(cwd)
     commit = resolve_commit(root, rev)
     if paths:
         relative: list[str] = []

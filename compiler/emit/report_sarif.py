@@ -34,9 +34,10 @@ from urllib.parse import quote
 
 from compiler import __version__
 from compiler.errors import Finding, Severity
+from compiler.load.discover import repository_root
 from compiler.plan.check import RULE_DESCRIPTIONS, CheckResult
 
-__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "render_sarif", "repo_root", "report_sarif"]
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "render_sarif", "report_sarif"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -45,15 +46,6 @@ SARIF_SCHEMA = (
 SRCROOT = "%SRCROOT%"
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.AUDIT: "note"}
-
-
-def repo_root(start: Path) -> Path:
-    """The nearest directory at or above ``start`` holding ``.git``, else ``start``."""
-    start = Path(os.path.abspath(start))
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return start
 
 
 def _artifact(file: str, root: Path, cwd: Path) -> dict[str, str] | None:
@@ -140,7 +132,11 @@ def report_sarif(
 ) -> dict[str, Any]:
     """The SARIF log; file names are taken relative to ``cwd`` (default: the current one)."""
     cwd = Path(os.path.abspath(cwd or Path.cwd()))
-    root = Path(os.path.abspath(root)) if root is not None else repo_root(cwd)
+    root = (
+        Path(os.path.abspath(root))
+        if root is not None
+        else (repository_root(cwd) or Path(os.path.abspath(cwd)))
+    )
     rule_ids = sorted({f.rule for f in result.findings})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     invocation: dict[str, Any] = {

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 import compiler.plan.check as check_module
-from compiler.emit.report_sarif import SRCROOT, render_sarif, repo_root, report_sarif
+from compiler.emit.report_sarif import SRCROOT, render_sarif, report_sarif
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
+from compiler.load.discover import repository_root
 from compiler.plan.check import CheckResult, check_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -250,7 +251,7 @@ def test_levels_uris_and_fingerprints(tmp_path: Path) -> None:
     result = CheckResult(findings)
     log = report_sarif(result, cwd=cwd)
     assert_sarif_2_1_0(log)
-    assert repo_root(cwd) == root
+    assert repository_root(cwd) == root
     results = log["runs"][0]["results"]
     assert [r["level"] for r in results] == ["error", "warning", "note", "error", "error"]
     physical = [r.get("locations", [{}])[0].get("physicalLocation") for r in results]

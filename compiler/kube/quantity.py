@@ -30,6 +30,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Final, final
 
+from compiler.kube.gotext import go_json_float
+
 __all__ = [
     "ERR_FORMAT_WRONG",
     "ERR_NUMERIC",
@@ -710,22 +712,7 @@ def _go_json_float(value: float) -> str:
     """
     if math.isnan(value) or math.isinf(value):
         raise QuantityError(f"json: unsupported value: {value!r}")
-    if value == 0:
-        return "0"
-    shortest = Decimal(float.__repr__(value))
-    magnitude = abs(value)
-    if 1e-6 <= magnitude < 1e21:
-        text = format(shortest.normalize(), "f")
-        return text
-    sign, digits, exponent = shortest.normalize().as_tuple()
-    assert isinstance(exponent, int)
-    mantissa = "".join(map(str, digits))
-    point_exponent = exponent + len(mantissa) - 1
-    body = mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "")
-    exp_text = f"{abs(point_exponent):02d}"
-    if point_exponent < 0 and exp_text.startswith("0"):
-        exp_text = exp_text[1:]
-    return ("-" if sign else "") + body + "e" + ("-" if point_exponent < 0 else "+") + exp_text
+    return "0" if value == 0 else go_json_float(value)
 
 
 def canonical_quantity(value: str | int | float) -> str:

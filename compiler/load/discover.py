@@ -108,3 +108,13 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
 def discover(paths: list[str]) -> list[Source]:
     """Like :func:`discover_collect`, ignoring paths that do not exist."""
     return discover_collect(paths)[0]
+
+
+def repository_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds ``.git`` (a repository or a
+    worktree), or None outside any."""
+    start = Path(os.path.abspath(start))
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None

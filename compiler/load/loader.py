@@ -32,7 +32,7 @@ file, line and column::
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,15 @@ from compiler.apiserver.crd_rules import check_rules
 from compiler.apiserver.crds import CrdSet, admit, trainer_crds
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect
-from compiler.errors import FieldError, InputError, JsonPath, ObjectRef, Problem, SourceLocation
+from compiler.errors import (
+    FieldError,
+    InputError,
+    JsonPath,
+    ObjectRef,
+    Problem,
+    SourceLocation,
+    sorted_problems,
+)
 from compiler.load.discover import discover_collect
 
 __all__ = [
@@ -220,15 +228,6 @@ class _Loader:
         )
 
 
-def _sorted(problems: Iterable[Problem]) -> list[Problem]:
-    def key(problem: Problem) -> tuple[int, SourceLocation]:
-        if problem.location is None:
-            return (1, SourceLocation(""))
-        return (0, problem.location)
-
-    return sorted(problems, key=key)
-
-
 def load_texts_collect(
     sources: list[tuple[str, str | bytes]],
     default_namespace: str = "default",
@@ -245,7 +244,7 @@ def load_texts_collect(
         loader.problems.extend(problems)
         for document in documents:
             loader.document(document)
-    return loader.result, _sorted(loader.problems)
+    return loader.result, sorted_problems(loader.problems)
 
 
 def load_texts(
@@ -284,7 +283,7 @@ def load_collect(
             message = f"cannot read: {error.strerror or error}"
             problems.append(Problem(message, SourceLocation(source.display), rule="input"))
     result, found = load_texts_collect(texts, default_namespace, crds, previous)
-    return result, _sorted([*problems, *found])
+    return result, sorted_problems([*problems, *found])
 
 
 def load_previous(

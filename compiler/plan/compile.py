@@ -24,7 +24,7 @@ from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases
-from compiler.render.runtime_webhook import deprecation_warning, validate_runtime
+from compiler.render.webhooks import deprecation_warning, validate_runtime
 from compiler.resolve.runtimes import Resolved, RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,

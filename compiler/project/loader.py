@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from compiler.apiserver.manifest import SourceMap
 from compiler.apiserver.yaml_source import parse_yaml_collect, read_yaml
-from compiler.errors import InputError, JsonPath, Problem, SourceLocation
+from compiler.errors import InputError, JsonPath, Problem, SourceLocation, sorted_problems
 from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES
 from compiler.project.model import Cluster, ProjectSpec, validation_problems
 
@@ -281,10 +281,6 @@ def _duplicates(spec: ProjectSpec, source: SourceMap) -> list[Problem]:
     return problems
 
 
-def _sorted(problems: list[Problem]) -> list[Problem]:
-    return sorted(problems, key=lambda p: p.location or SourceLocation(""))
-
-
 def load_project(path: Path | str) -> Project:
     """Read and validate a project file; one InputError with every problem, if any."""
     path = Path(path)
@@ -300,10 +296,10 @@ def load_project(path: Path | str) -> Project:
     try:
         spec = ProjectSpec.model_validate(document.data)
     except ValidationError as error:
-        raise InputError(_sorted(validation_problems(error, source))) from None
+        raise InputError(sorted_problems(validation_problems(error, source))) from None
     problems = _duplicates(spec, source)
     files, missing = _expand_all(path, spec, source)
     problems += missing
     if problems:
-        raise InputError(_sorted(problems))
+        raise InputError(sorted_problems(problems))
     return Project(path, spec, source, files)

@@ -76,6 +76,7 @@ from compiler.apiserver.cel.engine import (
     go_error_text,
     import_cel,
 )
+from compiler.kube.gotext import go_quote
 from compiler.kube.quantity import Format, Quantity, QuantityError
 
 __all__ = [
@@ -704,10 +705,10 @@ def _parse_semver(text: str) -> _Semver:
     numbers = []
     for label, part in (("major", parts[0]), ("minor", parts[1])):
         if not _only(part, _SEMVER_NUMBERS):
-            raise LibraryError(f"Invalid character(s) found in {label} number {_go_quote(part)}")
+            raise LibraryError(f"Invalid character(s) found in {label} number {go_quote(part)}")
         if len(part) > 1 and part[0] == "0":
             raise LibraryError(
-                f"{label.capitalize()} number must not contain leading zeroes {_go_quote(part)}"
+                f"{label.capitalize()} number must not contain leading zeroes {go_quote(part)}"
             )
         numbers.append(_parse_uint(part))
     patch_text = parts[2]
@@ -722,9 +723,9 @@ def _parse_semver(text: str) -> _Semver:
         pre_texts = patch_text[index + 1 :].split(".")
         patch_text = patch_text[:index]
     if not _only(patch_text, _SEMVER_NUMBERS):
-        raise LibraryError(f"Invalid character(s) found in patch number {_go_quote(patch_text)}")
+        raise LibraryError(f"Invalid character(s) found in patch number {go_quote(patch_text)}")
     if len(patch_text) > 1 and patch_text[0] == "0":
-        raise LibraryError(f"Patch number must not contain leading zeroes {_go_quote(patch_text)}")
+        raise LibraryError(f"Patch number must not contain leading zeroes {go_quote(patch_text)}")
     patch = _parse_uint(patch_text)
     pre: list[int | str] = []
     for item in pre_texts:
@@ -733,18 +734,18 @@ def _parse_semver(text: str) -> _Semver:
         if _only(item, _SEMVER_NUMBERS):
             if len(item) > 1 and item[0] == "0":
                 raise LibraryError(
-                    f"Numeric PreRelease version must not contain leading zeroes {_go_quote(item)}"
+                    f"Numeric PreRelease version must not contain leading zeroes {go_quote(item)}"
                 )
             pre.append(_parse_uint(item))
         elif _only(item, _SEMVER_ALPHANUM):
             pre.append(item)
         else:
-            raise LibraryError(f"Invalid character(s) found in prerelease {_go_quote(item)}")
+            raise LibraryError(f"Invalid character(s) found in prerelease {go_quote(item)}")
     for item in build:
         if not item:
             raise LibraryError("Build meta data is empty")
         if not _only(item, _SEMVER_ALPHANUM):
-            raise LibraryError(f"Invalid character(s) found in build meta data {_go_quote(item)}")
+            raise LibraryError(f"Invalid character(s) found in build meta data {go_quote(item)}")
     return _Semver(numbers[0], numbers[1], patch, tuple(pre))
 
 
@@ -822,40 +823,6 @@ def _semver_part(index: int) -> Callable[[Any], int]:
     return get
 
 
-# --- Go quoting -----------------------------------------------------------------------------
-
-
-def _go_quote(text: str) -> str:
-    """``strconv.Quote``: Go's double-quoted string literal."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\a":
-            out.append("\\a")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ch == "\v":
-            out.append("\\v")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not ch.isprintable() and code > 0x7F:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 # --- net/url (Go 1.26) -----------------------------------------------------------------------
 
 _ENC_PATH, _ENC_PATH_SEGMENT, _ENC_HOST, _ENC_ZONE, _ENC_USER, _ENC_QUERY, _ENC_FRAGMENT = range(7)
@@ -900,16 +867,16 @@ def _unescape(s: bytes, mode: int) -> bytes:
             n += 1
             if i + 2 >= len(s) or s[i + 1] not in _HEX or s[i + 2] not in _HEX:
                 bad = s[i : i + 3]
-                raise _UrlError(f"invalid URL escape {_go_quote(bad.decode('utf-8', 'replace'))}")
+                raise _UrlError(f"invalid URL escape {go_quote(bad.decode('utf-8', 'replace'))}")
             if mode == _ENC_HOST and int(chr(s[i + 1]), 16) < 8 and s[i : i + 3] != b"%25":
                 raise _UrlError(
-                    f"invalid URL escape {_go_quote(s[i : i + 3].decode('utf-8', 'replace'))}"
+                    f"invalid URL escape {go_quote(s[i : i + 3].decode('utf-8', 'replace'))}"
                 )
             if mode == _ENC_ZONE:
                 v = int(s[i + 1 : i + 3], 16)
                 if s[i : i + 3] != b"%25" and v != 0x20 and _should_escape(v, _ENC_HOST):
                     raise _UrlError(
-                        f"invalid URL escape {_go_quote(s[i : i + 3].decode('utf-8', 'replace'))}"
+                        f"invalid URL escape {go_quote(s[i : i + 3].decode('utf-8', 'replace'))}"
                     )
             i += 3
         elif c == 0x2B:  # '+'
@@ -917,7 +884,7 @@ def _unescape(s: bytes, mode: int) -> bytes:
             i += 1
         else:
             if mode in (_ENC_HOST, _ENC_ZONE) and c < 0x80 and _should_escape(c, mode):
-                raise _UrlError(f"invalid character {_go_quote(chr(c))} in host name")
+                raise _UrlError(f"invalid character {go_quote(chr(c))} in host name")
             i += 1
     if n == 0 and not has_plus:
         return s
@@ -1061,7 +1028,7 @@ def _parse_host(scheme: bytes, host: bytes) -> bytes:
         colon_port = host[close + 1 :]
         if not _valid_optional_port(colon_port):
             raise _UrlError(
-                f"invalid port {_go_quote(colon_port.decode('utf-8', 'replace'))} after host"
+                f"invalid port {go_quote(colon_port.decode('utf-8', 'replace'))} after host"
             )
         unescaped_port = _unescape(colon_port, _ENC_HOST)
         hostname = host[1:close]
@@ -1089,7 +1056,7 @@ def _parse_host(scheme: bytes, host: bytes) -> bytes:
         colon_port = host[index:]
         if not _valid_optional_port(colon_port):
             raise _UrlError(
-                f"invalid port {_go_quote(colon_port.decode('utf-8', 'replace'))} after host"
+                f"invalid port {go_quote(colon_port.decode('utf-8', 'replace'))} after host"
             )
     return _unescape(host, _ENC_HOST)
 
@@ -1158,12 +1125,12 @@ def _go_parse(raw: str) -> _URL:
     try:
         url = _parse_url(base, False)
     except _UrlError as error:
-        raise LibraryError(f"parse {_go_quote(base.decode('utf-8', 'replace'))}: {error}") from None
+        raise LibraryError(f"parse {go_quote(base.decode('utf-8', 'replace'))}: {error}") from None
     if sep and frag:
         try:
             url.fragment = _unescape(frag, _ENC_FRAGMENT)
         except _UrlError as error:
-            raise LibraryError(f"parse {_go_quote(raw)}: {error}") from None
+            raise LibraryError(f"parse {go_quote(raw)}: {error}") from None
         url.raw_fragment = b"" if _escape(url.fragment, _ENC_FRAGMENT) == frag else frag
     return url
 
@@ -1172,7 +1139,7 @@ def _go_parse_request_uri(raw: str) -> _URL:
     try:
         return _parse_url(raw.encode("utf-8", "surrogatepass"), True)
     except _UrlError as error:
-        raise LibraryError(f"parse {_go_quote(raw)}: {error}") from None
+        raise LibraryError(f"parse {go_quote(raw)}: {error}") from None
 
 
 def _b2s(data: bytes) -> str:
@@ -1248,8 +1215,8 @@ def _url_getter(name: str) -> Callable[[Any], str]:
 
 
 def _addr_error(text: str, msg: str, at: str = "") -> LibraryError:
-    suffix = f" (at {_go_quote(at)})" if at else ""
-    return LibraryError(f"ParseAddr({_go_quote(text)}): {msg}{suffix}")
+    suffix = f" (at {go_quote(at)})" if at else ""
+    return LibraryError(f"ParseAddr({go_quote(text)}): {msg}{suffix}")
 
 
 def _parse_ipv4_fields(text: str, start: int, end: int) -> list[int]:
@@ -1391,12 +1358,12 @@ def _parse_ip(text: str) -> tuple[int, int]:
         family, value, zone = _parse_addr(text)
     except LibraryError as error:
         raise LibraryError(
-            f"IP Address {_go_quote(text)} parse error during conversion from string: {error}"
+            f"IP Address {go_quote(text)} parse error during conversion from string: {error}"
         ) from None
     if zone:
-        raise LibraryError(f"IP address {_go_quote(text)} with zone value is not allowed")
+        raise LibraryError(f"IP address {go_quote(text)} with zone value is not allowed")
     if _is_4in6(family, value):
-        raise LibraryError(f"IPv4-mapped IPv6 address {_go_quote(text)} is not allowed")
+        raise LibraryError(f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed")
     return family, value
 
 
@@ -1406,7 +1373,7 @@ def _parse_prefix(text: str) -> tuple[int, int, int]:
     def fail(msg: str) -> LibraryError:
         return LibraryError(
             "network address parse error during conversion from string: "
-            f"netip.ParsePrefix({_go_quote(text)}): {msg}"
+            f"netip.ParsePrefix({go_quote(text)}): {msg}"
         )
 
     slash = text.rfind("/")
@@ -1420,14 +1387,14 @@ def _parse_prefix(text: str) -> tuple[int, int, int]:
         raise fail("IPv6 zones cannot be present in a prefix")
     bits_text = text[slash + 1 :]
     if len(bits_text) > 1 and not ("1" <= bits_text[0] <= "9"):
-        raise fail(f"bad bits after slash: {_go_quote(bits_text)}")
+        raise fail(f"bad bits after slash: {go_quote(bits_text)}")
     if not re.fullmatch(r"[+-]?[0-9]+", bits_text):
-        raise fail(f"bad bits after slash: {_go_quote(bits_text)}")
+        raise fail(f"bad bits after slash: {go_quote(bits_text)}")
     bits = int(bits_text)
     if bits < 0 or bits > (32 if family == 4 else 128):
         raise fail("prefix length out of range")
     if _is_4in6(family, value):
-        raise LibraryError(f"IPv4-mapped IPv6 address {_go_quote(text)} is not allowed")
+        raise LibraryError(f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed")
     return family, value, bits
 
 

@@ -44,6 +44,7 @@ from compiler.render.framework import (
 )
 from compiler.render.info import Info, JsonObject, PodSet, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
+from compiler.render.webhooks import reserved_env_errors
 from compiler.upstream.names import LAUNCHER, NODE
 
 NAME = "MPI"
@@ -264,15 +265,6 @@ def _launcher_as_node_errors(
     return [FieldError(INVALID, "spec.trainer.numNodes", LAUNCHER_AS_NODE_MESSAGE, num_nodes)]
 
 
-def _reserved_env_errors(trainer: JsonObject) -> list[FieldError]:
-    envs = trainer.get("env") or []
-    reserved = sorted({e.get("name") for e in envs if e.get("name") in RESERVED_ENV_NAMES})
-    if not reserved:
-        return []
-    message = f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"
-    return [FieldError(INVALID, "spec.trainer.env", message, envs)]
-
-
 # --- the plugin
 
 
@@ -322,7 +314,7 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         trainer = job.trainer
         if trainer is not None:
             errors += _launcher_as_node_errors(info, policy, trainer)
-            errors += _reserved_env_errors(trainer)
+            errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
         if not errors and _raises_unsupported(info, policy):
             message = _unsupported_message(_implementation(policy))
             # Upstream's reconcile error names no field: the TrainJob as a whole.

@@ -22,6 +22,7 @@ from compiler.render.resources import (
     num_cpu_per_node,
     num_gpu_per_node,
 )
+from compiler.render.webhooks import reserved_env_errors
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE
 
 NAME = "Torch"
@@ -122,15 +123,6 @@ def _inject_into_targets(info: Info, envs: list[JsonObject]) -> None:
 # --- The plugin
 
 
-def _reserved_env_errors(trainer: JsonObject) -> list[FieldError]:
-    envs = trainer.get("env") or []
-    reserved = sorted({e.get("name") for e in envs if e.get("name") in RESERVED_ENV_NAMES})
-    if not reserved:
-        return []
-    message = f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"
-    return [FieldError(INVALID, "spec.trainer.env", message, envs)]
-
-
 def _enforce_trainer_container(
     info: Info,
     job: TrainJobContext,
@@ -181,7 +173,7 @@ class TorchPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
         trainer = job.trainer
         if trainer is None:
             return errors
-        errors += _reserved_env_errors(trainer)
+        errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
         if torchtune.is_torchtune(trainer):
             gpus = num_gpu_per_node(effective_resources(info, trainer))
             errors += torchtune.validate_torchtune(job, gpus)

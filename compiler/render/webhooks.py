@@ -1,4 +1,8 @@
-"""The (Cluster)TrainingRuntime admission webhook (upstream pkg/webhooks/*trainingruntime_webhook.go).
+"""The Trainer's admission webhooks (upstream pkg/webhooks), beside the plugins they call.
+
+The TrainJob webhook runs each plugin's ``validate`` (the plugins live in
+``render/plugins``); the checks several plugins share are here. The
+(Cluster)TrainingRuntime webhook (``*trainingruntime_webhook.go``) is below it.
 
 Every replicated job labelled with one of the three ancestors must run once and hold
 its ancestor's container::
@@ -11,6 +15,7 @@ The webhook configuration skips runtimes labelled
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from compiler.errors import FieldError
@@ -21,6 +26,25 @@ from compiler.upstream.names import (
     MODEL_INITIALIZER,
     NODE,
 )
+
+# --- checks the TrainJob webhook's plugins share
+
+
+def reserved_env_errors(trainer: dict[str, Any], reserved: Set[str]) -> list[FieldError]:
+    """The TrainJob's ``spec.trainer.env`` must not set the names a plugin computes.
+
+    >>> [str(e) for e in reserved_env_errors({"env": [{"name": "B"}, {"name": "A"}]}, {"A", "B"})]
+    ['spec.trainer.env: must not have reserved envs, invalid envs configured: [A B]']
+    """
+    envs = trainer.get("env") or []
+    names = sorted({e.get("name") for e in envs if e.get("name") in reserved})
+    if not names:
+        return []
+    message = f"must not have reserved envs, invalid envs configured: [{' '.join(names)}]"
+    return [FieldError("FieldValueInvalid", "spec.trainer.env", message, envs)]
+
+
+# --- the runtime webhook
 
 WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
 SUPPORT_LABEL = "trainer.kubeflow.org/support"
