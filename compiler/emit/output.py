@@ -11,7 +11,8 @@ per TrainJob: the objects of one are named after it already, and a directory cos
 filesystem as much as several files (measured in ``tests/bench/render_bench.py``).
 
 ``requirements.yaml`` lists the Secrets whose data upstream generates (SSH or curve keys):
-trainc never writes key material, and ``trainc apply`` creates each one once, if absent.
+trainc never writes key material: the Secret is to be created once, if absent, by the
+apply step (not part of trainc yet) or by hand with the generator the entry names.
 
 The directory is written next to its final place and swapped in only when every
 file is written, so a failed run leaves the previous output untouched.
@@ -56,7 +57,7 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     ]
     header = (
         "# Secrets with generated key material that trainc never renders;\n"
-        "# `trainc apply` creates each one once, if absent.\n"
+        "# create each one once, if absent, with the generator it names.\n"
     )
     return header + dump_document({"requirements": entries})
 

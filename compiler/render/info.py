@@ -103,7 +103,7 @@ class SecretRequirement:
     """A Secret a TrainJob needs whose data is generated key material trainc never renders.
 
     Upstream creates such Secrets with fresh or UID-derived keys (the MPI SSH key pair, the
-    Flux curve certificate). trainc records the requirement instead; ``trainc apply``
+    Flux curve certificate). trainc records the requirement instead; the apply step
     creates the Secret once, if absent. :meth:`as_object` is the Secret with empty values,
     which is what the oracle comparison sees (name, namespace, type and keys must match).
     """

@@ -23,7 +23,7 @@ The curve Secret holds a CURVE key pair. Upstream derives it from the TrainJob U
 can compute it. trainc never computes or renders it: it records a
 :class:`~compiler.render.info.SecretRequirement` with upstream's name, namespace, key
 (``curve.cert``), type (none set, so the API server makes it Opaque) and mutability,
-and ``trainc apply`` creates the Secret once, if absent:
+and the apply step creates the Secret once, if absent:
 
 * with ``--owner-uid`` (a TrainJob UID to reproduce), generator ``flux-curve-from-uid``:
   apply derives the pair from the UID in the owner reference, as upstream does, so the

@@ -10,7 +10,7 @@ Two differences from the Go fixtures, both by design:
   ``trainJob-node-1-0`` for a node count of 2); trainc derives endpoints from the count,
   replicas and subdomain (PodSet.endpoints), so the expected hostfiles list every pod;
 * the SSH Secret is a SecretRequirement, never an object, and is recorded whether or
-  not it exists in a cluster (``trainc apply`` creates it only if absent). The Go cases
+  not it exists in a cluster (the apply step creates it only if absent). The Go cases
   about the API server (Secret already exists, Get fails) have no counterpart.
 """
 
