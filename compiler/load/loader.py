@@ -50,17 +50,15 @@ from compiler.errors import (
     sorted_problems,
 )
 from compiler.load.discover import discover_collect
+from compiler.upstream.names import TRAINER_GROUP
 
 __all__ = [
-    "TRAINER_GROUP",
     "LoadResult",
     "load",
     "load_collect",
     "load_texts",
     "load_texts_collect",
 ]
-
-TRAINER_GROUP = "trainer.kubeflow.org"
 
 
 @dataclass

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from compiler.errors import JsonPath, SourceLocation
 from compiler.overlay.targets import Target
+from compiler.upstream.names import TRAINER_GROUP
 from compiler.upstream.openapi import SchemaNode, openapi_document
 
 WILDCARD = "*"
@@ -46,9 +47,9 @@ POD_SPEC_SCHEMAS = frozenset({"io.k8s.api.core.v1.PodSpec", "trainer.v1alpha1.Po
 
 # (API group, kind) -> definition in the Trainer OpenAPI document.
 KIND_SCHEMAS: dict[tuple[str, str], str] = {
-    ("trainer.kubeflow.org", "TrainJob"): "trainer.v1alpha1.TrainJob",
-    ("trainer.kubeflow.org", "TrainingRuntime"): "trainer.v1alpha1.TrainingRuntime",
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): "trainer.v1alpha1.ClusterTrainingRuntime",
+    (TRAINER_GROUP, "TrainJob"): "trainer.v1alpha1.TrainJob",
+    (TRAINER_GROUP, "TrainingRuntime"): "trainer.v1alpha1.TrainingRuntime",
+    (TRAINER_GROUP, "ClusterTrainingRuntime"): "trainer.v1alpha1.ClusterTrainingRuntime",
     ("jobset.x-k8s.io", "JobSet"): "jobset.v1alpha2.JobSet",
     ("", "ConfigMap"): "io.k8s.api.core.v1.ConfigMap",
     ("", "Pod"): "io.k8s.api.core.v1.Pod",

@@ -72,6 +72,7 @@ from compiler.errors import (
     SourceLocation,
 )
 from compiler.policy.objects import PolicyObject
+from compiler.upstream.names import TRAINER_GROUP
 
 __all__ = ["PolicySet", "resource_of"]
 
@@ -85,9 +86,9 @@ _FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_fail
 # --- kinds -> resources ---------------------------------------------------------------------
 
 _RESOURCES: Final[dict[tuple[str, str], tuple[str, bool]]] = {
-    ("trainer.kubeflow.org", "TrainJob"): ("trainjobs", True),
-    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", True),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", False),
+    (TRAINER_GROUP, "TrainJob"): ("trainjobs", True),
+    (TRAINER_GROUP, "TrainingRuntime"): ("trainingruntimes", True),
+    (TRAINER_GROUP, "ClusterTrainingRuntime"): ("clustertrainingruntimes", False),
     ("jobset.x-k8s.io", "JobSet"): ("jobsets", True),
     ("scheduling.x-k8s.io", "PodGroup"): ("podgroups", True),
     ("scheduling.volcano.sh", "PodGroup"): ("podgroups", True),

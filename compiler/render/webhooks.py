@@ -22,9 +22,12 @@ from compiler.errors import FieldError
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
+    DEPRECATION_POLICY_URL,
     LABEL_ANCESTOR,
     MODEL_INITIALIZER,
     NODE,
+    SUPPORT_LABEL,
+    WEBHOOK_VALIDATION_LABEL,
 )
 
 # --- checks the TrainJob webhook's plugins share
@@ -45,12 +48,6 @@ def reserved_env_errors(trainer: dict[str, Any], reserved: Set[str]) -> list[Fie
 
 
 # --- the runtime webhook
-
-WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
-SUPPORT_LABEL = "trainer.kubeflow.org/support"
-DEPRECATION_POLICY_URL = (
-    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy"
-)
 
 _EXPECTED_CONTAINER = {
     ANCESTOR_TRAINER: NODE,

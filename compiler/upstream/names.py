@@ -1,4 +1,8 @@
-"""Names the Trainer v2.3.0 controller uses (pkg/constants, plugin constants)."""
+"""Names the Trainer v2.3.0 controller uses (its pkg/constants and plugin constants).
+
+The names more than one module needs live here; a name only one plugin uses (an env
+variable it sets, say) stays in that plugin's module, beside the code that uses it.
+"""
 
 TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -26,3 +30,10 @@ VOLCANO_API_VERSION = "scheduling.volcano.sh/v1beta1"
 VOLCANO_GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 POD_GROUP_KIND = "PodGroup"
+
+# runtime labels the webhooks read
+WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
+SUPPORT_LABEL = "trainer.kubeflow.org/support"
+DEPRECATION_POLICY_URL = (
+    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy"
+)
