@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
@@ -22,20 +23,30 @@ from compiler.cli.common import (
     previous_inputs,
     write_atomically,
 )
-from compiler.deliver.stale import check_rendered
-from compiler.emit.report_json import render_json
-from compiler.emit.report_junit import render_junit
-from compiler.emit.report_sarif import render_sarif
-from compiler.emit.report_text import render_text
 from compiler.errors import UsageError
-from compiler.plan.check import CheckResult, check_plans
 
-REPORTS: dict[str, Callable[[CheckResult], str]] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "junit": render_junit,
-}
+if TYPE_CHECKING:
+    from compiler.plan.check import CheckResult
+
+FORMATS = ("text", "json", "sarif", "junit")
+
+
+def _report(format: str) -> Callable[[CheckResult], str]:
+    if format == "json":
+        from compiler.emit.report_json import render_json
+
+        return render_json
+    if format == "sarif":
+        from compiler.emit.report_sarif import render_sarif
+
+        return render_sarif
+    if format == "junit":
+        from compiler.emit.report_junit import render_junit
+
+        return render_junit
+    from compiler.emit.report_text import render_text
+
+    return render_text
 
 
 def add_parser(commands: Commands) -> None:
@@ -47,7 +58,7 @@ def add_parser(commands: Commands) -> None:
     )
     add_build_flags(parser)
     parser.add_argument(
-        "--format", choices=tuple(REPORTS), default="text", help="report format (default: text)"
+        "--format", choices=FORMATS, default="text", help="report format (default: text)"
     )
     parser.add_argument(
         "--output",
@@ -72,11 +83,14 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    # Imported here: see compiler/cli/render.py.
+    from compiler.plan.check import check_plans
+
     if args.previous is not None and not args.paths:
         raise UsageError("trainc check: --previous takes PATHs")
     with previous_inputs(args.previous, args.paths) as previous:
         result = check_plans(build_plans(args, previous))
-    text = REPORTS[args.format](result)
+    text = _report(args.format)(result)
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -93,6 +107,8 @@ def run_verb(args: argparse.Namespace) -> int:
 
 def _check_rendered(args: argparse.Namespace, result: CheckResult) -> int:
     """``--rendered``: compare what the check rendered with the committed tree."""
+    from compiler.deliver.stale import check_rendered
+
     cluster = result.builds[0].plan.cluster if result.builds else None
     if args.rendered:
         directory = Path(args.rendered)

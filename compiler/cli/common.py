@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from compiler.errors import EXIT_INPUT_ERROR, InputError, Problem, SetupError, UsageError
 from compiler.plan.build_plan import (
@@ -19,7 +19,9 @@ from compiler.plan.build_plan import (
     plans_for_project,
     select_project,
 )
-from compiler.project import Project
+
+if TYPE_CHECKING:
+    from compiler.project import Project
 
 
 class Parser(argparse.ArgumentParser):

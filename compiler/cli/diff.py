@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 
 from compiler.cli.common import Commands, add_build_flags, write_atomically
-from compiler.deliver.diff_format import render_markdown, render_text
-from compiler.deliver.git_revision import diff_against
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
 
 
@@ -37,6 +35,10 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    # Imported here: see compiler/cli/render.py.
+    from compiler.deliver.diff_format import render_markdown, render_text
+    from compiler.deliver.git_revision import diff_against
+
     result = diff_against(
         args.base,
         args.paths,

@@ -11,9 +11,7 @@ import argparse
 import sys
 
 from compiler.cli.common import Commands, add_build_flags, build_plans, one_plan
-from compiler.deliver.explain import explain, trace_result
 from compiler.errors import EXIT_OK
-from compiler.plan.stages import run
 
 
 def add_parser(commands: Commands) -> None:
@@ -33,6 +31,10 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    # Imported here: see compiler/cli/render.py.
+    from compiler.deliver.explain import explain, trace_result
+    from compiler.plan.stages import run
+
     build = run(one_plan(args, build_plans(args)))
     build.raise_problems()
     sys.stdout.write(explain(trace_result(build), *args.object))

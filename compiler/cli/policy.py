@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 from compiler.cli.common import Commands
-from compiler.plan.policy_testing import main as run_policy_tests
 
 
 def add_parser(commands: Commands) -> None:
@@ -21,4 +20,6 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    from compiler.plan.policy_testing import main as run_policy_tests  # see cli/render.py
+
     return run_policy_tests(args.paths)

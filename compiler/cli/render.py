@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
@@ -20,10 +21,10 @@ from compiler.cli.common import (
     warn,
     write_atomically,
 )
-from compiler.deliver.explain import provenance_document, trace_result
-from compiler.emit.output import stream_text, write_directory, write_project
 from compiler.errors import EXIT_OK
-from compiler.plan.stages import Build, run
+
+if TYPE_CHECKING:
+    from compiler.plan.stages import Build
 
 
 def add_parser(commands: Commands) -> None:
@@ -54,6 +55,11 @@ def _secret_notes(build: Build) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: every verb's parser is built on each start, and a
+    # pre-commit hook or an Argo CD plugin pays for what the other verbs import.
+    from compiler.emit.output import stream_text, write_directory, write_project
+    from compiler.plan.stages import run
+
     plans = build_plans(args)
     project_mode = plans[0].cluster is not None
     builds = [run(plan) for plan in plans]
@@ -64,9 +70,11 @@ def run_verb(args: argparse.Namespace) -> int:
             warn(warning, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
     # Provenance is per cluster: refuse before anything is written.
-    provenance = (
-        provenance_document(trace_result(one_plan_build(args, builds))) if args.provenance else None
-    )
+    provenance = None
+    if args.provenance:
+        from compiler.deliver.explain import provenance_document, trace_result
+
+        provenance = provenance_document(trace_result(one_plan_build(args, builds)))
     if args.output == "-" or (args.output is None and not project_mode):
         for build in builds:
             if project_mode:

@@ -17,13 +17,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.apiserver.crds import CrdSet, crds_with_schemas_from, trainer_crds
 from compiler.errors import UsageError
-from compiler.project import Project, find_project, load_project
-from compiler.project.model import Cluster
 from compiler.render.framework import RenderOptions
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
+
+if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
+    from compiler.project import Project
+    from compiler.project.model import Cluster
 
 __all__ = [
     "BuildPlan",
@@ -155,6 +158,8 @@ def select_project(command: str, given: Path | None, start: Path | None = None) 
     """The project of a command given no PATHs: ``given`` (``--project``), else the
     nearest ``trainc.yaml`` from ``start`` (default: the working directory) up to the
     repository root; a UsageError when there is none."""
+    from compiler.project import find_project, load_project
+
     start = start or Path.cwd()
     path = given if given is not None else find_project(start)
     if path is None:

@@ -24,17 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.apiserver.crds import CrdSet
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Finding, InputError, Problem, TraincError, sorted_problems
 from compiler.load.loader import LoadResult, load_collect, load_previous
-from compiler.overlay.overlays import (
-    Overlay,
-    apply_input_overlays,
-    apply_output_overlays,
-    load_overlays,
-)
 from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
 from compiler.plan.compile import (
     RenderedObject,
@@ -47,6 +42,9 @@ from compiler.policy.objects import PolicyObject
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.resolve.runtimes import Resolved, RuntimeIndex
+
+if TYPE_CHECKING:  # overlays are loaded only by plans that have some (startup time)
+    from compiler.overlay.overlays import Overlay
 
 __all__ = [
     "RENDER_STAGES",
@@ -138,6 +136,8 @@ def load_with_policies(build: Build) -> None:
 def _layer_overlays(
     cluster: ClusterTarget, namespace: str | None, paths: tuple[str, ...]
 ) -> tuple[list[Overlay], list[Problem]]:
+    from compiler.overlay.overlays import load_overlays
+
     try:
         loaded = load_overlays([Path(p) for p in paths])
     except InputError as error:
@@ -180,6 +180,8 @@ def overlay_inputs(build: Build) -> None:
     """Input-stage patches on the runtimes and TrainJobs, then the locks."""
     if not build.overlays:
         return
+    from compiler.overlay.overlays import apply_input_overlays
+
     objects, errors, warnings = apply_input_overlays(
         build.loaded.objects, build.overlays, build.plan.strict
     )
@@ -193,6 +195,8 @@ def overlay_outputs(build: Build) -> None:
     owners = [(summary, obj) for summary in build.summaries for obj in summary.objects]
     if not build.overlays or not owners:
         return
+    from compiler.overlay.overlays import apply_output_overlays
+
     patched, errors, warnings = apply_output_overlays(
         [obj.data for _, obj in owners], build.overlays, build.plan.strict
     )
