@@ -51,8 +51,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -80,7 +78,13 @@ OWNED_KINDS = (
     "ConfigMap",
     "Secret",
 )
-CREATE_ORDER = ("Namespace", "PriorityClass", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob")
+CREATE_ORDER = (
+    "Namespace",
+    "PriorityClass",
+    "ClusterTrainingRuntime",
+    "TrainingRuntime",
+    "TrainJob",
+)
 SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 
 
@@ -90,7 +94,9 @@ SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", 
 def _default_port_protocol(obj: Json) -> None:
     spec = obj.get("spec") or {}
     for job in spec.get("replicatedJobs") or []:
-        pod = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+        pod = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get(
+            "spec"
+        ) or {}
         for key in ("containers", "initContainers"):
             for container in pod.get(key) or []:
                 for port in container.get("ports") or []:
@@ -177,7 +183,9 @@ def _ensure_namespace(client: Client, namespace: str) -> None:
     code, _ = client.raw("GET", f"/api/v1/namespaces/{namespace}")
     if code == 404:
         client.request(
-            "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
         )
 
 
@@ -201,7 +209,10 @@ def _owned(client: Client, namespaces: set[str], uids: set[str]) -> list[Json]:
 
 def _failure_events(client: Client, namespace: str, uid: str) -> list[str]:
     messages = []
-    for path in (f"/api/v1/namespaces/{namespace}/events", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"):
+    for path in (
+        f"/api/v1/namespaces/{namespace}/events",
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+    ):
         for event in client.get(path).get("items") or []:
             regarding = event.get("involvedObject") or event.get("regarding") or {}
             if regarding.get("uid") == uid and event.get("reason") == CREATION_FAILED:
@@ -225,10 +236,13 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
             _ensure_namespace(client, doc["metadata"]["namespace"])
         namespace = doc["metadata"].get("namespace") if resource.namespaced else None
         code, got = client.raw(
-            "POST", resource.path(namespace), doc, {"fieldValidation": "Strict", "fieldManager": "kubectl-create"}
+            "POST",
+            resource.path(namespace),
+            doc,
+            {"fieldValidation": "Strict", "fieldManager": "kubectl-create"},
         )
         if code >= 300:
-            status = got if isinstance(got, dict) else {"message": str(got)}
+            status: Json = got if isinstance(got, dict) else {"message": str(got)}
             answer.rejections.append(
                 {
                     "object": f"{doc.get('kind')} {_name(doc)}",
@@ -251,7 +265,8 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
     while True:
         objects = _owned(client, namespaces, uids)
         failures = {
-            _name(t): _failure_events(client, t["metadata"]["namespace"], t["metadata"]["uid"]) for t in trainjobs
+            _name(t): _failure_events(client, t["metadata"]["namespace"], t["metadata"]["uid"])
+            for t in trainjobs
         }
         failed = {k for k, v in failures.items() if v}
         done_jobs = {
@@ -270,7 +285,9 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
             break
         time.sleep(0.1)
     answer.objects = objects
-    answer.creation_failures = [{"trainJob": k, "events": v} for k, v in sorted(failures.items()) if v]
+    answer.creation_failures = [
+        {"trainJob": k, "events": v} for k, v in sorted(failures.items()) if v
+    ]
     return answer
 
 
@@ -286,7 +303,14 @@ def clean(client: Client) -> None:
     """Delete what a case created (no garbage collector runs) until nothing is left."""
     for _ in range(5):
         leftovers = 0
-        for kind in ("TrainJob", *OWNED_KINDS, "TrainingRuntime", "ClusterTrainingRuntime", "PriorityClass", "Event"):
+        for kind in (
+            "TrainJob",
+            *OWNED_KINDS,
+            "TrainingRuntime",
+            "ClusterTrainingRuntime",
+            "PriorityClass",
+            "Event",
+        ):
             resource = RESOURCES[kind]
             for item in client.get(resource.path()).get("items") or []:
                 metadata = item["metadata"]
@@ -300,7 +324,10 @@ def clean(client: Client) -> None:
                 path = resource.path(metadata.get("namespace"), metadata["name"])
                 if metadata.get("finalizers"):
                     client.raw(
-                        "PATCH", path, {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json"
+                        "PATCH",
+                        path,
+                        {"metadata": {"finalizers": None}},
+                        content_type="application/merge-patch+json",
                     )
                 client.raw("DELETE", path)
             if kind == "TrainJob" and leftovers:
@@ -387,12 +414,16 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
             difference = f"timed out waiting for the controller: {', '.join(live.timed_out)}"
             byte_identical = False
         elif actual.objects is None:
-            difference = "the cluster admits it, trainc rejects: " + "; ".join(trainc_problems or [])
+            difference = "the cluster admits it, trainc rejects: " + "; ".join(
+                trainc_problems or []
+            )
             byte_identical = False
         else:
             trainc_objects = normalise(actual.objects, env_random)
             byte_identical = first_difference(live_objects, trainc_objects) is None
-            difference = first_difference(live_objects, normalise(with_server_defaults(actual.objects), env_random))
+            difference = first_difference(
+                live_objects, normalise(with_server_defaults(actual.objects), env_random)
+            )
         if difference is None and live.creation_failures:
             difference = "the controller reports {}: {}".format(
                 CREATION_FAILED, "; ".join(m for f in live.creation_failures for m in f["events"])
@@ -492,7 +523,9 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="conformance-live", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", help="case names (default: every golden case)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for the controller per case")
+    parser.add_argument(
+        "--timeout", type=float, default=20.0, help="seconds to wait for the controller per case"
+    )
     args = parser.parse_args(argv)
     cases = all_cases()
     if args.cases:
@@ -514,7 +547,17 @@ def main(argv: list[str] | None = None) -> int:
                 clean(client)
                 verdict = compare(client, case, args.timeout)
             except (ApiError, OSError, RuntimeError) as error:
-                verdict = Verdict(case.name, "crash", False, False, f"error: {error}", 0.0, LiveAnswer(), None, None)
+                verdict = Verdict(
+                    case.name,
+                    "crash",
+                    False,
+                    False,
+                    f"error: {error}",
+                    0.0,
+                    LiveAnswer(),
+                    None,
+                    None,
+                )
             verdicts.append(verdict)
             if verdict.identical:
                 tag = "ok   " if verdict.byte_identical else "ok*  "

@@ -347,7 +347,11 @@ class Resource:
     namespaced: bool
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
-        base = f"/api/{self.api_version}" if "/" not in self.api_version else f"/apis/{self.api_version}"
+        base = (
+            f"/api/{self.api_version}"
+            if "/" not in self.api_version
+            else f"/apis/{self.api_version}"
+        )
         if self.namespaced and namespace is not None:
             base += f"/namespaces/{namespace}"
         base += f"/{self.plural}"
@@ -361,7 +365,9 @@ RESOURCES: dict[str, Resource] = {
     "Secret": Resource("v1", "secrets", True),
     "Event": Resource("v1", "events", True),
     "PriorityClass": Resource("scheduling.k8s.io/v1", "priorityclasses", False),
-    "ClusterTrainingRuntime": Resource("trainer.kubeflow.org/v1alpha1", "clustertrainingruntimes", False),
+    "ClusterTrainingRuntime": Resource(
+        "trainer.kubeflow.org/v1alpha1", "clustertrainingruntimes", False
+    ),
     "TrainingRuntime": Resource("trainer.kubeflow.org/v1alpha1", "trainingruntimes", True),
     "TrainJob": Resource("trainer.kubeflow.org/v1alpha1", "trainjobs", True),
     "JobSet": Resource("jobset.x-k8s.io/v1alpha2", "jobsets", True),
@@ -456,7 +462,11 @@ class ControlPlane:
         }
         process = _spawn(
             "trainer-controller-manager",
-            [str(self.artifacts.trainer_controller_manager), f"--config={config_file}", "--zap-log-level=info"],
+            [
+                str(self.artifacts.trainer_controller_manager),
+                f"--config={config_file}",
+                "--zap-log-level=info",
+            ],
             home,
             env,
         )
@@ -515,17 +525,27 @@ def _write_kubeconfig(path: Path, port: int, ca: Path, token: str) -> None:
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [
-            {"name": "trainc-live", "cluster": {"server": f"https://127.0.0.1:{port}", "certificate-authority": str(ca)}}
+            {
+                "name": "trainc-live",
+                "cluster": {
+                    "server": f"https://127.0.0.1:{port}",
+                    "certificate-authority": str(ca),
+                },
+            }
         ],
         "users": [{"name": ADMIN_USER, "user": {"token": token}}],
-        "contexts": [{"name": "trainc-live", "context": {"cluster": "trainc-live", "user": ADMIN_USER}}],
+        "contexts": [
+            {"name": "trainc-live", "context": {"cluster": "trainc-live", "user": ADMIN_USER}}
+        ],
         "current-context": "trainc-live",
     }
     path.write_text(yaml.safe_dump(config))
     path.chmod(0o600)
 
 
-def start(artifacts: Artifacts | None = None, trainer: bool = False, timeout: float = 120.0) -> ControlPlane:
+def start(
+    artifacts: Artifacts | None = None, trainer: bool = False, timeout: float = 120.0
+) -> ControlPlane:
     """Start etcd and kube-apiserver, install the CRDs; with ``trainer`` the controller too."""
     artifacts = artifacts or build()
     began = time.monotonic()
@@ -534,7 +554,9 @@ def start(artifacts: Artifacts | None = None, trainer: bool = False, timeout: fl
     try:
         pki = Pki.create(workdir / "pki")
         etcd_key, etcd_crt = pki.issue("etcd", "etcd", server=True, client=False)
-        etcd_client_key, etcd_client_crt = pki.issue("etcd-client", "kube-apiserver", server=False, client=True)
+        etcd_client_key, etcd_client_crt = pki.issue(
+            "etcd-client", "kube-apiserver", server=False, client=True
+        )
         api_key, api_crt = pki.issue("kube-apiserver", "kube-apiserver", server=True, client=False)
         _openssl("genrsa", "-out", "sa.key", "2048", cwd=pki.directory)
         _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki.directory)
@@ -654,8 +676,13 @@ def install_crds(client: Client, files: tuple[Path, ...], process: Process, time
         group = crd["spec"]["group"]
         for version in crd["spec"]["versions"]:
             if version.get("served"):
-                path = f"/apis/{group}/{version['name']}/{crd['spec']['names']['plural']}"
-                _wait(f"{path} served", lambda p=path: client.raw("GET", p)[0] == 200, process, timeout)
+                served = f"/apis/{group}/{version['name']}/{crd['spec']['names']['plural']}"
+                _wait(
+                    f"{served} served",
+                    lambda p=served: client.raw("GET", p)[0] == 200,
+                    process,
+                    timeout,
+                )
 
 
 @contextlib.contextmanager
