@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import shutil
 import sys
 import time
@@ -399,6 +400,7 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
     env_random = case.env_order_random
     live_objects = normalise(strip_server_fields(live.objects, uid_map), env_random)
     golden_difference = _golden_difference(case, live, env_random)
+    failures = "; ".join(m for f in live.creation_failures for m in f["events"])
     if live.rejections:
         kind = "errors"
         if actual.objects is None:
@@ -406,6 +408,17 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
         else:
             difference = "the API server rejects ({}), trainc renders".format(
                 "; ".join(str(r.get("message")) for r in live.rejections)
+            )
+        byte_identical = difference is None
+    elif live.creation_failures and not live.objects:
+        # Admitted, but the controller cannot create its objects: trainc must refuse too.
+        kind = "creation-failure"
+        if actual.objects is None:
+            difference = None
+        else:
+            difference = (
+                f"the controller reports {CREATION_FAILED} ({failures}) and creates nothing, "
+                f"trainc renders {len(actual.objects)} objects"
             )
         byte_identical = difference is None
     else:
@@ -424,17 +437,10 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
             difference = first_difference(
                 live_objects, normalise(with_server_defaults(actual.objects), env_random)
             )
-        if difference is None and live.creation_failures:
-            difference = "the controller reports {}: {}".format(
-                CREATION_FAILED, "; ".join(m for f in live.creation_failures for m in f["events"])
-            )
+        if live.creation_failures:
+            # Some objects were created, then one failed.
+            difference = f"the controller reports {CREATION_FAILED} ({failures}); {difference}"
             byte_identical = False
-        elif live.creation_failures and actual.objects is not None:
-            difference = (
-                f"the controller reports {CREATION_FAILED} ("
-                + "; ".join(m for f in live.creation_failures for m in f["events"])
-                + f"), trainc renders {len(actual.objects)} objects; first difference: {difference}"
-            )
     return Verdict(
         case.name,
         kind,
@@ -452,7 +458,16 @@ def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | 
     """The live answer against the committed golden (the fast oracle's expectation)."""
     kind, expected = case.expectation()
     if kind == "errors":
-        return None if live.rejections else "the golden says rejected, the cluster admits it"
+        if live.rejections:
+            return None
+        origins = {e.get("origin") for e in expected.get("errors", [])}
+        if origins == {"controller"} and live.creation_failures and not live.objects:
+            return None  # the oracle's controller error is the cluster's creation failure
+        return "the golden says rejected, the cluster admits it"
+    if live.creation_failures and not live.objects:
+        return "the golden has objects, the controller creates nothing: " + "; ".join(
+            m for f in live.creation_failures for m in f["events"]
+        )
     if live.rejections:
         return "the golden has objects, the cluster rejects"
     uid_map = {uid: case.owner_uid for uid in live.trainjob_uids.values()}
@@ -460,26 +475,64 @@ def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | 
     return first_difference(objects, normalise(with_server_defaults(expected), env_random))
 
 
+_WEBHOOK_DENIED = re.compile(r'^admission webhook "[^"]+" denied the request: ')
+# Between two field errors of an aggregate: ", " before the next field path.
+_AGGREGATE_SPLIT = re.compile(r", (?=(?:spec|metadata|status)[\w.\[\]/-]*: |<nil>: )")
+_RECONCILE_FAILED = "TrainJob resources reconciliation failed: "
+
+
+def real_findings(rejection: Json) -> list[str]:
+    """The findings of one rejection, each as ``field: message`` the way trainc prints them.
+
+    A 422 Status lists them as causes; a webhook denial is one message (``[a, b]`` when
+    several) after the ``admission webhook "..." denied the request:`` prefix.
+    """
+    causes = rejection.get("causes") or []
+    if causes:
+        return [
+            f"{c['field']}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
+            for c in causes
+        ]
+    message = str(rejection.get("message") or "")
+    body = _WEBHOOK_DENIED.sub("", message)
+    if body != message and body.startswith("[") and body.endswith("]"):
+        return _AGGREGATE_SPLIT.split(body[1:-1])
+    return [body]
+
+
 def _message_report(verdict: Verdict) -> Json:
+    """The real server's findings for an error case, and whether trainc says each word for word."""
     problems = verdict.trainc_problems or []
-    messages = []
+    rejections: list[Json] = []
     for rejection in verdict.live.rejections:
-        message = str(rejection.get("message") or "")
-        # The Status message wraps the causes; each cause is one finding.
-        causes = [str(c.get("message", "")) for c in rejection.get("causes") or []]
-        texts = causes or [message]
-        messages.append(
+        texts = real_findings(rejection)
+        rejections.append(
             {
                 **rejection,
-                "matchedByTrainc": [any(t in p for p in problems) for t in texts],
+                "findings": [{"text": t, "inTrainc": any(t in p for p in problems)} for t in texts],
             }
         )
+    failures: list[Json] = []
+    for failure in verdict.live.creation_failures:
+        for event in failure["events"]:
+            text = event.removeprefix(_RECONCILE_FAILED)
+            failures.append(
+                {
+                    "trainJob": failure["trainJob"],
+                    "event": event,
+                    "finding": {"text": text, "inTrainc": any(text in p for p in problems)},
+                }
+            )
+    findings: list[Json] = [f for r in rejections for f in r["findings"]] + [
+        f["finding"] for f in failures
+    ]
     return {
         "case": verdict.name,
-        "rejections": messages,
-        "creationFailures": verdict.live.creation_failures,
+        "verdict": "identical" if verdict.identical else "different",
+        "rejections": rejections,
+        "creationFailures": failures,
         "traincProblems": problems,
-        "allMessagesMatch": all(all(m["matchedByTrainc"]) for m in messages),
+        "allFindingsInTrainc": all(f["inTrainc"] for f in findings),
     }
 
 
@@ -572,8 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         plane.stop()
     identical = sum(v.identical for v in verdicts)
     byte_identical = sum(v.byte_identical for v in verdicts)
-    errors = [v for v in verdicts if v.live.rejections]
-    message_matches = sum(_message_report(v)["allMessagesMatch"] for v in errors)
+    errors = [v for v in verdicts if v.live.rejections or v.live.creation_failures]
+    message_matches = sum(_message_report(v)["allFindingsInTrainc"] for v in errors)
     golden_agree = sum(v.golden_difference is None for v in verdicts)
     print(
         f"{byte_identical} identical as created, {identical - byte_identical} with server defaults "
