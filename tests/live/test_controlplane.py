@@ -65,30 +65,75 @@ def test_limited_token_is_forbidden(control_plane: ControlPlane) -> None:
 
 
 def test_trainer_controller_creates_the_jobset(trainer_controller: ControlPlane) -> None:
+    """A golden's runtime and TrainJob, in a namespace of its own: the controller makes the JobSet."""
     case = load_case(GOLDEN / "torch-defaults")
+    namespace = "live-trainer-test"
     client = trainer_controller.client()
     created: list[tuple[str, str | None, str]] = []
     try:
+        client.request(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        )
         trainjob_uid = ""
         for path in case.inputs:
             for doc in yaml.safe_load_all(path.read_text()):
                 resource = resource_for(doc)
-                namespace = (
-                    doc["metadata"].get("namespace", "default") if resource.namespaced else None
+                if resource.namespaced:
+                    doc["metadata"]["namespace"] = namespace
+                got = client.request("POST", resource.path(doc["metadata"].get("namespace")), doc)
+                created.append(
+                    (doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])
                 )
-                got = client.request("POST", resource.path(namespace), doc)
-                created.append((doc["kind"], namespace, doc["metadata"]["name"]))
                 if doc["kind"] == "TrainJob":
                     trainjob_uid = got["metadata"]["uid"]
         deadline = time.monotonic() + 30
         jobsets: list[dict[str, Any]] = []
         while time.monotonic() < deadline and not jobsets:
-            jobsets = client.get(RESOURCES["JobSet"].path("default"))["items"]
+            jobsets = client.get(RESOURCES["JobSet"].path(namespace))["items"]
             time.sleep(0.1)
         assert [j["metadata"]["name"] for j in jobsets] == ["bare-torch"]
         assert jobsets[0]["metadata"]["ownerReferences"][0]["uid"] == trainjob_uid
-        created.append(("JobSet", "default", "bare-torch"))
     finally:
-        for kind, namespace, name in reversed(created):
-            client.raw("DELETE", RESOURCES[kind].path(namespace, name))
+        # The TrainJob first (no garbage collector runs), then what the controller made.
+        for kind, ns, name in reversed(created):
+            client.raw("DELETE", RESOURCES[kind].path(ns, name))
+        time.sleep(0.5)
+        for jobset in client.get(RESOURCES["JobSet"].path(namespace))["items"]:
+            client.raw("DELETE", RESOURCES["JobSet"].path(namespace, jobset["metadata"]["name"]))
         client.close()
+
+
+# The controller's output the API server refuses (trainc renders it today): issue 17.
+KNOWN_REFUSED = {"patches-unknown-job-accepted"}
+
+
+def test_every_golden_object_accepted_with_dry_run(control_plane: ControlPlane) -> None:
+    """Each object of each golden expectation passes the real API server's create path."""
+    client = control_plane.client()
+    refused: dict[str, str] = {}
+    try:
+        for expected in sorted(GOLDEN.glob("*/expected.yaml")):
+            for obj in yaml.safe_load_all(expected.read_text()):
+                if not obj or (obj["kind"] == "Secret" and obj.get("data")):
+                    continue  # generated key material is masked in goldens
+                namespace = obj["metadata"].get("namespace")
+                if namespace and client.raw("GET", f"/api/v1/namespaces/{namespace}")[0] == 404:
+                    client.request(
+                        "POST",
+                        "/api/v1/namespaces",
+                        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+                    )
+                code, answer = client.raw(
+                    "POST",
+                    resource_for(obj).path(namespace),
+                    obj,
+                    {"dryRun": "All", "fieldValidation": "Strict"},
+                )
+                if code != 201:
+                    refused[expected.parent.name] = str(answer.get("message", answer))
+    finally:
+        client.close()
+    unexpected = {case: message for case, message in refused.items() if case not in KNOWN_REFUSED}
+    assert not unexpected, unexpected
