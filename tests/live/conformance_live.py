@@ -37,7 +37,9 @@ a case identical only after these is counted separately as "with server defaults
 - Volcano PodGroup: ``spec.queue: default`` (the generated CRD's default);
 - Secret: ``type: Opaque`` (core API default).
 
-Per-case differences go to ``conformance-out/live/<case>.txt``; the closing line is
+Per-case differences go to ``conformance-out/live/<case>.txt``, every case's live objects
+(normalised as above, the case's ``ownerUID`` in place of the real UIDs, generated key
+material masked) to ``conformance-out/live/objects/<case>.yaml``; the closing line is
 ``conformance-live: X/Y cases identical``.
 """
 
@@ -367,6 +369,14 @@ class Verdict:
     live: LiveAnswer
     trainc_problems: list[str] | None
     golden_difference: str | None
+    env_order_random: bool = False
+    owner_uid: str = ""
+
+    def live_objects(self) -> list[Json]:
+        """The live objects as goldens hold them: server fields stripped, the TrainJobs'
+        UIDs replaced by the case's ``ownerUID``, generated key material masked."""
+        uid_map = {uid: self.owner_uid for uid in self.live.trainjob_uids.values()}
+        return normalise(strip_server_fields(self.live.objects, uid_map), self.env_order_random)
 
 
 def compare(client: Client, case: Case, timeout: float) -> Verdict:
@@ -451,6 +461,8 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
         live,
         trainc_problems,
         golden_difference,
+        env_random,
+        case.owner_uid,
     )
 
 
@@ -541,7 +553,12 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
     OUT.mkdir(parents=True)
     errors = [_message_report(v) for v in verdicts if v.live.rejections or v.live.creation_failures]
     (OUT / "errors.json").write_text(json.dumps(errors, indent=2, sort_keys=True) + "\n")
+    (OUT / "objects").mkdir()
     for verdict in verdicts:
+        if verdict.live.trainjob_uids:
+            (OUT / "objects" / f"{verdict.name}.yaml").write_text(
+                yaml.safe_dump_all(verdict.live_objects(), sort_keys=False)
+            )
         if verdict.identical and verdict.golden_difference is None:
             continue
         lines = [f"case: {verdict.name}", f"kind: {verdict.kind}"]
@@ -550,8 +567,8 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
         if verdict.golden_difference:
             lines.append(f"golden vs live: {verdict.golden_difference}")
         if verdict.live.objects:
-            lines.append("live objects:")
-            lines.append(yaml.safe_dump_all(verdict.live.objects, sort_keys=False))
+            lines.append("live objects (normalised; also in objects/):")
+            lines.append(yaml.safe_dump_all(verdict.live_objects(), sort_keys=False))
         (OUT / f"{verdict.name}.txt").write_text("\n".join(lines) + "\n")
     summary = {
         "versions": plane.artifacts.versions,

@@ -42,7 +42,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,7 +253,7 @@ def _spawn(name: str, argv: list[str], workdir: Path, env: dict[str, str] | None
     return Process(name, popen, log)
 
 
-def _wait(what: str, ready: Any, process: Process, timeout: float) -> None:
+def _wait(what: str, ready: Callable[[], bool], process: Process, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
@@ -471,10 +471,9 @@ class ControlPlane:
             env,
         )
         self.processes.append(process)
-        health = http.client.HTTPConnection
 
         def ready() -> bool:
-            connection = health("127.0.0.1", health_port, timeout=2)
+            connection = http.client.HTTPConnection("127.0.0.1", health_port, timeout=2)
             try:
                 connection.request("GET", "/readyz")
                 return connection.getresponse().status == 200
@@ -677,12 +676,11 @@ def install_crds(client: Client, files: tuple[Path, ...], process: Process, time
         for version in crd["spec"]["versions"]:
             if version.get("served"):
                 served = f"/apis/{group}/{version['name']}/{crd['spec']['names']['plural']}"
-                _wait(
-                    f"{served} served",
-                    lambda p=served: client.raw("GET", p)[0] == 200,
-                    process,
-                    timeout,
-                )
+
+                def is_served(path: str = served) -> bool:
+                    return client.raw("GET", path)[0] == 200
+
+                _wait(f"{served} served", is_served, process, timeout)
 
 
 @contextlib.contextmanager
