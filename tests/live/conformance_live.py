@@ -371,6 +371,7 @@ class Verdict:
     golden_difference: str | None
     env_order_random: bool = False
     owner_uid: str = ""
+    golden_messages: list[str] = field(default_factory=list)  # expected-errors.json
 
     def live_objects(self) -> list[Json]:
         """The live objects as goldens hold them: server fields stripped, the TrainJobs'
@@ -463,7 +464,15 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
         golden_difference,
         env_random,
         case.owner_uid,
+        _golden_messages(case),
     )
+
+
+def _golden_messages(case: Case) -> list[str]:
+    if not case.expected_errors_path.exists():
+        return []
+    errors = json.loads(case.expected_errors_path.read_text()).get("errors") or []
+    return [str(e.get("message", "")) for e in errors]
 
 
 def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | None:
@@ -521,7 +530,14 @@ def _message_report(verdict: Verdict) -> Json:
         rejections.append(
             {
                 **rejection,
-                "findings": [{"text": t, "inTrainc": any(t in p for p in problems)} for t in texts],
+                "findings": [
+                    {
+                        "text": t,
+                        "inTrainc": any(t in p for p in problems),
+                        "inGolden": t in verdict.golden_messages,
+                    }
+                    for t in texts
+                ],
             }
         )
     failures: list[Json] = []
@@ -532,7 +548,11 @@ def _message_report(verdict: Verdict) -> Json:
                 {
                     "trainJob": failure["trainJob"],
                     "event": event,
-                    "finding": {"text": text, "inTrainc": any(text in p for p in problems)},
+                    "finding": {
+                        "text": text,
+                        "inTrainc": any(text in p for p in problems),
+                        "inGolden": text in verdict.golden_messages,
+                    },
                 }
             )
     findings: list[Json] = [f for r in rejections for f in r["findings"]] + [
@@ -544,7 +564,9 @@ def _message_report(verdict: Verdict) -> Json:
         "rejections": rejections,
         "creationFailures": failures,
         "traincProblems": problems,
+        "goldenMessages": verdict.golden_messages,
         "allFindingsInTrainc": all(f["inTrainc"] for f in findings),
+        "allFindingsInGolden": all(f["inGolden"] for f in findings),
     }
 
 
@@ -643,14 +665,20 @@ def main(argv: list[str] | None = None) -> int:
     identical = sum(v.identical for v in verdicts)
     byte_identical = sum(v.byte_identical for v in verdicts)
     errors = [v for v in verdicts if v.live.rejections or v.live.creation_failures]
-    message_matches = sum(_message_report(v)["allFindingsInTrainc"] for v in errors)
+    reports = [_message_report(v) for v in errors]
+    message_matches = sum(r["allFindingsInTrainc"] for r in reports)
+    golden_matches = sum(r["allFindingsInGolden"] for r in reports)
     golden_agree = sum(v.golden_difference is None for v in verdicts)
     print(
         f"{byte_identical} identical as created, {identical - byte_identical} with server defaults "
-        f"(ok*); rejection messages word for word in trainc's: {message_matches}/{len(errors)}; "
-        f"goldens agreeing with the cluster: {golden_agree}/{len(verdicts)}; "
-        f"{time.monotonic() - began:.0f}s; details in {OUT.relative_to(REPO)}/"
+        f"(ok*); goldens agreeing with the cluster: {golden_agree}/{len(verdicts)}"
     )
+    print(
+        f"error cases whose every real message trainc says word for word: "
+        f"{message_matches}/{len(errors)}; that the golden records word for word: "
+        f"{golden_matches}/{len(errors)}"
+    )
+    print(f"{time.monotonic() - began:.0f}s; details in {OUT.relative_to(REPO)}/")
     print(f"conformance-live: {identical}/{len(verdicts)} cases identical")
     return 0 if identical == len(verdicts) else 1
 
