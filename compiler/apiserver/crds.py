@@ -605,4 +605,25 @@ def admit(obj: dict[str, Any], crd: CrdInfo, crds: CrdSet) -> list[FieldError]:
         found = [e for e in found if e.unknown or not e.path or e.path[0] != "status"]
     problems.extend(found)
     problems.extend(validate_object_meta(obj.get("metadata") or {}, crd.namespaced))
-    return problems
+    return _strict_decoding(problems, crd)
+
+
+def _strict_decoding(problems: list[FieldError], crd: CrdInfo) -> list[FieldError]:
+    """With strict field validation the API server refuses unknown fields in one message
+    that lists them all; the first unknown field's error carries it word for word::
+
+        TrainJob in version "v1alpha1" cannot be handled as a TrainJob: strict decoding
+        error: unknown field "spec.a", unknown field "spec.b"
+    """
+    unknown = [e for e in problems if e.unknown]
+    if not unknown:
+        return problems
+    listed = ", ".join(e.message for e in unknown)
+    first = unknown[0]
+    whole = FieldError.at(
+        first.path,
+        first.field,
+        f"{crd.kind} in version {json.dumps(crd.version)} cannot be handled as a "
+        f"{crd.kind}: strict decoding error: {listed}",
+    )
+    return [whole if e is first else e for e in problems]

@@ -139,7 +139,8 @@ def test_unknown_fields_at_several_depths() -> None:
         'f0.yaml:9:7: ClusterTrainingRuntime bad-runtime: spec.mlPolicy.mpi.mpiImplementation: Unsupported value: "Intel": supported values: "OpenMPI", ""',
         "f0.yaml:22:23: ClusterTrainingRuntime bad-runtime: "
         "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez: "
-        'unknown field "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez"',
+        'ClusterTrainingRuntime in version "v1alpha1" cannot be handled as a ClusterTrainingRuntime: '
+        'strict decoding error: unknown field "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez"',
     ]
 
 
@@ -147,7 +148,11 @@ def test_bad_trainjob_reports_everything_at_once() -> None:
     found = messages((FIXTURES / "bad-job.yaml").read_text())
     assert found == [
         f"f0.yaml:1:1: TrainJob default/bad: <nil>: {NOT_CHECKED}",
-        'f0.yaml:6:3: TrainJob default/bad: metadata.bogusMeta: unknown field "metadata.bogusMeta"',
+        # the API server's strict decoding error lists every unknown field, at the first
+        'f0.yaml:6:3: TrainJob default/bad: metadata.bogusMeta: TrainJob in version "v1alpha1" '
+        'cannot be handled as a TrainJob: strict decoding error: unknown field "metadata.bogusMeta", '
+        'unknown field "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec.hostNetwork", '
+        'unknown field "spec.trainer.numNodez"',
         'f0.yaml:10:3: TrainJob default/bad: spec.suspend: Invalid value: "string": spec.suspend in body must be of type boolean: "string"',
         'f0.yaml:12:5: TrainJob default/bad: spec.trainer.numNodes: Invalid value: "string": spec.trainer.numNodes in body must be of type integer: "string"',
         'f0.yaml:13:5: TrainJob default/bad: spec.trainer.numNodez: unknown field "spec.trainer.numNodez"',
