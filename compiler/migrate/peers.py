@@ -110,7 +110,7 @@ def migrate_peers(
                 action="approximated" if choice else "rejected",
                 workaround="make the templates equal, or pass --merge-template worker|master",
                 decide=True,
-                covers=("*",) if not choice else tuple(f"pod:{p}" for p in paths) + ("env:*", "container:*"),
+                covers=("*",) if not choice else _covers(paths),
             )
             if choice == "master" and rtype == "Master":
                 primary = rtype
@@ -156,6 +156,21 @@ def migrate_peers(
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, framework or kind.framework), trainjob_object(job, spec)]
+
+
+def _covers(paths: list[str]) -> tuple[str, ...]:
+    """Difference keys of the template paths that differ (``spec.containers[0].image``
+    -> ``image:*``)."""
+    out: list[str] = []
+    for path in paths:
+        parts = path.replace("[", ".[").split(".")
+        if parts[:2] == ["spec", "containers"] and len(parts) > 3:
+            out.append(f"{parts[3]}:*")
+        elif parts[0] == "spec" and len(parts) > 1:
+            out.append("initContainer:*" if parts[1] == "initContainers" else f"pod:{parts[1]}")
+        else:
+            out.append("label:*")
+    return tuple(sorted(set(out)))
 
 
 def _run_policy_fields(job: Job, spec: CommentedMap) -> None:

@@ -128,9 +128,9 @@ def migrate(job: Job) -> list[CommentedMap]:
     if container.get("name") != "node":
         job.diag("MAIN_CONTAINER_RENAMED", "info", f"spec.tasks[{names.index(primary)}].template.spec.containers[{main}].name", f"the main container {container.get('name')!r} is named node in v2", target="container node")
         container["name"] = "node"
-    restart = pspec.get("restartPolicy") or "OnFailure"
+    restart = pspec.get("restartPolicy") or "Always"
     if restart == "Always":
-        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", f"spec.tasks[{names.index(primary)}].template.spec.restartPolicy", "Jobs forbid Always: pods restart OnFailure", action="approximated")
+        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", f"spec.tasks[{names.index(primary)}].template.spec.restartPolicy", "Volcano pods restart Always (the pod default when the template sets none); Jobs forbid Always: pods restart OnFailure", action="approximated", covers=("restartPolicy",))
         restart = "OnFailure"
     pspec["restartPolicy"] = restart
     if torch and not any(int(p.get("containerPort") or 0) == port for p in container.get("ports") or []):
