@@ -46,6 +46,7 @@ class Migration:
     objects: list[CommentedMap] = field(default_factory=list)
     reports: list[JobReport] = field(default_factory=list)
     passthrough: int = 0  # Trainer objects among the inputs (runtimes offered for reuse)
+    runtime_files: list[str] = field(default_factory=list)  # files of the reused runtimes
 
     @property
     def has_errors(self) -> bool:
@@ -67,7 +68,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             namespace = str(meta.get("namespace") or options.namespace) if src.kind == "TrainingRuntime" else ""
             from compiler.migrate.runtimes import _plain
 
-            candidates.append(Candidate(src.kind, src.name, namespace, _plain(src.data.get("spec") or {}), src.file))
+            candidates.append(Candidate(src.kind, src.name, namespace, _plain(src.data.get("spec") or {}), src.file, src.file))
             result.passthrough += 1
     candidates += upstream_candidates()
     for src in sources:
@@ -97,6 +98,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             report.runtime_reason = reason
             if chosen is not None:
                 objects = [trainjob]
+                if chosen.path and chosen.path not in result.runtime_files:
+                    result.runtime_files.append(chosen.path)
         report.outputs = [object_id(o) for o in objects]
         result.objects.extend(objects)
         result.reports.append(report)

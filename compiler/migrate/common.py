@@ -386,7 +386,7 @@ def scheduling(job: Job, policy: dict[str, Any] | None, runtime: Runtime) -> Non
             job.mapped(f"{base}.queue", "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]")
         if policy.get("priorityClass"):
             runtime.priority_class = policy["priorityClass"]
-            job.diag("PRIORITY_CLASS_APPLIED_TO_PODS", "warning", f"{base}.priorityClass", "v2 takes the PodGroup priority from the pods' priorityClassName, so the pods get that priority too", target="pod priorityClassName", action="approximated")
+            job.diag("PRIORITY_CLASS_APPLIED_TO_PODS", "warning", f"{base}.priorityClass", "v2 takes the PodGroup priority from the pods' priorityClassName, so the pods get that priority too", target="pod priorityClassName", action="approximated", covers=("pod:priorityClassName",))
     else:
         timeout = policy.get("scheduleTimeoutSeconds")
         coscheduling = CommentedMap()
@@ -421,7 +421,7 @@ def restart_policy(job: Job, path: str, value: str | None, default: str) -> tupl
     if value is not None:
         job.mapped(path, "pod restartPolicy")
     if policy == "Always":
-        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", path, "Jobs forbid Always: pods restart OnFailure", target="pod restartPolicy", action="approximated")
+        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", path, "Jobs forbid Always: pods restart OnFailure", target="pod restartPolicy", action="approximated", covers=("restartPolicy",))
         return "OnFailure", False
     if policy == "ExitCode":
         job.diag("EXITCODE_AS_PODFAILUREPOLICY", "info", path, "ExitCode becomes restartPolicy Never and a podFailurePolicy that fails the job on exit codes 1-127 (needs Kubernetes >= 1.26)", target="Job podFailurePolicy")

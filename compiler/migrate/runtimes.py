@@ -31,6 +31,7 @@ class Candidate:
     namespace: str
     spec: dict[str, Any]
     origin: str  # "upstream <file>" or the input file
+    path: str = ""  # the file that holds it
 
 
 def upstream_candidates() -> list[Candidate]:
@@ -46,7 +47,7 @@ def upstream_candidates() -> list[Candidate]:
             continue
         for obj in read_sources([str(path)]):
             if obj.api_version == TRAINER and obj.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
-                out.append(Candidate(obj.kind, obj.name, "", _plain(obj.data.get("spec")), f"upstream {path.name}"))
+                out.append(Candidate(obj.kind, obj.name, "", _plain(obj.data.get("spec")), f"upstream {path.name}", str(path)))
     return out
 
 

@@ -76,7 +76,7 @@ def load_cases(only: list[str] | None = None) -> list[Case]:
 
 def run_oracle(cases: list[Case]) -> dict[str, dict[str, Any]]:
     requests = [
-        {"id": c.name, "object": c.job}
+        {"id": c.name, "object": c.job, "gangScheduler": "" if c.options.gang_scheduler == "none" else c.options.gang_scheduler}
         for c in cases
         if c.job.get("apiVersion", "").startswith("kubeflow.org/")
     ]
@@ -95,18 +95,54 @@ def migrate_case(case: Case) -> Migration | InputError:
         return error
 
 
-def render(objects: list[Any]) -> dict[str, Any]:
+def rendered(objects: list[Any], extra: list[str] | None = None) -> list[Any]:
+    """Every object trainc renders from the migration's output (with the PriorityClasses
+    it names, which a cluster would hold)."""
     from compiler.cli.migrate import documents
     from compiler.plan.stages import compile_paths
 
+    import copy
+
+    objects = copy.deepcopy(objects)
+    for obj in objects:
+        # A MultiKueue TrainJob is rendered by the worker cluster's controller, from a
+        # copy without managedBy: compare what that cluster creates.
+        if obj.get("kind") == "TrainJob":
+            obj["spec"].pop("managedBy", None)
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in documents(objects).items():
             path = Path(tmp) / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        build = compile_paths([tmp])
-    jobsets = [o.data for o in build.objects if o.data.get("kind") == "JobSet"]
-    assert len(jobsets) == 1, [o.data.get("kind") for o in build.objects]
+        classes = sorted(set(_priority_classes(objects)))
+        if classes:
+            (Path(tmp) / "priorityclasses.yaml").write_text(
+                "".join(
+                    f"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {c}\nvalue: 1000\n"
+                    for c in classes
+                )
+            )
+        build = compile_paths([tmp, *(extra or [])])
+    return [o.data for o in build.objects]
+
+
+def _priority_classes(value: Any) -> list[str]:
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "priorityClassName" and isinstance(item, str):
+                out.append(item)
+            else:
+                out += _priority_classes(item)
+    elif isinstance(value, list):
+        for item in value:
+            out += _priority_classes(item)
+    return out
+
+
+def render(objects: list[Any], extra: list[str] | None = None) -> dict[str, Any]:
+    jobsets = [o for o in rendered(objects, extra) if o.get("kind") == "JobSet"]
+    assert len(jobsets) == 1, len(jobsets)
     return jobsets[0]
 
 
@@ -189,7 +225,7 @@ def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> lis
         files = oracle.get("files") or {}
     logical, main = _logical_v1(case)
     left = v1_pods(raw, namespace, name, logical, main)
-    jobset = render(migration.objects)
+    jobset = render(migration.objects, migration.runtime_files)
     right = v2_pods(jobset, _logical_v2(job["kind"]))
     addresses = Addresses(left + right)
     out: list[str] = []
@@ -214,18 +250,9 @@ def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> lis
 
 
 def _trainer_hostfile(jobset: dict[str, Any], name: str, migration: Migration) -> str:
-    from compiler.cli.migrate import documents
-    from compiler.plan.stages import compile_paths
-
-    with tempfile.TemporaryDirectory() as tmp:
-        for fname, text in documents(migration.objects).items():
-            path = Path(tmp) / fname
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        build = compile_paths([tmp])
-    for obj in build.objects:
-        if obj.data.get("kind") == "ConfigMap" and obj.data["metadata"]["name"].endswith("-mpi-hostfile"):
-            return str(obj.data["data"]["hostfile"])
+    for obj in rendered(migration.objects, migration.runtime_files):
+        if obj.get("kind") == "ConfigMap" and obj["metadata"]["name"].endswith("-mpi-hostfile"):
+            return str(obj["data"]["hostfile"])
     return ""
 
 
@@ -249,7 +276,10 @@ def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputEr
         return Outcome(case, ok, [f"refused: {d.code}" for d in report.errors])
     if case.expect == "refused":
         return Outcome(case, False, ["expected a refusal, got output"])
-    diffs = differences(case, oracle or {}, result)
+    try:
+        diffs = differences(case, oracle or {}, result)
+    except InputError as error:
+        return Outcome(case, False, ["trainc render rejects the migrated objects:", *[str(p) for p in error.problems]])
     unnamed = [d for d in diffs if not (report.covers(d) or report.covers(d.split("@")[0]))]
     return Outcome(case, not unnamed, [f"unnamed difference {d}" for d in unnamed] + [f"named: {d}" for d in diffs if d not in unnamed])
 

@@ -14,6 +14,7 @@ import (
 
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	"github.com/kubeflow/training-operator/pkg/config"
+	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/jax"
 	paddlepaddle "github.com/kubeflow/training-operator/pkg/controller.v1/paddlepaddle"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/pytorch"
@@ -107,7 +108,19 @@ var kinds = map[string]kind{
 // in memory, then JobController.createNewPod's steps for every (replica type, index):
 // labels, SetClusterSpec (env, init containers), the replica restart policy. Every pod
 // gets a headless Service of its own name (common/service.go).
-func runGeneric(id, kindName string, raw json.RawMessage) result {
+// podGroupControl is the operator's gang-scheduling decoration for --gang-scheduler-name.
+func podGroupControl(gang string) control.PodGroupControlInterface {
+	switch {
+	case gang == "":
+		return nil
+	case strings.EqualFold(gang, "volcano"):
+		return control.NewVolcanoControl(nil)
+	default:
+		return control.NewSchedulerPluginsControl(nil, gang)
+	}
+}
+
+func runGeneric(id, kindName string, raw json.RawMessage, gang string) result {
 	k, ok := kinds[kindName]
 	if !ok {
 		return result{ID: id, Error: fmt.Sprintf("unsupported kind kubeflow.org/v1 %s", kindName)}
@@ -150,6 +163,9 @@ func runGeneric(id, kindName string, raw json.RawMessage) result {
 				return result{ID: id, Error: "SetClusterSpec: " + err.Error()}
 			}
 			core.SetRestartPolicy(podTemplate, spec)
+			if pgc := podGroupControl(gang); pgc != nil {
+				pgc.DecoratePodTemplateSpec(podTemplate, meta, rt)
+			}
 			res.Pods = append(res.Pods, &corev1.Pod{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: meta.GetNamespace(), Labels: podTemplate.Labels, Annotations: podTemplate.Annotations},

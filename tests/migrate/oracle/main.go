@@ -15,6 +15,8 @@ import (
 type request struct {
 	ID     string          `json:"id"`
 	Object json.RawMessage `json:"object"`
+	// The operator's --gang-scheduler-name: "" (off), "volcano" or a scheduler-plugins name.
+	GangScheduler string `json:"gangScheduler,omitempty"`
 }
 
 type result struct {
@@ -71,9 +73,9 @@ func run(req request) (res result) {
 	case h.APIVersion == "kubeflow.org/v2beta1" && h.Kind == "MPIJob":
 		return runMPIv2(req.ID, req.Object)
 	case h.APIVersion == "kubeflow.org/v1" && h.Kind == "MPIJob":
-		return runMPIv1(req.ID, req.Object)
+		return runMPIv1(req.ID, req.Object, req.GangScheduler)
 	case h.APIVersion == "kubeflow.org/v1":
-		return runGeneric(req.ID, h.Kind, req.Object)
+		return runGeneric(req.ID, h.Kind, req.Object, req.GangScheduler)
 	}
 	return result{ID: req.ID, Error: fmt.Sprintf("unsupported kind %s %s", h.APIVersion, h.Kind)}
 }

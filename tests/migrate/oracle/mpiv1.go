@@ -6,6 +6,7 @@ import (
 	_ "unsafe" // go:linkname
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	"github.com/kubeflow/training-operator/pkg/config"
@@ -31,7 +32,7 @@ func v1IsGPULauncher(job *kubeflowv1.MPIJob) bool
 // runMPIv1: the controller's validation of the spec as stored, its defaults, then the
 // worker pods (getOrCreateWorker names them <job>-worker-<i>), the launcher and the
 // ConfigMap the launcher mounts at /etc/mpi.
-func runMPIv1(id string, raw json.RawMessage) result {
+func runMPIv1(id string, raw json.RawMessage, gang string) result {
 	job := &kubeflowv1.MPIJob{}
 	if err := json.Unmarshal(raw, job); err != nil {
 		return result{ID: id, Error: err.Error()}
@@ -42,6 +43,11 @@ func runMPIv1(id string, raw json.RawMessage) result {
 	kubeflowv1.SetObjectDefaults_MPIJob(job)
 	jc := &mpi.MPIJobReconciler{}
 	jc.JobController = common.JobController{Controller: jc}
+	if pgc := podGroupControl(gang); pgc != nil {
+		jc.Config.GangScheduling = common.GangScheduler(gang)
+		jc.PodGroupControl = pgc
+		jc.Recorder = record.NewFakeRecorder(100)
+	}
 	gpu := v1IsGPULauncher(job)
 	var workers int32
 	if spec := job.Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeWorker]; spec != nil && spec.Replicas != nil {
