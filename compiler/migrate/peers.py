@@ -145,7 +145,8 @@ def migrate_peers(
     peers = Peers(job, kind, specs, total, pod, main_index, runtime)
     peers.trainer["numNodes"] = total
     run_policy(job, policies, CommentedMap(), runtime)  # fills runtime; TrainJob spec below
-    hook(peers)
+    if not job.report.errors:
+        hook(peers)
     common_notes(job, peers.sidecars, v1_env_everywhere)
     name_length(job, [("node", total)])
     spec = cmap(("runtimeRef", cmap(("apiGroup", "trainer.kubeflow.org"), ("kind", "TrainingRuntime"), ("name", job.name))))

@@ -111,9 +111,38 @@ def resolved_env(container: dict[str, Any], pod: Pod, v2: bool) -> dict[str, str
     return env
 
 
+SHIM_EXEC = '; exec "$0" "$@"'
+
+
+def unshim(container: dict[str, Any], index: int | None) -> dict[str, Any]:
+    """A container whose command is the TF_CONFIG shim (``/bin/sh -c 'export
+    TF_CONFIG=...; exec "$0" "$@"' CMD...``), as its process sees it: the shell is run
+    (with JOB_COMPLETION_INDEX as Kubernetes sets it) up to the exec to learn TF_CONFIG,
+    and the command is what it execs."""
+    import subprocess
+
+    command = [str(c) for c in container.get("command") or []]
+    if len(command) < 4 or command[:2] != ["/bin/sh", "-c"] or not command[2].endswith(SHIM_EXEC):
+        return container
+    script = command[2][: -len(SHIM_EXEC)] + '; printf %s "$TF_CONFIG"'
+    done = subprocess.run(
+        ["/bin/sh", "-c", script],
+        env={"JOB_COMPLETION_INDEX": str(index), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = dict(container)
+    out["command"] = command[3:]
+    out["env"] = [*(container.get("env") or []), {"name": "TF_CONFIG", "value": done.stdout}]
+    return out
+
+
 def container_map(pod: Pod) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for container in pod.spec.get("containers") or []:
+        if pod.index is not None:
+            container = unshim(container, pod.index)
         key = "main" if container.get("name") == pod.main else str(container.get("name"))
         out[key] = container
     return out
