@@ -51,9 +51,8 @@ def migrate(job: Job) -> list[CommentedMap]:
     job.consume(base)
     launcher = specs.get("Launcher") or {}
     worker = specs.get("Worker")
-    workers = 0 if worker is None else (int_or_none(worker.get("replicas")) or 0) if v2 or worker.get("replicas") is not None else 0
-    if worker is not None and worker.get("replicas") is None:
-        workers = 1 if v2 else 0
+    # both defaulters make an unset Worker.replicas 0
+    workers = 0 if worker is None else int_or_none(worker.get("replicas")) or 0
     for rtype, rspec in specs.items():
         if "replicas" in rspec:
             job.mapped(f"{base}[{rtype}].replicas", "TrainJob.spec.trainer.numNodes" if rtype == "Worker" else "launcher (one pod)")
@@ -81,8 +80,10 @@ def migrate(job: Job) -> list[CommentedMap]:
         job.mapped("spec.mainContainer", "the worker container renamed node")
     worker_pod, worker_main = pod_template(job, (worker or {}).get("template"), f"{base}[Worker].template", main_worker or "\0")
     for pod, rtype, rspec in ((launcher_pod, "Launcher", launcher), (worker_pod, "Worker", worker or {})):
-        policy, exit_code = restart_policy(job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), "Never")
-        policies.append(rspec.get("restartPolicy") or "Never")
+        # the MPI Operator restarts its launcher OnFailure by default; v1 and workers: Never
+        default = "OnFailure" if v2 and rtype == "Launcher" else "Never"
+        policy, exit_code = restart_policy(job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), default)
+        policies.append(rspec.get("restartPolicy") or default)
         pod["spec"]["restartPolicy"] = policy
     # the worker command: v1 ran sleep, the MPI Operator sshd, when none was given
     worker_container = (worker_pod["spec"].get("containers") or [{}])[worker_main]
@@ -91,7 +92,7 @@ def migrate(job: Job) -> list[CommentedMap]:
         if v2:
             job.diag("MPI_WORKER_SSHD_DEFAULT", "info", f"{base}[Worker].template.spec.containers[0].command", "the MPI Operator ran /usr/sbin/sshd -De when no command was given; it is written out", target="container node command")
         else:
-            job.diag("MPI_WORKER_HAS_NO_SSHD_COMMAND", "warning", f"{base}[Worker].template.spec.containers[0].command", "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De", target="container node command", action="approximated", workaround="make sure the worker image has sshd", decide=True, covers=("command:worker",))
+            job.diag("MPI_WORKER_HAS_NO_SSHD_COMMAND", "warning", f"{base}[Worker].template.spec.containers[0].command", "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De", target="container node command", action="approximated", workaround="make sure the worker image has sshd", decide=True, covers=("command:main@worker-*", "args:main@worker-*"))
     numnodes = workers + (1 if gpu else 0)
     mpi = cmap(("numProcPerNode", slots), ("mpiImplementation", "OpenMPI"), ("sshAuthMountPath", mount), ("runLauncherAsNode", gpu))
     runtime = Runtime(cmap(("mpi", mpi)), total_pods=workers + 1)
@@ -111,6 +112,8 @@ def migrate(job: Job) -> list[CommentedMap]:
         worker_env = worker_container.setdefault("env", CommentedSeq())
         worker_env.append(env_value("K_MPI_JOB_ROLE", "worker"))
     trainer = cmap(("numNodes", numnodes), ("numProcPerNode", slots))
+    # The launcher's variables go into its template (trainer.env would reach the
+    # workers too when the launcher runs as a node).
     env = CommentedSeq()
     if job.options.compat_env:
         if v2:
@@ -119,9 +122,11 @@ def migrate(job: Job) -> list[CommentedMap]:
             env.append(env_value("NVIDIA_VISIBLE_DEVICES", ""))
             env.append(env_value("NVIDIA_DRIVER_CAPABILITIES", ""))
         if env:
-            job.diag("COMPAT_ENV_ADDED", "info", "", "launcher variables kept: " + ", ".join(str(e["name"]) for e in env), target="TrainJob.spec.trainer.env", action="shimmed")
-    if env:
-        trainer["env"] = env
+            launcher_container = launcher_pod["spec"]["containers"][0]
+            launcher_container.setdefault("env", CommentedSeq()).extend(env)
+            job.diag("COMPAT_ENV_ADDED", "info", "", "launcher variables kept: " + ", ".join(str(e["name"]) for e in env), target="launcher container node env", action="shimmed")
+    elif v2 or not gpu:
+        job.diag("COMPAT_ENV_OFF", "warning", "", "--no-compat-env: the launcher's K_MPI_JOB_ROLE / NVIDIA_* variables are not set", action="dropped", covers=("env:main:K_MPI_JOB_ROLE", "env:main:NVIDIA_*"))
     _notes(job, v2, slots, gpu)
     common_notes(job, [], False)
     name_length(job, [("node", max(workers, 1)), ("launcher", 1)])
