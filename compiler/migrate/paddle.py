@@ -46,4 +46,4 @@ def _paddle(peers: Peers) -> None:
         env_value("PADDLE_NNODES", str(peers.total)),
         env_value("PADDLE_MASTER", f"{peers.host(0)}:{port}"),
     )
-    job.diag("PADDLE_MASTER_BY_DNS", "warning", f"spec.{KIND.replica_field}[Worker]", "v1 gave rank 0 its own pod IP as PADDLE_MASTER ($(POD_IP_DUMMY)); v2 gives every pod rank 0's DNS name", target="TrainJob.spec.trainer.env[PADDLE_MASTER]", action="approximated", covers=("env:main:POD_IP_DUMMY", "env:main:PADDLE_MASTER@0"))
+    job.diag("PADDLE_MASTER_BY_DNS", "warning", f"spec.{KIND.replica_field}[Worker]", "v1 gave rank 0 its own pod IP as PADDLE_MASTER ($(POD_IP_DUMMY)); v2 gives every pod rank 0's DNS name", target="TrainJob.spec.trainer.env[PADDLE_MASTER]", action="approximated", covers=("env:main:POD_IP_DUMMY", "env:main:PADDLE_MASTER@rank-0"))
