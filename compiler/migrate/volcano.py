@@ -72,6 +72,13 @@ def migrate(job: Job) -> list[CommentedMap]:
     job.consume("spec.plugins")
     for name in plugins:
         job.consume(f"spec.plugins.{name}")
+    # Volcano's mutating webhook adds svc to framework jobs (and ssh to mpi ones).
+    plugins = dict(plugins)
+    if any(p in plugins for p in ("tensorflow", "mpi", "pytorch", "ray")) and "svc" not in plugins:
+        plugins["svc"] = []
+        job.diag("VOLCANO_SVC_DEFAULTED", "info", "spec.plugins", "Volcano's webhook adds the svc plugin to framework jobs; its variables are reproduced")
+    if "mpi" in plugins and "ssh" not in plugins:
+        plugins["ssh"] = []
     torch = "pytorch" in plugins
     if "ssh" in plugins or "mpi" in plugins:
         job.diag("VOLCANO_SSH_UNSUPPORTED", "error", "spec.plugins.ssh" if "ssh" in plugins else "spec.plugins.mpi", "Volcano's ssh/mpi plugins have no v2 equivalent outside mlPolicy.mpi, which this migration does not build from a Volcano Job", action="rejected", decide=True, covers=("*",))
@@ -204,7 +211,7 @@ def migrate(job: Job) -> list[CommentedMap]:
         job.diag("MASTER_PORT_CHANGED", "info", "spec.plugins.pytorch", "torchrun's PET_MASTER_PORT is 29500 in v2", covers=("env:main:PET_*", "port:main:29500"))
     if "svc" in plugins:
         job.diag("VOLCANO_SVC_HOSTS_CHANGED", "warning", "spec.plugins.svc", "JobSet's headless Service <job> replaces Volcano's; hosts are <job>-node-0-<i>.<job>", action="approximated", covers=("peer:*",))
-        job.diag("VOLCANO_HOSTFILE_DROPPED", "warning", "spec.plugins.svc", "the /etc/volcano/*.host files and VC_*_HOSTS/VC_*_NUM from a ConfigMap are not produced; static VC_* values are set instead", action="shimmed", covers=("mount:/etc/volcano", "volume:*", "env:*:VC_*"))
+        job.diag("VOLCANO_HOSTFILE_DROPPED", "warning", "spec.plugins.svc", "the /etc/volcano/*.host files and VC_*_HOSTS/VC_*_NUM from a ConfigMap are not produced; static VC_* values are set instead", action="shimmed", covers=("mount:*:/etc/volcano", "volume:*", "env:*:VC_*"))
         job.diag("VOLCANO_NETWORKPOLICY_DROPPED", "warning", "spec.plugins.svc", "Volcano's NetworkPolicy isolating the job is not produced", action="dropped", workaround="add a NetworkPolicy selecting jobset.sigs.k8s.io/jobset-name")
         for name in order:
             count = int(by_name[name].get("replicas") or 0)
