@@ -92,6 +92,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
         except InputError as error:
             problems.extend(error.problems)
             continue
+        finally:
+            report.accounted = set(job.consumed)
         if len(objects) == 2:
             runtime, trainjob = objects
             chosen, reason = choose(runtime, trainjob, candidates)

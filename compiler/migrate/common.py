@@ -250,9 +250,9 @@ def normalise_types(job: Job, kind: Kind) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for rtype, rspec in specs.items():
         canonical = next((t for t in kind.types if t.lower() == str(rtype).lower()), str(rtype))
-        out[canonical] = rspec
-        out[canonical].setdefault  # keep the user's object (comments)
-        job.consume(f"spec.{kind.replica_field}[{rtype}]")
+        out[canonical] = rspec  # the user's object (comments survive)
+        if canonical != rtype:
+            job.diag("REPLICA_TYPE_NORMALISED", "info", f"spec.{kind.replica_field}[{rtype}]", f"the v1 defaulter reads {rtype!r} as {canonical}")
     order = {t: i for i, t in enumerate(kind.types)}
     return dict(sorted(out.items(), key=lambda item: order.get(item[0], 99)))
 
@@ -323,8 +323,9 @@ def run_policy(job: Job, restart_policies: list[str], trainjob_spec: CommentedMa
     """runPolicy: suspend, managedBy, activeDeadlineSeconds, TTL, cleanPodPolicy,
     backoffLimit, schedulingPolicy (and the gang scheduler option)."""
     policy = job.spec.get("runPolicy") or {}
-    job.consume("spec.runPolicy")
     base = "spec.runPolicy"
+    if "runPolicy" in job.spec and not policy:
+        job.consume(base)
     if policy.get("suspend") is True:
         trainjob_spec["suspend"] = True
         job.mapped(f"{base}.suspend", "TrainJob.spec.suspend")

@@ -48,7 +48,6 @@ def migrate(job: Job) -> list[CommentedMap]:
     job.raise_problems()
     check_metadata(job)
     base = "spec.mpiReplicaSpecs"
-    job.consume(base)
     launcher = specs.get("Launcher") or {}
     worker = specs.get("Worker")
     # both defaulters make an unset Worker.replicas 0
@@ -56,7 +55,6 @@ def migrate(job: Job) -> list[CommentedMap]:
     for rtype, rspec in specs.items():
         if "replicas" in rspec:
             job.mapped(f"{base}[{rtype}].replicas", "TrainJob.spec.trainer.numNodes" if rtype == "Worker" else "launcher (one pod)")
-        job.consume(f"{base}[{rtype}]")
     slots = int_or_none(job.spec.get("slotsPerWorker"))
     slots = 1 if slots is None else slots
     if "slotsPerWorker" in job.spec:
@@ -181,5 +179,5 @@ def _notes(job: Job, v2: bool, slots: int, gpu: bool) -> None:
     if not v2:
         job.diag("MPI_SSH_REQUIRED", "warning", "spec.mpiReplicaSpecs", "v1 launched ranks with kubectl exec (kubexec.sh, a ServiceAccount/Role, the kubectl-delivery init container); v2 launches them over SSH with keys mounted at sshAuthMountPath", action="approximated", workaround="worker images must run sshd", decide=True, covers=("initContainer:kubectl-delivery", "env:main:OMPI_MCA_plm_rsh_agent", "env:main:I_MPI_HYDRA_BOOTSTRAP*", "env:main:OMPI_MCA_orte_keep_fqdn_hostnames", "env:main:OMPI_MCA_orte_set_default_slots", "env:main:OMPI_MCA_plm_rsh_args", "mount:*", "volume:*", "file:/etc/mpi/kubexec.sh", "file:/etc/mpi/discover_hosts.sh", "pod:serviceAccountName"))
     else:
-        job.diag("MPI_OPERATOR_TO_TRAINER", "info", "spec", "the MPI Operator's launcher Job and worker pods become JobSet replicated jobs launcher and node; SSH keys and the hostfile are the Trainer's", covers=("mount:*", "volume:*", "file:/etc/mpi/discover_hosts.sh", "pod:dnsConfig", "env:main:OMPI_MCA_orte_set_default_slots"))
+        job.diag("MPI_OPERATOR_TO_TRAINER", "info", "spec.mpiReplicaSpecs", "the MPI Operator's launcher Job and worker pods become JobSet replicated jobs launcher and node; SSH keys and the hostfile are the Trainer's", covers=("mount:*", "volume:*", "file:/etc/mpi/discover_hosts.sh", "pod:dnsConfig", "env:main:OMPI_MCA_orte_set_default_slots"))
     job.diag("MPI_HOSTFILE_FQDN", "info", "spec.slotsPerWorker", f"the hostfile lists v2 addresses <job>-node-0-<i>.<job> slots={slots}" + (" with the launcher first (runLauncherAsNode)" if gpu else ""), covers=())

@@ -68,7 +68,7 @@ def _nproc(peers: Peers) -> tuple[str, int]:
     job.diag(
         "NPROC_AUTO_CPU_SEMANTICS" if text == "auto" else "NPROC_CPU_RESOLVED" if text == "cpu" else "NPROC_NO_GPU",
         "warning",
-        path if raw is not None else "spec",
+        path,
         f"nprocPerNode {text!r}: v1 passed it to torchrun as is; v2 sets PET_NPROC_PER_NODE to auto only when the node requests GPUs, else to the CPU count of its requests (at least 1)",
         target="PET_NPROC_PER_NODE",
         action="approximated",

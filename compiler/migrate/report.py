@@ -101,6 +101,8 @@ class JobReport:
     runtime_reason: str = ""  # why a dedicated runtime, or which existing runtime fits
     mappings: list[Mapping] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # every v1 path the translation looked at (mapped, reported or consumed)
+    accounted: set[str] = field(default_factory=set)
 
     def add(self, diagnostic: Diagnostic) -> None:
         if diagnostic not in self.diagnostics:
@@ -117,6 +119,13 @@ class JobReport:
 
     def sorted_diagnostics(self) -> list[Diagnostic]:
         return sorted(self.diagnostics, key=lambda d: (d.source_path, d.code, d.message))
+
+    def accounts_for(self, path: str) -> bool:
+        """Whether the v1 field at ``path`` was mapped or reported (or a field above it)."""
+        places = self.accounted | {m.source_path for m in self.mappings}
+        places |= {d.source_path for d in self.diagnostics}
+        places.discard("")
+        return any(path == p or path.startswith((p + ".", p + "[")) for p in places)
 
     def covers(self, difference: str) -> bool:
         """Whether a diagnostic of this report names ``difference``."""

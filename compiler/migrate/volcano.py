@@ -67,11 +67,12 @@ def migrate(job: Job) -> list[CommentedMap]:
             job.reject(f"spec.tasks[{index}].template.spec.containers", "Required value: a task needs containers")
     job.raise_problems()
     check_metadata(job)
-    job.consume("spec.tasks")
     plugins = spec.get("plugins") or {}
-    job.consume("spec.plugins")
     for name in plugins:
-        job.consume(f"spec.plugins.{name}")
+        if name in ("pytorch", "svc", "env"):
+            job.consume(f"spec.plugins.{name}")
+        elif name not in ("ssh", "mpi", "tensorflow"):
+            job.diag("VOLCANO_PLUGIN_DROPPED", "warning", f"spec.plugins.{name}", f"the {name} plugin has no v2 equivalent", action="dropped")
     # Volcano's mutating webhook adds svc to framework jobs (and ssh to mpi ones).
     plugins = dict(plugins)
     if any(p in plugins for p in ("tensorflow", "mpi", "pytorch", "ray")) and "svc" not in plugins:
