@@ -19,9 +19,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import Commands, write_atomically
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 MARKER = ".trainc-migrate"
 
@@ -30,15 +34,44 @@ def add_parser(commands: Commands) -> None:
     parser = commands.add_parser(
         "migrate", help="turn v1 jobs (PyTorchJob, TFJob, MPIJob, ...) into TrainJobs"
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)")
-    parser.add_argument("-o", "--output", default="-", metavar="DIR", help="output directory, replaced atomically; '-' (default) writes one YAML stream to stdout")
-    parser.add_argument("--report", metavar="FILE", help="write the report to FILE (default: stderr)")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="DIR",
+        help="output directory, replaced atomically; '-' (default) writes one YAML stream to stdout",
+    )
+    parser.add_argument(
+        "--report", metavar="FILE", help="write the report to FILE (default: stderr)"
+    )
     parser.add_argument("--report-format", choices=("text", "json"), default="text")
     parser.add_argument("--namespace", default="default", help="namespace of jobs that set none")
-    parser.add_argument("--no-compat-env", dest="compat_env", action="store_false", help="do not add the v1 variables (MASTER_ADDR, WORLD_SIZE, RANK, TF_CONFIG, ...)")
-    parser.add_argument("--v1-gang-scheduler", default="none", metavar="NAME", help="the v1 operator's --gang-scheduler-name: none (default), volcano or a scheduler-plugins scheduler name")
-    parser.add_argument("--allow-lossy", action="store_true", help="write the documented fallback for jobs with errors (they become warnings)")
-    parser.add_argument("--merge-template", choices=("worker", "master"), default="", help="when Master and Worker templates differ, use this one")
+    parser.add_argument(
+        "--no-compat-env",
+        dest="compat_env",
+        action="store_false",
+        help="do not add the v1 variables (MASTER_ADDR, WORLD_SIZE, RANK, TF_CONFIG, ...)",
+    )
+    parser.add_argument(
+        "--v1-gang-scheduler",
+        default="none",
+        metavar="NAME",
+        help="the v1 operator's --gang-scheduler-name: none (default), volcano or a scheduler-plugins scheduler name",
+    )
+    parser.add_argument(
+        "--allow-lossy",
+        action="store_true",
+        help="write the documented fallback for jobs with errors (they become warnings)",
+    )
+    parser.add_argument(
+        "--merge-template",
+        choices=("worker", "master"),
+        default="",
+        help="when Master and Worker templates differ, use this one",
+    )
 
 
 def run_verb(args: argparse.Namespace) -> int:
@@ -53,7 +86,11 @@ def run_verb(args: argparse.Namespace) -> int:
         merge_template=args.merge_template,
     )
     result = migrate_paths(args.paths, options)
-    report = reports_json(result.reports) if args.report_format == "json" else reports_text(result.reports)
+    report = (
+        reports_json(result.reports)
+        if args.report_format == "json"
+        else reports_text(result.reports)
+    )
     if args.report:
         write_atomically(Path(args.report), report, "--report")
     else:
@@ -74,7 +111,7 @@ def dump(obj: object) -> str:
     return out.getvalue()
 
 
-def documents(objects: list) -> dict[str, str]:  # type: ignore[type-arg]
+def documents(objects: list[CommentedMap]) -> dict[str, str]:
     """One file per migrated job: ``<namespace>/<name>.yaml`` with its runtime (if any)
     and its TrainJob, in that order."""
     files: dict[str, list[str]] = {}
@@ -86,7 +123,9 @@ def documents(objects: list) -> dict[str, str]:  # type: ignore[type-arg]
 
 def write_tree(output: Path, files: dict[str, str]) -> None:
     if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():
-        raise UsageError(f"-o {output}: not empty and not written by trainc migrate; refusing to replace it")
+        raise UsageError(
+            f"-o {output}: not empty and not written by trainc migrate; refusing to replace it"
+        )
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     for name, text in files.items():

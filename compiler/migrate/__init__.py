@@ -18,7 +18,7 @@ from compiler.errors import InputError, Problem
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
 from compiler.migrate.report import Diagnostic, JobReport, ObjectId
-from compiler.migrate.runtimes import Candidate, choose, upstream_candidates
+from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
 from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
 
 __all__ = ["Migration", "Options", "migrate_objects", "migrate_paths"]
@@ -65,10 +65,21 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
     for src in sources:
         if src.api_version == TRAINER and src.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
             meta = src.data.get("metadata") or {}
-            namespace = str(meta.get("namespace") or options.namespace) if src.kind == "TrainingRuntime" else ""
-            from compiler.migrate.runtimes import _plain
-
-            candidates.append(Candidate(src.kind, src.name, namespace, _plain(src.data.get("spec") or {}), src.file, src.file))
+            namespace = (
+                str(meta.get("namespace") or options.namespace)
+                if src.kind == "TrainingRuntime"
+                else ""
+            )
+            candidates.append(
+                Candidate(
+                    src.kind,
+                    src.name,
+                    namespace,
+                    plain(src.data.get("spec") or {}),
+                    src.file,
+                    src.file,
+                )
+            )
             result.passthrough += 1
     candidates += upstream_candidates()
     for src in sources:
@@ -78,12 +89,30 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
         namespace = str((src.data.get("metadata") or {}).get("namespace") or options.namespace)
         report = JobReport(ObjectId(src.api_version, src.kind, namespace, src.name), src.file)
         if key in UNSUPPORTED:
-            report.add(Diagnostic("UNSUPPORTED_KIND", "error", "kind", UNSUPPORTED[key], action="rejected", covers=("*",)))
+            report.add(
+                Diagnostic(
+                    "UNSUPPORTED_KIND",
+                    "error",
+                    "kind",
+                    UNSUPPORTED[key],
+                    action="rejected",
+                    covers=("*",),
+                )
+            )
             result.reports.append(report)
             continue
         translator = TRANSLATORS.get(key)
         if translator is None:
-            report.add(Diagnostic("UNSUPPORTED_KIND", "error", "kind", f"{src.api_version} {src.kind} is not a job kind trainc migrates", action="rejected", covers=("*",)))
+            report.add(
+                Diagnostic(
+                    "UNSUPPORTED_KIND",
+                    "error",
+                    "kind",
+                    f"{src.api_version} {src.kind} is not a job kind trainc migrates",
+                    action="rejected",
+                    covers=("*",),
+                )
+            )
             result.reports.append(report)
             continue
         job = Job(src, options, report)

@@ -111,9 +111,7 @@ class Job:
             message += " (--allow-lossy: the documented fallback is used)"
         self.consumed.add(source)
         self.report.add(
-            Diagnostic(
-                code, severity, source, message, target, action, workaround, decide, covers
-            )
+            Diagnostic(code, severity, source, message, target, action, workaround, decide, covers)
         )
 
     def consume(self, path: str) -> None:
@@ -217,7 +215,9 @@ def webhook_checks(job: Job, kind: Kind) -> None:
                 f'Unsupported value: "{rtype}": supported values: '
                 + ", ".join(f'"{t}"' for t in kind.types),
             )
-        containers = ((((rspec or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+        containers = (
+            (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers")
+        ) or []
         cpath = f"{path}.template.spec.containers"
         if not containers:
             job.reject(cpath, "Required value: must be specified")
@@ -252,7 +252,12 @@ def normalise_types(job: Job, kind: Kind) -> dict[str, dict[str, Any]]:
         canonical = next((t for t in kind.types if t.lower() == str(rtype).lower()), str(rtype))
         out[canonical] = rspec  # the user's object (comments survive)
         if canonical != rtype:
-            job.diag("REPLICA_TYPE_NORMALISED", "info", f"spec.{kind.replica_field}[{rtype}]", f"the v1 defaulter reads {rtype!r} as {canonical}")
+            job.diag(
+                "REPLICA_TYPE_NORMALISED",
+                "info",
+                f"spec.{kind.replica_field}[{rtype}]",
+                f"the v1 defaulter reads {rtype!r} as {canonical}",
+            )
     order = {t: i for i, t in enumerate(kind.types)}
     return dict(sorted(out.items(), key=lambda item: order.get(item[0], 99)))
 
@@ -290,19 +295,33 @@ def check_metadata(job: Job) -> None:
     meta = job.data.get("metadata") or {}
     for key in meta:
         if key in IGNORED_METADATA:
-            job.diag("SERVER_METADATA_IGNORED", "info", f"metadata.{key}", "server-set metadata is not carried over", action="dropped")
+            job.diag(
+                "SERVER_METADATA_IGNORED",
+                "info",
+                f"metadata.{key}",
+                "server-set metadata is not carried over",
+                action="dropped",
+            )
     job.consume("apiVersion")
     job.consume("kind")
     job.consume("status")
     if "status" in job.data:
-        job.diag("STATUS_IGNORED", "info", "status", "the v1 status is not carried over", action="dropped")
+        job.diag(
+            "STATUS_IGNORED",
+            "info",
+            "status",
+            "the v1 status is not carried over",
+            action="dropped",
+        )
 
 
 def trainjob_metadata(job: Job) -> CommentedMap:
     meta = job.data.get("metadata") or CommentedMap()
     out = cmap(("name", job.name), ("namespace", job.namespace))
     job.mapped("metadata.name", "TrainJob.metadata.name")
-    job.mapped("metadata.namespace" if "namespace" in meta else "metadata", "TrainJob.metadata.namespace")
+    job.mapped(
+        "metadata.namespace" if "namespace" in meta else "metadata", "TrainJob.metadata.namespace"
+    )
     labels = meta.get("labels")
     if labels:
         out["labels"] = copy.deepcopy(labels)
@@ -312,14 +331,22 @@ def trainjob_metadata(job: Job) -> CommentedMap:
         kept = copy.deepcopy(annotations)
         if LAST_APPLIED in kept:
             del kept[LAST_APPLIED]
-            job.diag("LAST_APPLIED_DROPPED", "info", f"metadata.annotations[{LAST_APPLIED}]", "kubectl's record of the v1 object is not carried over", action="dropped")
+            job.diag(
+                "LAST_APPLIED_DROPPED",
+                "info",
+                f"metadata.annotations[{LAST_APPLIED}]",
+                "kubectl's record of the v1 object is not carried over",
+                action="dropped",
+            )
         if kept:
             out["annotations"] = kept
         job.mapped("metadata.annotations", "TrainJob.metadata.annotations")
     return out
 
 
-def run_policy(job: Job, restart_policies: list[str], trainjob_spec: CommentedMap, runtime: Runtime) -> None:
+def run_policy(
+    job: Job, restart_policies: list[str], trainjob_spec: CommentedMap, runtime: Runtime
+) -> None:
     """runPolicy: suspend, managedBy, activeDeadlineSeconds, TTL, cleanPodPolicy,
     backoffLimit, schedulingPolicy (and the gang scheduler option)."""
     policy = job.spec.get("runPolicy") or {}
@@ -336,37 +363,106 @@ def run_policy(job: Job, restart_policies: list[str], trainjob_spec: CommentedMa
         trainjob_spec["managedBy"] = managed
         job.mapped(f"{base}.managedBy", "TrainJob.spec.managedBy")
     elif managed is not None:
-        job.diag("MANAGED_BY_DEFAULT", "info", f"{base}.managedBy", "the v1 operator's own name: the TrainJob keeps v2's default manager", target="TrainJob.spec.managedBy", action="translated")
+        job.diag(
+            "MANAGED_BY_DEFAULT",
+            "info",
+            f"{base}.managedBy",
+            "the v1 operator's own name: the TrainJob keeps v2's default manager",
+            target="TrainJob.spec.managedBy",
+            action="translated",
+        )
     deadline = policy.get("activeDeadlineSeconds")
     if deadline is not None:
         if isinstance(deadline, int) and deadline >= 1:
             trainjob_spec["activeDeadlineSeconds"] = deadline
             job.mapped(f"{base}.activeDeadlineSeconds", "TrainJob.spec.activeDeadlineSeconds")
         else:
-            job.diag("ACTIVE_DEADLINE_INVALID", "error", f"{base}.activeDeadlineSeconds", f"{deadline} is not valid in v2 (minimum 1)", action="rejected", workaround="remove it or set at least 1", decide=True, covers=("*",))
+            job.diag(
+                "ACTIVE_DEADLINE_INVALID",
+                "error",
+                f"{base}.activeDeadlineSeconds",
+                f"{deadline} is not valid in v2 (minimum 1)",
+                action="rejected",
+                workaround="remove it or set at least 1",
+                decide=True,
+                covers=("*",),
+            )
     ttl = policy.get("ttlSecondsAfterFinished")
     if ttl is not None:
         runtime.jobset_spec["ttlSecondsAfterFinished"] = ttl
-        job.diag("TTL_DELETES_JOBSET_ONLY", "warning", f"{base}.ttlSecondsAfterFinished", "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays (v1 deleted the job itself)", target="TrainingRuntime.spec.template.spec.ttlSecondsAfterFinished", action="approximated", workaround="delete finished TrainJobs with a cleanup CronJob")
+        job.diag(
+            "TTL_DELETES_JOBSET_ONLY",
+            "warning",
+            f"{base}.ttlSecondsAfterFinished",
+            "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays (v1 deleted the job itself)",
+            target="TrainingRuntime.spec.template.spec.ttlSecondsAfterFinished",
+            action="approximated",
+            workaround="delete finished TrainJobs with a cleanup CronJob",
+        )
     clean = policy.get("cleanPodPolicy") or job.spec.get("cleanPodPolicy") or "None"
-    clean_path = f"{base}.cleanPodPolicy" if "cleanPodPolicy" in policy else "spec.cleanPodPolicy" if "cleanPodPolicy" in job.spec else f"{base}.cleanPodPolicy"
+    clean_path = (
+        f"{base}.cleanPodPolicy"
+        if "cleanPodPolicy" in policy
+        else "spec.cleanPodPolicy"
+        if "cleanPodPolicy" in job.spec
+        else f"{base}.cleanPodPolicy"
+    )
     if clean == "None":
-        job.diag("CLEANPOD_NONE_NOT_PRESERVED", "warning", clean_path, "v1 kept every pod after the job finished; JobSet deletes still-running pods when it finishes (like Running)", action="approximated", workaround="set ttlSecondsAfterFinished to control when finished pods go")
+        job.diag(
+            "CLEANPOD_NONE_NOT_PRESERVED",
+            "warning",
+            clean_path,
+            "v1 kept every pod after the job finished; JobSet deletes still-running pods when it finishes (like Running)",
+            action="approximated",
+            workaround="set ttlSecondsAfterFinished to control when finished pods go",
+        )
     elif clean == "Running":
-        job.diag("CLEANPOD_RUNNING", "info", clean_path, "JobSet deletes still-running pods when it finishes, as v1 did", action="approximated")
+        job.diag(
+            "CLEANPOD_RUNNING",
+            "info",
+            clean_path,
+            "JobSet deletes still-running pods when it finishes, as v1 did",
+            action="approximated",
+        )
     else:
-        job.diag("CLEANPOD_ALL_APPROX", "warning", clean_path, "finished pods stay until the JobSet is deleted (v1 deleted all pods)", action="approximated", workaround="set ttlSecondsAfterFinished")
+        job.diag(
+            "CLEANPOD_ALL_APPROX",
+            "warning",
+            clean_path,
+            "finished pods stay until the JobSet is deleted (v1 deleted all pods)",
+            action="approximated",
+            workaround="set ttlSecondsAfterFinished",
+        )
     backoff = policy.get("backoffLimit")
     retrying = any(p in ("OnFailure", "Always", "ExitCode") for p in restart_policies)
     if backoff is not None:
         runtime.backoff_limit = int(backoff)
-        job.diag("BACKOFF_SEMANTICS", "warning", f"{base}.backoffLimit", "the Job counts failed pods and container restarts per Job; v1 summed the restarts of running pods across the whole job", target="TrainingRuntime...template.spec.backoffLimit", action="approximated")
+        job.diag(
+            "BACKOFF_SEMANTICS",
+            "warning",
+            f"{base}.backoffLimit",
+            "the Job counts failed pods and container restarts per Job; v1 summed the restarts of running pods across the whole job",
+            target="TrainingRuntime...template.spec.backoffLimit",
+            action="approximated",
+        )
     elif retrying:
         runtime.backoff_limit = MAX_INT32
-        job.diag("UNBOUNDED_RETRIES", "info", f"{base}.backoffLimit", "unset with restarting replicas: v1 retried forever, so the Job's backoffLimit is 2147483647", target="TrainingRuntime...template.spec.backoffLimit")
+        job.diag(
+            "UNBOUNDED_RETRIES",
+            "info",
+            f"{base}.backoffLimit",
+            "unset with restarting replicas: v1 retried forever, so the Job's backoffLimit is 2147483647",
+            target="TrainingRuntime...template.spec.backoffLimit",
+        )
     else:
         runtime.backoff_limit = 0
-        job.diag("NO_RETRIES", "info", f"{base}.backoffLimit", "unset with Never replicas: v1 failed on the first pod failure, so the Job's backoffLimit is 0", target="TrainingRuntime...template.spec.backoffLimit")
+        job.diag(
+            "NO_RETRIES",
+            "info",
+            f"{base}.backoffLimit",
+            "unset with Never replicas: v1 failed on the first pod failure, so the Job's backoffLimit is 0",
+            target="TrainingRuntime...template.spec.backoffLimit",
+        )
     scheduling(job, policy.get("schedulingPolicy"), runtime)
 
 
@@ -376,7 +472,14 @@ def scheduling(job: Job, policy: dict[str, Any] | None, runtime: Runtime) -> Non
     policy = policy or {}
     if gang == "none":
         if policy:
-            job.diag("SCHEDULING_POLICY_IGNORED_IN_V1", "info", base, "gang scheduling is off (--v1-gang-scheduler none): v1 ignored schedulingPolicy too", action="dropped", workaround="pass --v1-gang-scheduler volcano|<scheduler-plugins name> if your operator ran with --gang-scheduler-name")
+            job.diag(
+                "SCHEDULING_POLICY_IGNORED_IN_V1",
+                "info",
+                base,
+                "gang scheduling is off (--v1-gang-scheduler none): v1 ignored schedulingPolicy too",
+                action="dropped",
+                workaround="pass --v1-gang-scheduler volcano|<scheduler-plugins name> if your operator ran with --gang-scheduler-name",
+            )
         return
     total = runtime.total_pods
     if gang == "volcano":
@@ -384,36 +487,86 @@ def scheduling(job: Job, policy: dict[str, Any] | None, runtime: Runtime) -> Non
         runtime.scheduler_name = "volcano"
         if policy.get("queue"):
             runtime.template_annotations["scheduling.volcano.sh/queue-name"] = policy["queue"]
-            job.mapped(f"{base}.queue", "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]")
+            job.mapped(
+                f"{base}.queue",
+                "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]",
+            )
         if policy.get("priorityClass"):
             runtime.priority_class = policy["priorityClass"]
-            job.diag("PRIORITY_CLASS_APPLIED_TO_PODS", "warning", f"{base}.priorityClass", "v2 takes the PodGroup priority from the pods' priorityClassName, so the pods get that priority too", target="pod priorityClassName", action="approximated", covers=("pod:priorityClassName",))
+            job.diag(
+                "PRIORITY_CLASS_APPLIED_TO_PODS",
+                "warning",
+                f"{base}.priorityClass",
+                "v2 takes the PodGroup priority from the pods' priorityClassName, so the pods get that priority too",
+                target="pod priorityClassName",
+                action="approximated",
+                covers=("pod:priorityClassName",),
+            )
     else:
         timeout = policy.get("scheduleTimeoutSeconds")
         coscheduling = CommentedMap()
         if timeout is not None:
             coscheduling["scheduleTimeoutSeconds"] = timeout
-            job.mapped(f"{base}.scheduleTimeoutSeconds", "TrainingRuntime.spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds")
+            job.mapped(
+                f"{base}.scheduleTimeoutSeconds",
+                "TrainingRuntime.spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds",
+            )
         else:
-            job.diag("SCHEDULE_TIMEOUT_DEFAULTED", "info", base, "v2 defaults scheduleTimeoutSeconds to 60 (v1 left it unset)", target="TrainingRuntime.spec.podGroupPolicy.coscheduling")
+            job.diag(
+                "SCHEDULE_TIMEOUT_DEFAULTED",
+                "info",
+                base,
+                "v2 defaults scheduleTimeoutSeconds to 60 (v1 left it unset)",
+                target="TrainingRuntime.spec.podGroupPolicy.coscheduling",
+            )
         runtime.pod_group = cmap(("coscheduling", coscheduling))
         runtime.scheduler_name = gang
         for key in ("queue", "priorityClass"):
             if policy.get(key):
-                job.diag("SCHEDULING_FIELD_IGNORED_IN_V1", "info", f"{base}.{key}", "the scheduler-plugins PodGroup has no such field; v1 ignored it too", action="dropped")
+                job.diag(
+                    "SCHEDULING_FIELD_IGNORED_IN_V1",
+                    "info",
+                    f"{base}.{key}",
+                    "the scheduler-plugins PodGroup has no such field; v1 ignored it too",
+                    action="dropped",
+                )
     if gang != "volcano" and "scheduleTimeoutSeconds" not in policy:
         pass
     elif gang == "volcano" and "scheduleTimeoutSeconds" in policy:
-        job.diag("SCHEDULING_FIELD_IGNORED_IN_V1", "info", f"{base}.scheduleTimeoutSeconds", "the Volcano PodGroup has no timeout; v1 ignored it too", action="dropped")
+        job.diag(
+            "SCHEDULING_FIELD_IGNORED_IN_V1",
+            "info",
+            f"{base}.scheduleTimeoutSeconds",
+            "the Volcano PodGroup has no timeout; v1 ignored it too",
+            action="dropped",
+        )
     minimum = policy.get("minAvailable")
     if minimum is not None:
         if minimum != total:
-            job.diag("MIN_AVAILABLE_DROPPED", "warning", f"{base}.minAvailable", f"v2's PodGroup minMember is always the pod count ({total}), not {minimum}", action="dropped")
+            job.diag(
+                "MIN_AVAILABLE_DROPPED",
+                "warning",
+                f"{base}.minAvailable",
+                f"v2's PodGroup minMember is always the pod count ({total}), not {minimum}",
+                action="dropped",
+            )
         else:
             job.mapped(f"{base}.minAvailable", "PodGroup.spec.minMember (the pod count)")
     if policy.get("minResources"):
-        job.diag("MIN_RESOURCES_DROPPED", "warning", f"{base}.minResources", "v2 computes minResources as the sum of every pod's requests", action="dropped")
-    job.diag("GANG_SCHEDULER", "info", base, f"gang scheduling by {gang}: podGroupPolicy and pod schedulerName set in the runtime", target="TrainingRuntime.spec.podGroupPolicy")
+        job.diag(
+            "MIN_RESOURCES_DROPPED",
+            "warning",
+            f"{base}.minResources",
+            "v2 computes minResources as the sum of every pod's requests",
+            action="dropped",
+        )
+    job.diag(
+        "GANG_SCHEDULER",
+        "info",
+        base,
+        f"gang scheduling by {gang}: podGroupPolicy and pod schedulerName set in the runtime",
+        target="TrainingRuntime.spec.podGroupPolicy",
+    )
 
 
 def restart_policy(job: Job, path: str, value: str | None, default: str) -> tuple[str, bool]:
@@ -422,10 +575,24 @@ def restart_policy(job: Job, path: str, value: str | None, default: str) -> tupl
     if value is not None:
         job.mapped(path, "pod restartPolicy")
     if policy == "Always":
-        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", path, "Jobs forbid Always: pods restart OnFailure", target="pod restartPolicy", action="approximated", covers=("restartPolicy",))
+        job.diag(
+            "RESTART_ALWAYS_UNSUPPORTED",
+            "warning",
+            path,
+            "Jobs forbid Always: pods restart OnFailure",
+            target="pod restartPolicy",
+            action="approximated",
+            covers=("restartPolicy",),
+        )
         return "OnFailure", False
     if policy == "ExitCode":
-        job.diag("EXITCODE_AS_PODFAILUREPOLICY", "info", path, "ExitCode becomes restartPolicy Never and a podFailurePolicy that fails the job on exit codes 1-127 (needs Kubernetes >= 1.26)", target="Job podFailurePolicy")
+        job.diag(
+            "EXITCODE_AS_PODFAILUREPOLICY",
+            "info",
+            path,
+            "ExitCode becomes restartPolicy Never and a podFailurePolicy that fails the job on exit codes 1-127 (needs Kubernetes >= 1.26)",
+            target="Job podFailurePolicy",
+        )
         return "Never", True
     return policy, False
 
@@ -456,7 +623,16 @@ def name_length(job: Job, jobs: list[tuple[str, int]]) -> None:
     for rjob, pods in jobs:
         longest = f"{job.name}-{rjob}-0-{max(pods - 1, 0)}-abcde"
         if len(longest) > 63:
-            job.diag("NAME_TOO_LONG", "error", "metadata.name", f"the pod names of replicated job {rjob} ({longest}) exceed 63 characters", action="rejected", workaround="rename the job", decide=True, covers=("*",))
+            job.diag(
+                "NAME_TOO_LONG",
+                "error",
+                "metadata.name",
+                f"the pod names of replicated job {rjob} ({longest}) exceed 63 characters",
+                action="rejected",
+                workaround="rename the job",
+                decide=True,
+                covers=("*",),
+            )
             return
 
 
@@ -538,7 +714,10 @@ def runtime_object(job: Job, runtime: Runtime, framework: str) -> CommentedMap:
         ("name", job.name),
         ("namespace", job.namespace),
         ("labels", cmap((FRAMEWORK, framework))),
-        ("annotations", cmap((SOURCE_ANNOTATION, f"{job.src.api_version}/{job.src.kind} {job.name}"))),
+        (
+            "annotations",
+            cmap((SOURCE_ANNOTATION, f"{job.src.api_version}/{job.src.kind} {job.name}")),
+        ),
     )
     return cmap(
         ("apiVersion", TRAINER),
@@ -560,7 +739,10 @@ def trainjob_object(job: Job, spec: CommentedMap) -> CommentedMap:
 def object_id(obj: dict[str, Any]) -> ObjectId:
     meta = obj.get("metadata") or {}
     return ObjectId(
-        str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name")),
     )
 
 
@@ -591,17 +773,34 @@ def pod_template(
         original = container.get("name")
         if original != "node":
             container["name"] = "node"
-            job.diag("MAIN_CONTAINER_RENAMED", "info", f"{path}.spec.containers[{index}].name", f"the main container {original!r} is named node in v2", target="container node")
+            job.diag(
+                "MAIN_CONTAINER_RENAMED",
+                "info",
+                f"{path}.spec.containers[{index}].name",
+                f"the main container {original!r} is named node in v2",
+                target="container node",
+            )
         if defaulted_port is not None:
             port_name, number = defaulted_port
             ports = container.get("ports")
             if not any(p.get("name") == port_name for p in ports or []):
-                if keep_port:
-                    ports = container.setdefault("ports", CommentedSeq())
-                    ports.append(cmap(("name", port_name), ("containerPort", number)))
-                    job.diag("V1_PORT_KEPT", "info", f"{path}.spec.containers[{index}].ports", f"the port v1 defaulted ({port_name} {number}) is written out", target="container node ports")
+                ports = container.setdefault("ports", CommentedSeq())
+                ports.append(cmap(("name", port_name), ("containerPort", number)))
+                job.diag(
+                    "V1_PORT_KEPT",
+                    "info",
+                    f"{path}.spec.containers[{index}].ports",
+                    f"the port v1 defaulted ({port_name} {number}) is written out",
+                    target="container node ports",
+                )
     if "restartPolicy" in spec:
-        job.diag("TEMPLATE_RESTART_POLICY_IGNORED", "info", f"{path}.spec.restartPolicy", "v1 overwrote the pod template's restartPolicy with the replica's; so does the migration", action="dropped")
+        job.diag(
+            "TEMPLATE_RESTART_POLICY_IGNORED",
+            "info",
+            f"{path}.spec.restartPolicy",
+            "v1 overwrote the pod template's restartPolicy with the replica's; so does the migration",
+            action="dropped",
+        )
         del spec["restartPolicy"]
     for key in out:
         job.mapped(f"{path}.{key}", "TrainingRuntime pod template")
@@ -644,13 +843,46 @@ def hardcoded_addresses(job: Job, template: dict[str, Any], path: str, roles: st
         texts = [*(container.get("command") or []), *(container.get("args") or [])]
         texts += [str(e.get("value") or "") for e in container.get("env") or []]
         if any(pattern.search(str(t)) for t in texts):
-            job.diag("HARDCODED_V1_ADDRESS", "warning", f"{path}.spec.containers[{index}]", "a command, argument or env value names a v1 pod address; v2 pods are <job>-node-0-<i>.<job>", action="dropped", workaround="use the compat env (MASTER_ADDR, ...) instead of the literal name", decide=True)
+            job.diag(
+                "HARDCODED_V1_ADDRESS",
+                "warning",
+                f"{path}.spec.containers[{index}]",
+                "a command, argument or env value names a v1 pod address; v2 pods are <job>-node-0-<i>.<job>",
+                action="dropped",
+                workaround="use the compat env (MASTER_ADDR, ...) instead of the literal name",
+                decide=True,
+            )
 
 
 def common_notes(job: Job, sidecars: list[str], v1_env_everywhere: bool) -> None:
-    job.diag("SERVICE_TOPOLOGY_CHANGED", "info", "", "v1 created one headless Service per pod (<job>-<type>-<i>); JobSet creates one headless Service <job> and pods are <job>-<rjob>-<j>-<i>.<job>", covers=("peer:*",))
-    job.diag("V1_LABELS_NOT_SET", "info", "", "pods lose the training.kubeflow.org/* labels; JobSet labels replace them (jobset.sigs.k8s.io/jobset-name, batch.kubernetes.io/job-completion-index)", covers=("label:*",))
-    job.diag("INDEXED_JOB_ENV", "info", "", "Kubernetes sets JOB_COMPLETION_INDEX in every container of an Indexed Job's pods", covers=("env:*:JOB_COMPLETION_INDEX",))
+    job.diag(
+        "SERVICE_TOPOLOGY_CHANGED",
+        "info",
+        "",
+        "v1 created one headless Service per pod (<job>-<type>-<i>); JobSet creates one headless Service <job> and pods are <job>-<rjob>-<j>-<i>.<job>",
+        covers=("peer:*",),
+    )
+    job.diag(
+        "V1_LABELS_NOT_SET",
+        "info",
+        "",
+        "pods lose the training.kubeflow.org/* labels; JobSet labels replace them (jobset.sigs.k8s.io/jobset-name, batch.kubernetes.io/job-completion-index)",
+        covers=("label:*",),
+    )
+    job.diag(
+        "INDEXED_JOB_ENV",
+        "info",
+        "",
+        "Kubernetes sets JOB_COMPLETION_INDEX in every container of an Indexed Job's pods",
+        covers=("env:*:JOB_COMPLETION_INDEX",),
+    )
     if v1_env_everywhere:
         for sidecar in sidecars:
-            job.diag("SIDECAR_ENV_NOT_INJECTED", "warning", "", f"v1 put its env into every container; v2 injects only into node, not into {sidecar}", workaround=f"add the variables {sidecar} needs to its env in the runtime", covers=(f"env:{sidecar}:*",))
+            job.diag(
+                "SIDECAR_ENV_NOT_INJECTED",
+                "warning",
+                "",
+                f"v1 put its env into every container; v2 injects only into node, not into {sidecar}",
+                workaround=f"add the variables {sidecar} needs to its env in the runtime",
+                covers=(f"env:{sidecar}:*",),
+            )

@@ -32,4 +32,12 @@ def _jax(peers: Peers) -> None:
         env_value("NUM_PROCESSES", str(peers.total)),
         env_index("PROCESS_ID"),
     )
-    peers.job.diag("JAX_ENV_RENAMED", "warning", f"spec.{KIND.replica_field}", "v2's jax policy sets JAX_COORDINATOR_ADDRESS (host:29500), JAX_NUM_PROCESSES and JAX_PROCESS_ID; v1's COORDINATOR_*/NUM_PROCESSES/PROCESS_ID stay only through the compat env", target="container node env", action="approximated", covers=("env:main:JAX_*", "port:main:29500"))
+    peers.job.diag(
+        "JAX_ENV_RENAMED",
+        "warning",
+        f"spec.{KIND.replica_field}",
+        "v2's jax policy sets JAX_COORDINATOR_ADDRESS (host:29500), JAX_NUM_PROCESSES and JAX_PROCESS_ID; v1's COORDINATOR_*/NUM_PROCESSES/PROCESS_ID stay only through the compat env",
+        target="container node env",
+        action="approximated",
+        covers=("env:main:JAX_*", "port:main:29500"),
+    )

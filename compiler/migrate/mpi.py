@@ -11,7 +11,6 @@ The launcher becomes replicated job ``launcher`` (the trainer ancestor, containe
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -40,10 +39,11 @@ SSHD = ("/usr/sbin/sshd", "-De")
 
 def migrate(job: Job) -> list[CommentedMap]:
     v2 = job.src.api_version == MPI_V2
-    specs = job.spec.get("mpiReplicaSpecs")
-    if not isinstance(specs, dict):
+    found = job.spec.get("mpiReplicaSpecs")
+    if not isinstance(found, dict):
         job.reject("spec.mpiReplicaSpecs", "Required value: MPIReplicaSpecs is not valid")
         job.raise_problems()
+    specs: dict[str, Any] = found if isinstance(found, dict) else {}
     _validate(job, specs, v2)
     job.raise_problems()
     check_metadata(job)
@@ -54,54 +54,115 @@ def migrate(job: Job) -> list[CommentedMap]:
     workers = 0 if worker is None else int_or_none(worker.get("replicas")) or 0
     for rtype, rspec in specs.items():
         if "replicas" in rspec:
-            job.mapped(f"{base}[{rtype}].replicas", "TrainJob.spec.trainer.numNodes" if rtype == "Worker" else "launcher (one pod)")
+            job.mapped(
+                f"{base}[{rtype}].replicas",
+                "TrainJob.spec.trainer.numNodes" if rtype == "Worker" else "launcher (one pod)",
+            )
     slots = int_or_none(job.spec.get("slotsPerWorker"))
     slots = 1 if slots is None else slots
     if "slotsPerWorker" in job.spec:
-        job.mapped("spec.slotsPerWorker", "TrainingRuntime.spec.mlPolicy.mpi.numProcPerNode + TrainJob.spec.trainer.numProcPerNode")
+        job.mapped(
+            "spec.slotsPerWorker",
+            "TrainingRuntime.spec.mlPolicy.mpi.numProcPerNode + TrainJob.spec.trainer.numProcPerNode",
+        )
     gpu = _gpu_launcher(launcher) if not v2 else bool(job.spec.get("runLauncherAsWorker"))
     if v2 and "runLauncherAsWorker" in job.spec:
-        job.mapped("spec.runLauncherAsWorker", "TrainingRuntime.spec.mlPolicy.mpi.runLauncherAsNode")
+        job.mapped(
+            "spec.runLauncherAsWorker", "TrainingRuntime.spec.mlPolicy.mpi.runLauncherAsNode"
+        )
     mount = str(job.spec.get("sshAuthMountPath") or "/root/.ssh")
     if "sshAuthMountPath" in job.spec:
         job.mapped("spec.sshAuthMountPath", "TrainingRuntime.spec.mlPolicy.mpi.sshAuthMountPath")
     implementation = str(job.spec.get("mpiImplementation") or "OpenMPI")
     if "mpiImplementation" in job.spec:
         if implementation == "OpenMPI":
-            job.mapped("spec.mpiImplementation", "TrainingRuntime.spec.mlPolicy.mpi.mpiImplementation")
+            job.mapped(
+                "spec.mpiImplementation", "TrainingRuntime.spec.mlPolicy.mpi.mpiImplementation"
+            )
         else:
-            job.diag("MPI_IMPLEMENTATION_UNSUPPORTED", "error", "spec.mpiImplementation", f"{implementation}: Trainer v2.3.0 accepts only OpenMPI", action="rejected", workaround="build the image with OpenMPI, or keep the job on the MPI Operator", decide=True, covers=("*",) if not job.options.allow_lossy else ("env:main:I_MPI_*", "env:main:HYDRA_*", "env:main:OMPI_*", "file:*"))
+            job.diag(
+                "MPI_IMPLEMENTATION_UNSUPPORTED",
+                "error",
+                "spec.mpiImplementation",
+                f"{implementation}: Trainer v2.3.0 accepts only OpenMPI",
+                action="rejected",
+                workaround="build the image with OpenMPI, or keep the job on the MPI Operator",
+                decide=True,
+                covers=("*",)
+                if not job.options.allow_lossy
+                else ("env:main:I_MPI_*", "env:main:HYDRA_*", "env:main:OMPI_*", "file:*"),
+            )
     policies: list[str] = []
-    launcher_pod, _ = pod_template(job, launcher.get("template"), f"{base}[Launcher].template", "\0")
+    launcher_pod, _ = pod_template(
+        job, launcher.get("template"), f"{base}[Launcher].template", "\0"
+    )
     main_worker = str(job.spec.get("mainContainer") or "")
     if "mainContainer" in job.spec:
         job.mapped("spec.mainContainer", "the worker container renamed node")
-    worker_pod, worker_main = pod_template(job, (worker or {}).get("template"), f"{base}[Worker].template", main_worker or "\0")
-    for pod, rtype, rspec in ((launcher_pod, "Launcher", launcher), (worker_pod, "Worker", worker or {})):
+    worker_pod, worker_main = pod_template(
+        job, (worker or {}).get("template"), f"{base}[Worker].template", main_worker or "\0"
+    )
+    for pod, rtype, rspec in (
+        (launcher_pod, "Launcher", launcher),
+        (worker_pod, "Worker", worker or {}),
+    ):
         # the MPI Operator restarts its launcher OnFailure by default; v1 and workers: Never
         default = "OnFailure" if v2 and rtype == "Launcher" else "Never"
-        policy, exit_code = restart_policy(job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), default)
+        policy, _ = restart_policy(
+            job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), default
+        )
         policies.append(rspec.get("restartPolicy") or default)
         pod["spec"]["restartPolicy"] = policy
     # the worker command: v1 ran sleep, the MPI Operator sshd, when none was given
     worker_container = (worker_pod["spec"].get("containers") or [{}])[worker_main]
-    if worker is not None and not worker_container.get("command") and not worker_container.get("args"):
+    if (
+        worker is not None
+        and not worker_container.get("command")
+        and not worker_container.get("args")
+    ):
         worker_container["command"] = CommentedSeq(SSHD)
         if v2:
-            job.diag("MPI_WORKER_SSHD_DEFAULT", "info", f"{base}[Worker].template.spec.containers[0].command", "the MPI Operator ran /usr/sbin/sshd -De when no command was given; it is written out", target="container node command")
+            job.diag(
+                "MPI_WORKER_SSHD_DEFAULT",
+                "info",
+                f"{base}[Worker].template.spec.containers[0].command",
+                "the MPI Operator ran /usr/sbin/sshd -De when no command was given; it is written out",
+                target="container node command",
+            )
         else:
-            job.diag("MPI_WORKER_HAS_NO_SSHD_COMMAND", "warning", f"{base}[Worker].template.spec.containers[0].command", "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De", target="container node command", action="approximated", workaround="make sure the worker image has sshd", decide=True, covers=("command:main@worker-*", "args:main@worker-*"))
+            job.diag(
+                "MPI_WORKER_HAS_NO_SSHD_COMMAND",
+                "warning",
+                f"{base}[Worker].template.spec.containers[0].command",
+                "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De",
+                target="container node command",
+                action="approximated",
+                workaround="make sure the worker image has sshd",
+                decide=True,
+                covers=("command:main@worker-*", "args:main@worker-*"),
+            )
     numnodes = workers + (1 if gpu else 0)
-    mpi = cmap(("numProcPerNode", slots), ("mpiImplementation", "OpenMPI"), ("sshAuthMountPath", mount), ("runLauncherAsNode", gpu))
+    mpi = cmap(
+        ("numProcPerNode", slots),
+        ("mpiImplementation", "OpenMPI"),
+        ("sshAuthMountPath", mount),
+        ("runLauncherAsNode", gpu),
+    )
     runtime = Runtime(cmap(("mpi", mpi)), total_pods=workers + 1)
     depends = None
     creation = job.spec.get("launcherCreationPolicy")
     if not v2 or creation == "WaitForWorkersReady":
         depends = seq(cmap(("name", "node"), ("status", "Ready")))
     if creation is not None:
-        job.mapped("spec.launcherCreationPolicy", "launcher dependsOn node Ready" if depends else "(launcher starts at once)")
+        job.mapped(
+            "spec.launcherCreationPolicy",
+            "launcher dependsOn node Ready" if depends else "(launcher starts at once)",
+        )
     worker_job = ReplicatedJob("node", worker_pod)
-    runtime.jobs = [worker_job, ReplicatedJob("launcher", launcher_pod, ancestor=True, depends_on=depends)]
+    runtime.jobs = [
+        worker_job,
+        ReplicatedJob("launcher", launcher_pod, ancestor=True, depends_on=depends),
+    ]
     runtime.success_policy = cmap(("operator", "All"), ("targetReplicatedJobs", seq("launcher")))
     run_policy(job, policies, CommentedMap(), runtime)
     if any(p == "ExitCode" for p in policies):
@@ -122,20 +183,44 @@ def migrate(job: Job) -> list[CommentedMap]:
         if env:
             launcher_container = launcher_pod["spec"]["containers"][0]
             launcher_container.setdefault("env", CommentedSeq()).extend(env)
-            job.diag("COMPAT_ENV_ADDED", "info", "", "launcher variables kept: " + ", ".join(str(e["name"]) for e in env), target="launcher container node env", action="shimmed")
+            job.diag(
+                "COMPAT_ENV_ADDED",
+                "info",
+                "",
+                "launcher variables kept: " + ", ".join(str(e["name"]) for e in env),
+                target="launcher container node env",
+                action="shimmed",
+            )
     elif v2 or not gpu:
-        job.diag("COMPAT_ENV_OFF", "warning", "", "--no-compat-env: the launcher's K_MPI_JOB_ROLE / NVIDIA_* variables are not set", action="dropped", covers=("env:main:K_MPI_JOB_ROLE", "env:main:NVIDIA_*"))
+        job.diag(
+            "COMPAT_ENV_OFF",
+            "warning",
+            "",
+            "--no-compat-env: the launcher's K_MPI_JOB_ROLE / NVIDIA_* variables are not set",
+            action="dropped",
+            covers=("env:main:K_MPI_JOB_ROLE", "env:main:NVIDIA_*"),
+        )
     _notes(job, v2, slots, gpu)
     common_notes(job, [], False)
     name_length(job, [("node", max(workers, 1)), ("launcher", 1)])
-    spec = cmap(("runtimeRef", cmap(("apiGroup", "trainer.kubeflow.org"), ("kind", "TrainingRuntime"), ("name", job.name))), ("trainer", trainer))
-    policy = job.spec.get("runPolicy") or {}
-    if policy.get("suspend") is True:
+    spec = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        ),
+        ("trainer", trainer),
+    )
+    run = job.spec.get("runPolicy") or {}
+    if run.get("suspend") is True:
         spec["suspend"] = True
-    if isinstance(policy.get("activeDeadlineSeconds"), int) and policy["activeDeadlineSeconds"] >= 1:
-        spec["activeDeadlineSeconds"] = policy["activeDeadlineSeconds"]
-    if policy.get("managedBy") == "kueue.x-k8s.io/multikueue":
-        spec["managedBy"] = policy["managedBy"]
+    if isinstance(run.get("activeDeadlineSeconds"), int) and run["activeDeadlineSeconds"] >= 1:
+        spec["activeDeadlineSeconds"] = run["activeDeadlineSeconds"]
+    if run.get("managedBy") == "kueue.x-k8s.io/multikueue":
+        spec["managedBy"] = run["managedBy"]
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]
@@ -146,30 +231,51 @@ def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
     if v2:
         name = job.name
         if len(name) > 63 or not name:
-            job.reject("metadata.name", f'Invalid value: "{name}": must be no more than 63 characters')
+            job.reject(
+                "metadata.name", f'Invalid value: "{name}": must be no more than 63 characters'
+            )
     if "Launcher" not in specs:
-        job.reject(f"{base}[Launcher]", "Required value: must have a Launcher replica" if v2 else "MPIReplicaSpecs is not valid: a Launcher replica is required")
+        job.reject(
+            f"{base}[Launcher]",
+            "Required value: must have a Launcher replica"
+            if v2
+            else "MPIReplicaSpecs is not valid: a Launcher replica is required",
+        )
     for rtype, rspec in specs.items():
         path = f"{base}[{rtype}]"
         if rtype not in ("Launcher", "Worker"):
             job.reject(path, f"MPIReplicaType is {rtype} but must be one of [Launcher Worker]")
             continue
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get(
+            "containers"
+        ) or []
         if not containers:
-            job.reject(f"{path}.template.spec.containers", f"MPIReplicaSpecs is not valid: containers definition expected in {rtype}")
+            job.reject(
+                f"{path}.template.spec.containers",
+                f"MPIReplicaSpecs is not valid: containers definition expected in {rtype}",
+            )
         for index, container in enumerate(containers):
             if not container.get("image"):
-                job.reject(f"{path}.template.spec.containers[{index}].image", f"MPIReplicaSpec is not valid: Image is undefined in the container of {rtype}")
+                job.reject(
+                    f"{path}.template.spec.containers[{index}].image",
+                    f"MPIReplicaSpec is not valid: Image is undefined in the container of {rtype}",
+                )
             if not container.get("name"):
-                job.reject(f"{path}.template.spec.containers[{index}].name", f"MPIReplicaSpec is not valid: ImageName is undefined in the container of {rtype}")
+                job.reject(
+                    f"{path}.template.spec.containers[{index}].name",
+                    f"MPIReplicaSpec is not valid: ImageName is undefined in the container of {rtype}",
+                )
         replicas = (rspec or {}).get("replicas")
         if rtype == "Launcher" and replicas is not None and replicas != 1:
-            job.reject(f"{path}.replicas", "MPIReplicaSpec is not valid: There must be only 1 launcher replica")
+            job.reject(
+                f"{path}.replicas",
+                "MPIReplicaSpec is not valid: There must be only 1 launcher replica",
+            )
 
 
 def _gpu_launcher(launcher: dict[str, Any]) -> bool:
     for container in ((launcher.get("template") or {}).get("spec") or {}).get("containers") or []:
-        for key in ((container.get("resources") or {}).get("limits") or {}):
+        for key in (container.get("resources") or {}).get("limits") or {}:
             if str(key).endswith(".com/gpu") or "gpu" in str(key):
                 return True
     return False
@@ -177,7 +283,47 @@ def _gpu_launcher(launcher: dict[str, Any]) -> bool:
 
 def _notes(job: Job, v2: bool, slots: int, gpu: bool) -> None:
     if not v2:
-        job.diag("MPI_SSH_REQUIRED", "warning", "spec.mpiReplicaSpecs", "v1 launched ranks with kubectl exec (kubexec.sh, a ServiceAccount/Role, the kubectl-delivery init container); v2 launches them over SSH with keys mounted at sshAuthMountPath", action="approximated", workaround="worker images must run sshd", decide=True, covers=("initContainer:kubectl-delivery", "env:main:OMPI_MCA_plm_rsh_agent", "env:main:I_MPI_HYDRA_BOOTSTRAP*", "env:main:OMPI_MCA_orte_keep_fqdn_hostnames", "env:main:OMPI_MCA_orte_set_default_slots", "env:main:OMPI_MCA_plm_rsh_args", "mount:*", "volume:*", "file:/etc/mpi/kubexec.sh", "file:/etc/mpi/discover_hosts.sh", "pod:serviceAccountName"))
+        job.diag(
+            "MPI_SSH_REQUIRED",
+            "warning",
+            "spec.mpiReplicaSpecs",
+            "v1 launched ranks with kubectl exec (kubexec.sh, a ServiceAccount/Role, the kubectl-delivery init container); v2 launches them over SSH with keys mounted at sshAuthMountPath",
+            action="approximated",
+            workaround="worker images must run sshd",
+            decide=True,
+            covers=(
+                "initContainer:kubectl-delivery",
+                "env:main:OMPI_MCA_plm_rsh_agent",
+                "env:main:I_MPI_HYDRA_BOOTSTRAP*",
+                "env:main:OMPI_MCA_orte_keep_fqdn_hostnames",
+                "env:main:OMPI_MCA_orte_set_default_slots",
+                "env:main:OMPI_MCA_plm_rsh_args",
+                "mount:*",
+                "volume:*",
+                "file:/etc/mpi/kubexec.sh",
+                "file:/etc/mpi/discover_hosts.sh",
+                "pod:serviceAccountName",
+            ),
+        )
     else:
-        job.diag("MPI_OPERATOR_TO_TRAINER", "info", "spec.mpiReplicaSpecs", "the MPI Operator's launcher Job and worker pods become JobSet replicated jobs launcher and node; SSH keys and the hostfile are the Trainer's", covers=("mount:*", "volume:*", "file:/etc/mpi/discover_hosts.sh", "pod:dnsConfig", "env:main:OMPI_MCA_orte_set_default_slots"))
-    job.diag("MPI_HOSTFILE_FQDN", "info", "spec.slotsPerWorker", f"the hostfile lists v2 addresses <job>-node-0-<i>.<job> slots={slots}" + (" with the launcher first (runLauncherAsNode)" if gpu else ""), covers=())
+        job.diag(
+            "MPI_OPERATOR_TO_TRAINER",
+            "info",
+            "spec.mpiReplicaSpecs",
+            "the MPI Operator's launcher Job and worker pods become JobSet replicated jobs launcher and node; SSH keys and the hostfile are the Trainer's",
+            covers=(
+                "mount:*",
+                "volume:*",
+                "file:/etc/mpi/discover_hosts.sh",
+                "pod:dnsConfig",
+                "env:main:OMPI_MCA_orte_set_default_slots",
+            ),
+        )
+    job.diag(
+        "MPI_HOSTFILE_FQDN",
+        "info",
+        "spec.slotsPerWorker",
+        f"the hostfile lists v2 addresses <job>-node-0-<i>.<job> slots={slots}"
+        + (" with the launcher first (runLauncherAsNode)" if gpu else ""),
+        covers=(),
+    )

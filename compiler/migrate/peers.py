@@ -63,12 +63,26 @@ class Peers:
     def compat(self, *variables: CommentedMap) -> None:
         if not self.job.options.compat_env:
             names = ", ".join(str(v["name"]) for v in variables)
-            self.job.diag("COMPAT_ENV_OFF", "warning", "", f"--no-compat-env: v1 variables {names} are not set", action="dropped", covers=tuple(f"env:main:{v['name']}" for v in variables))
+            self.job.diag(
+                "COMPAT_ENV_OFF",
+                "warning",
+                "",
+                f"--no-compat-env: v1 variables {names} are not set",
+                action="dropped",
+                covers=tuple(f"env:main:{v['name']}" for v in variables),
+            )
             return
         for variable in variables:
             self.env.append(variable)
         names = ", ".join(str(v["name"]) for v in variables)
-        self.job.diag("COMPAT_ENV_ADDED", "info", "", f"v1 variables kept for code that reads them: {names} (values use v2 addresses; correct with one process per pod, as in v1)", target="TrainJob.spec.trainer.env", action="shimmed")
+        self.job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            "",
+            f"v1 variables kept for code that reads them: {names} (values use v2 addresses; correct with one process per pod, as in v1)",
+            target="TrainJob.spec.trainer.env",
+            action="shimmed",
+        )
 
 
 def migrate_peers(
@@ -85,9 +99,6 @@ def migrate_peers(
     job.raise_problems()
     check_metadata(job)
     specs = normalise_types(job, kind)
-    for rtype in list(specs):
-        if rtype not in [t for t in kind.types]:
-            pass
     if pre is not None:
         pre(job, specs)
     base = f"spec.{kind.replica_field}"
@@ -114,34 +125,57 @@ def migrate_peers(
             )
             if choice == "master" and rtype == "Master":
                 primary = rtype
-        job.mapped(f"{base}[{rtype}].template", f"merged into the {primary} template (replicated job node)")
+        job.mapped(
+            f"{base}[{rtype}].template", f"merged into the {primary} template (replicated job node)"
+        )
     for rtype, rspec in specs.items():
         path = f"{base}[{rtype}]"
         if "replicas" in rspec:
             job.mapped(f"{path}.replicas", "TrainJob.spec.trainer.numNodes (summed)")
-        hardcoded_addresses(job, rspec.get("template") or {}, f"{path}.template", "|".join(t.lower() for t in kind.types))
+        hardcoded_addresses(
+            job,
+            rspec.get("template") or {},
+            f"{path}.template",
+            "|".join(t.lower() for t in kind.types),
+        )
     policies: list[str] = []
     chosen: tuple[str, bool] | None = None
     for rtype, rspec in specs.items():
-        result = restart_policy(job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), kind.restart)
+        result = restart_policy(
+            job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), kind.restart
+        )
         policies.append(rspec.get("restartPolicy") or kind.restart)
         if rtype == primary:
             chosen = result
     assert chosen is not None
     if len({p for p in policies}) > 1:
-        job.diag("RESTART_POLICY_MERGED", "warning", f"{base}", f"the replica types restart differently ({', '.join(policies)}); all pods use the {primary}'s", action="approximated")
+        job.diag(
+            "RESTART_POLICY_MERGED",
+            "warning",
+            f"{base}",
+            f"the replica types restart differently ({', '.join(policies)}); all pods use the {primary}'s",
+            action="approximated",
+        )
     pod, main_index = pod_template(
         job,
         specs[primary].get("template"),
         f"{base}[{primary}].template",
         kind.main,
-        defaulted_port=(kind.port_name, port_of(specs[primary], kind.main, kind.port_name, kind.port)),
+        defaulted_port=(
+            kind.port_name,
+            port_of(specs[primary], kind.main, kind.port_name, kind.port),
+        ),
     )
     pod["spec"]["restartPolicy"] = chosen[0]
     ml_policy = cmap(("numNodes", total))
     if policy is not None:
         ml_policy[policy] = CommentedMap()
-    runtime = Runtime(ml_policy, [ReplicatedJob("node", pod, ancestor=True)], total_pods=total, exit_code=chosen[1])
+    runtime = Runtime(
+        ml_policy,
+        [ReplicatedJob("node", pod, ancestor=True)],
+        total_pods=total,
+        exit_code=chosen[1],
+    )
     peers = Peers(job, kind, specs, total, pod, main_index, runtime)
     peers.trainer["numNodes"] = total
     run_policy(job, policies, CommentedMap(), runtime)  # fills runtime; TrainJob spec below
@@ -149,7 +183,16 @@ def migrate_peers(
         hook(peers)
     common_notes(job, peers.sidecars, v1_env_everywhere)
     name_length(job, [("node", total)])
-    spec = cmap(("runtimeRef", cmap(("apiGroup", "trainer.kubeflow.org"), ("kind", "TrainingRuntime"), ("name", job.name))))
+    spec = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        )
+    )
     if peers.env:
         peers.trainer["env"] = peers.env
     spec["trainer"] = peers.trainer

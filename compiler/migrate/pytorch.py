@@ -5,6 +5,8 @@ v1's RANK (master 0, worker i -> i + 1) is the completion index."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ruamel.yaml.comments import CommentedMap
 
 from compiler.migrate.common import Job, Kind, env_index, env_value
@@ -37,9 +39,15 @@ def migrate(job: Job) -> list[CommentedMap]:
     specs = spec.get(KIND.replica_field) or {}
     if isinstance(elastic, dict):
         if "Worker" not in specs:
-            job.reject(f"spec.{KIND.replica_field}[Worker]", "Required value: must be configured if elastic policy is used")
+            job.reject(
+                f"spec.{KIND.replica_field}[Worker]",
+                "Required value: must be configured if elastic policy is used",
+            )
         if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
-            job.reject("spec.elasticPolicy.nProcPerNode", "Forbidden: must not be used with spec.nprocPerNode")
+            job.reject(
+                "spec.elasticPolicy.nProcPerNode",
+                "Forbidden: must not be used with spec.nprocPerNode",
+            )
     return migrate_peers(job, KIND, "torch", _torch)
 
 
@@ -50,7 +58,13 @@ def _nproc(peers: Peers) -> tuple[str, int]:
     elastic = spec.get("elasticPolicy") or {}
     raw = spec.get("nprocPerNode")
     if raw is None and elastic.get("nProcPerNode") is not None:
-        job.diag("NPROC_DEPRECATED_FIELD", "info", "spec.elasticPolicy.nProcPerNode", "the deprecated elastic nProcPerNode becomes TrainJob numProcPerNode", target="TrainJob.spec.trainer.numProcPerNode")
+        job.diag(
+            "NPROC_DEPRECATED_FIELD",
+            "info",
+            "spec.elasticPolicy.nProcPerNode",
+            "the deprecated elastic nProcPerNode becomes TrainJob numProcPerNode",
+            target="TrainJob.spec.trainer.numProcPerNode",
+        )
         value = int(elastic["nProcPerNode"])
         peers.trainer["numProcPerNode"] = value
         return str(value), value
@@ -66,7 +80,11 @@ def _nproc(peers: Peers) -> tuple[str, int]:
             job.mapped(path, "PET_NPROC_PER_NODE auto (v2 picks auto when the node requests GPUs)")
         return text, 1
     job.diag(
-        "NPROC_AUTO_CPU_SEMANTICS" if text == "auto" else "NPROC_CPU_RESOLVED" if text == "cpu" else "NPROC_NO_GPU",
+        "NPROC_AUTO_CPU_SEMANTICS"
+        if text == "auto"
+        else "NPROC_CPU_RESOLVED"
+        if text == "cpu"
+        else "NPROC_NO_GPU",
         "warning",
         path,
         f"nprocPerNode {text!r}: v1 passed it to torchrun as is; v2 sets PET_NPROC_PER_NODE to auto only when the node requests GPUs, else to the CPU count of its requests (at least 1)",
@@ -104,17 +122,42 @@ def _torch(peers: Peers) -> None:
             env_value("WORLD_SIZE", str(peers.total * nproc)),
             env_index("RANK"),
         )
-        job.diag("MASTER_PORT_CHANGED", "info", f"spec.{KIND.replica_field}[Master]", f"torchrun's rendezvous port PET_MASTER_PORT is 29500 in v2 (v1: {port}); MASTER_PORT keeps {port}", target="PET_MASTER_PORT", covers=("env:main:PET_MASTER_PORT", "port:main:29500"))
+        job.diag(
+            "MASTER_PORT_CHANGED",
+            "info",
+            f"spec.{KIND.replica_field}[Master]",
+            f"torchrun's rendezvous port PET_MASTER_PORT is 29500 in v2 (v1: {port}); MASTER_PORT keeps {port}",
+            target="PET_MASTER_PORT",
+            covers=("env:main:PET_MASTER_PORT", "port:main:29500"),
+        )
         if "Worker" in peers.specs:
-            job.diag("INIT_CONTAINER_DROPPED", "info", f"spec.{KIND.replica_field}[Worker]", "v1's init-pytorch container (waits for the master's DNS name) is not emitted; torchrun's static rendezvous retries instead", action="dropped", covers=("initContainer:init-pytorch",))
+            job.diag(
+                "INIT_CONTAINER_DROPPED",
+                "info",
+                f"spec.{KIND.replica_field}[Worker]",
+                "v1's init-pytorch container (waits for the master's DNS name) is not emitted; torchrun's static rendezvous retries instead",
+                action="dropped",
+                covers=("initContainer:init-pytorch",),
+            )
     else:
         peers.compat(env_value("PYTHONUNBUFFERED", "1"))
-        job.diag("TORCH_RENDEZVOUS_ADDED", "info", f"spec.{KIND.replica_field}", "v1 set no master address without a Master; v2 sets PET_MASTER_ADDR, PET_MASTER_PORT and PET_NODE_RANK (index 0 is the rendezvous host)", covers=("env:main:PET_MASTER_ADDR", "env:main:PET_MASTER_PORT", "env:main:PET_NODE_RANK", "port:main:29500"))
+        job.diag(
+            "TORCH_RENDEZVOUS_ADDED",
+            "info",
+            f"spec.{KIND.replica_field}",
+            "v1 set no master address without a Master; v2 sets PET_MASTER_ADDR, PET_MASTER_PORT and PET_NODE_RANK (index 0 is the rendezvous host)",
+            covers=(
+                "env:main:PET_MASTER_ADDR",
+                "env:main:PET_MASTER_PORT",
+                "env:main:PET_NODE_RANK",
+                "port:main:29500",
+            ),
+        )
     if isinstance(elastic, dict):
         _elastic(peers, elastic)
 
 
-def _elastic(peers: Peers, elastic: CommentedMap) -> None:
+def _elastic(peers: Peers, elastic: dict[str, Any]) -> None:
     job = peers.job
     base = "spec.elasticPolicy"
     workers = peers.specs.get("Worker") or {}
@@ -124,9 +167,42 @@ def _elastic(peers: Peers, elastic: CommentedMap) -> None:
     low = low if low is not None else high if high is not None else replicas
     high = high if high is not None else low
     if elastic.get("metrics"):
-        job.diag("ELASTIC_HPA_UNSUPPORTED", "error", f"{base}.metrics", "v1 created a HorizontalPodAutoscaler on the workers; v2 has no elastic training", action="rejected", workaround="size the job with numNodes; --allow-lossy migrates it at its current size", decide=True, covers=("*",) if not job.options.allow_lossy else ELASTIC_ENV)
+        job.diag(
+            "ELASTIC_HPA_UNSUPPORTED",
+            "error",
+            f"{base}.metrics",
+            "v1 created a HorizontalPodAutoscaler on the workers; v2 has no elastic training",
+            action="rejected",
+            workaround="size the job with numNodes; --allow-lossy migrates it at its current size",
+            decide=True,
+            covers=("*",) if not job.options.allow_lossy else ELASTIC_ENV,
+        )
     if low != high:
-        job.diag("ELASTIC_RANGE_LOST", "warning", base, f"v1 let torchrun run with {low} to {high} nodes (PET_NNODES {low}:{high}); v2 runs exactly {peers.total} pods", target="TrainJob.spec.trainer.numNodes", action="approximated", decide=True, workaround="pick the node count in trainer.numNodes", covers=ELASTIC_ENV)
+        job.diag(
+            "ELASTIC_RANGE_LOST",
+            "warning",
+            base,
+            f"v1 let torchrun run with {low} to {high} nodes (PET_NNODES {low}:{high}); v2 runs exactly {peers.total} pods",
+            target="TrainJob.spec.trainer.numNodes",
+            action="approximated",
+            decide=True,
+            workaround="pick the node count in trainer.numNodes",
+            covers=ELASTIC_ENV,
+        )
         if not low <= replicas <= high:
-            job.diag("ELASTIC_REPLICAS_OUTSIDE_RANGE", "warning", f"spec.{KIND.replica_field}[Worker].replicas", f"{replicas} workers lie outside [{low}, {high}]", action="approximated")
-    job.diag("ELASTIC_DROPPED", "warning", base, "v2 has no elastic policy: torchrun uses static rendezvous at PET_MASTER_ADDR:29500; rdzvBackend, rdzvHost, rdzvPort, rdzvId, rdzvConf, standalone, maxRestarts have no target", action="dropped", workaround="a JobSet failurePolicy.maxRestarts in the runtime restarts the whole gang", covers=ELASTIC_ENV)
+            job.diag(
+                "ELASTIC_REPLICAS_OUTSIDE_RANGE",
+                "warning",
+                f"spec.{KIND.replica_field}[Worker].replicas",
+                f"{replicas} workers lie outside [{low}, {high}]",
+                action="approximated",
+            )
+    job.diag(
+        "ELASTIC_DROPPED",
+        "warning",
+        base,
+        "v2 has no elastic policy: torchrun uses static rendezvous at PET_MASTER_ADDR:29500; rdzvBackend, rdzvHost, rdzvPort, rdzvId, rdzvConf, standalone, maxRestarts have no target",
+        action="dropped",
+        workaround="a JobSet failurePolicy.maxRestarts in the runtime restarts the whole gang",
+        covers=ELASTIC_ENV,
+    )

@@ -159,12 +159,8 @@ class JobReport:
             lines.append("  mapped:")
             for m in sorted(self.mappings, key=lambda m: (m.source_path, m.target_path)):
                 lines.append(f"    {m.source_path} -> {m.target_path}")
-        groups = (
-            ("no v2 equivalent / behaviour differs", lambda d: d.severity != "info"),
-            ("notes", lambda d: d.severity == "info"),
-        )
-        for title, keep in groups:
-            chosen = [d for d in self.sorted_diagnostics() if keep(d)]
+        for title, info in (("no v2 equivalent / behaviour differs", False), ("notes", True)):
+            chosen = [d for d in self.sorted_diagnostics() if (d.severity == "info") == info]
             if chosen:
                 lines.append(f"  {title}:")
                 lines.extend(f"    {d.line()}" for d in chosen)

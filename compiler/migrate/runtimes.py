@@ -46,16 +46,28 @@ def upstream_candidates() -> list[Candidate]:
         if path.name == "kustomization.yaml":
             continue
         for obj in read_sources([str(path)]):
-            if obj.api_version == TRAINER and obj.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
-                out.append(Candidate(obj.kind, obj.name, "", _plain(obj.data.get("spec")), f"upstream {path.name}", str(path)))
+            if obj.api_version == TRAINER and obj.kind in (
+                "ClusterTrainingRuntime",
+                "TrainingRuntime",
+            ):
+                out.append(
+                    Candidate(
+                        obj.kind,
+                        obj.name,
+                        "",
+                        plain(obj.data.get("spec")),
+                        f"upstream {path.name}",
+                        str(path),
+                    )
+                )
     return out
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -105,7 +117,7 @@ def choose(
     runtime: CommentedMap, trainjob: CommentedMap, candidates: list[Candidate]
 ) -> tuple[Candidate | None, str]:
     """The candidate runtime that fits, or None and why the dedicated one is written."""
-    spec = _plain(runtime["spec"])
+    spec = plain(runtime["spec"])
     if "mpi" in (spec.get("mlPolicy") or {}):
         return None, "dedicated: the MPI launcher and worker templates live in the runtime"
     mine = _normalised(spec)
@@ -120,14 +132,23 @@ def choose(
         paths = differing_paths(mine, theirs)
         if not paths:
             _point(trainjob, runtime, candidate)
-            return candidate, f"{candidate.kind} {candidate.name} ({candidate.origin}) is equivalent: the TrainJob overrides image, command, args, env and resources"
+            return (
+                candidate,
+                f"{candidate.kind} {candidate.name} ({candidate.origin}) is equivalent: the TrainJob overrides image, command, args, env and resources",
+            )
         if best is None or len(paths) < best[0]:
             best = (len(paths), candidate, paths)
     if best is None:
-        return None, "dedicated: no runtime among the inputs or upstream has a trainer container node"
+        return (
+            None,
+            "dedicated: no runtime among the inputs or upstream has a trainer container node",
+        )
     _, candidate, paths = best
     shown = ", ".join(paths[:4]) + (", ..." if len(paths) > 4 else "")
-    return None, f"dedicated: the closest runtime, {candidate.kind} {candidate.name} ({candidate.origin}), differs at {shown}"
+    return (
+        None,
+        f"dedicated: the closest runtime, {candidate.kind} {candidate.name} ({candidate.origin}), differs at {shown}",
+    )
 
 
 def _point(trainjob: CommentedMap, runtime: CommentedMap, candidate: Candidate) -> None:

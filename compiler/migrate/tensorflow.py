@@ -40,14 +40,38 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
     total = sum(replicas_of(s) for s in specs.values())
     if len(specs) > 1 or (total > 1 and "Worker" not in specs):
         roles = ", ".join(specs)
-        job.diag("TF_TOPOLOGY_UNSUPPORTED", "error", f"spec.{KIND.replica_field}", f"{roles}: v2 sizes one replicated job per TrainJob and has no TensorFlow policy to build per-role TF_CONFIG", action="rejected", workaround="move to MultiWorkerMirroredStrategy (Workers only), or keep this job on the Training Operator", decide=True, covers=("*",))
+        job.diag(
+            "TF_TOPOLOGY_UNSUPPORTED",
+            "error",
+            f"spec.{KIND.replica_field}",
+            f"{roles}: v2 sizes one replicated job per TrainJob and has no TensorFlow policy to build per-role TF_CONFIG",
+            action="rejected",
+            workaround="move to MultiWorkerMirroredStrategy (Workers only), or keep this job on the Training Operator",
+            decide=True,
+            covers=("*",),
+        )
     if job.spec.get("enableDynamicWorker"):
-        job.diag("TF_DYNAMIC_WORKER_UNSUPPORTED", "error", "spec.enableDynamicWorker", "the sparse TF_CONFIG and tolerated worker failures have no v2 equivalent", action="rejected", decide=True, covers=("*",))
+        job.diag(
+            "TF_DYNAMIC_WORKER_UNSUPPORTED",
+            "error",
+            "spec.enableDynamicWorker",
+            "the sparse TF_CONFIG and tolerated worker failures have no v2 equivalent",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+        )
     elif "enableDynamicWorker" in job.spec:
         job.mapped("spec.enableDynamicWorker", "(false: the default TF_CONFIG)")
     success = job.spec.get("successPolicy")
     if total > 1 and success in (None, ""):
-        job.diag("TF_SUCCESS_POLICY_APPROX", "warning", "spec.successPolicy", "v1 finished the job when worker-0 succeeded; JobSet waits for every worker", action="approximated", workaround="end all workers together (MultiWorkerMirroredStrategy does)")
+        job.diag(
+            "TF_SUCCESS_POLICY_APPROX",
+            "warning",
+            "spec.successPolicy",
+            "v1 finished the job when worker-0 succeeded; JobSet waits for every worker",
+            action="approximated",
+            workaround="end all workers together (MultiWorkerMirroredStrategy does)",
+        )
     elif success is not None:
         job.mapped("spec.successPolicy", "JobSet successPolicy All (the default)")
 
@@ -55,23 +79,59 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
 def _tf(peers: Peers) -> None:
     job = peers.job
     if peers.total <= 1:
-        job.diag("TF_SINGLE_POD", "info", f"spec.{KIND.replica_field}", "one pod: v1 set no TF_CONFIG either")
+        job.diag(
+            "TF_SINGLE_POD",
+            "info",
+            f"spec.{KIND.replica_field}",
+            "one pod: v1 set no TF_CONFIG either",
+        )
         return
-    job.diag("TF_NO_NATIVE_RUNTIME", "info", f"spec.{KIND.replica_field}", "v2.3.0 has no TensorFlow policy: a plain runtime (numNodes only)")
+    job.diag(
+        "TF_NO_NATIVE_RUNTIME",
+        "info",
+        f"spec.{KIND.replica_field}",
+        "v2.3.0 has no TensorFlow policy: a plain runtime (numNodes only)",
+    )
     if not job.options.compat_env:
-        job.diag("TF_CONFIG_NOT_SUPPORTED", "error", f"spec.{KIND.replica_field}", "TF_CONFIG differs per pod and cannot be a static env (--no-compat-env)", action="rejected", workaround="turn the compat env on (it wraps the command to build TF_CONFIG)", decide=True, covers=("*",))
+        job.diag(
+            "TF_CONFIG_NOT_SUPPORTED",
+            "error",
+            f"spec.{KIND.replica_field}",
+            "TF_CONFIG differs per pod and cannot be a static env (--no-compat-env)",
+            action="rejected",
+            workaround="turn the compat env on (it wraps the command to build TF_CONFIG)",
+            decide=True,
+            covers=("*",),
+        )
         return
     container = peers.pod["spec"]["containers"][peers.main_index]
     command = list(container.get("command") or [])
     if not command:
-        job.diag("TF_CONFIG_NEEDS_COMMAND", "error", f"spec.{KIND.replica_field}[Worker].template.spec.containers[{peers.main_index}].command", "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint", action="rejected", workaround="write the image's entrypoint as the command", decide=True, covers=("*",))
+        job.diag(
+            "TF_CONFIG_NEEDS_COMMAND",
+            "error",
+            f"spec.{KIND.replica_field}[Worker].template.spec.containers[{peers.main_index}].command",
+            "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint",
+            action="rejected",
+            workaround="write the image's entrypoint as the command",
+            decide=True,
+            covers=("*",),
+        )
         return
     port = peers.port("Worker")
     cluster = {"worker": [f"{peers.host(i)}:{port}" for i in range(peers.total)]}
     head = json.dumps({"cluster": cluster}, separators=(",", ":"))[:-1]
     script = (
-        f"export {SHIM_MARK}'{head},\"task\":{{\"type\":\"worker\",\"index\":'\"$JOB_COMPLETION_INDEX\"'}},\"environment\":\"cloud\"}}'"
+        f'export {SHIM_MARK}\'{head},"task":{{"type":"worker","index":\'"$JOB_COMPLETION_INDEX"\'}},"environment":"cloud"}}\''
         + SHIM_EXEC
     )
     container["command"] = CommentedSeq(["/bin/sh", "-c", script, *command])
-    job.diag("TF_CONFIG_SHIMMED", "warning", f"spec.{KIND.replica_field}[Worker].template.spec.containers[{peers.main_index}].command", "the command is wrapped in /bin/sh -c that exports TF_CONFIG (workers at their v2 addresses, task index = JOB_COMPLETION_INDEX) and execs the original command", target="container node command", action="shimmed", workaround="read the cluster from TF_CONFIG as before; the image needs /bin/sh")
+    job.diag(
+        "TF_CONFIG_SHIMMED",
+        "warning",
+        f"spec.{KIND.replica_field}[Worker].template.spec.containers[{peers.main_index}].command",
+        "the command is wrapped in /bin/sh -c that exports TF_CONFIG (workers at their v2 addresses, task index = JOB_COMPLETION_INDEX) and execs the original command",
+        target="container node command",
+        action="shimmed",
+        workaround="read the cluster from TF_CONFIG as before; the image needs /bin/sh",
+    )

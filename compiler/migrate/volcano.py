@@ -26,7 +26,6 @@ from compiler.migrate.common import (
     env_value,
     name_length,
     runtime_object,
-    seq,
     strip_for_compare,
     trainjob_object,
 )
@@ -64,7 +63,10 @@ def migrate(job: Job) -> list[CommentedMap]:
         if int(task.get("replicas") or 0) < 0:
             job.reject(f"spec.tasks[{index}].replicas", "Invalid value: replicas must be >= 0")
         if not ((task.get("template") or {}).get("spec") or {}).get("containers"):
-            job.reject(f"spec.tasks[{index}].template.spec.containers", "Required value: a task needs containers")
+            job.reject(
+                f"spec.tasks[{index}].template.spec.containers",
+                "Required value: a task needs containers",
+            )
     job.raise_problems()
     check_metadata(job)
     plugins = spec.get("plugins") or {}
@@ -72,19 +74,46 @@ def migrate(job: Job) -> list[CommentedMap]:
         if name in ("pytorch", "svc", "env"):
             job.consume(f"spec.plugins.{name}")
         elif name not in ("ssh", "mpi", "tensorflow"):
-            job.diag("VOLCANO_PLUGIN_DROPPED", "warning", f"spec.plugins.{name}", f"the {name} plugin has no v2 equivalent", action="dropped")
+            job.diag(
+                "VOLCANO_PLUGIN_DROPPED",
+                "warning",
+                f"spec.plugins.{name}",
+                f"the {name} plugin has no v2 equivalent",
+                action="dropped",
+            )
     # Volcano's mutating webhook adds svc to framework jobs (and ssh to mpi ones).
     plugins = dict(plugins)
     if any(p in plugins for p in ("tensorflow", "mpi", "pytorch", "ray")) and "svc" not in plugins:
         plugins["svc"] = []
-        job.diag("VOLCANO_SVC_DEFAULTED", "info", "spec.plugins", "Volcano's webhook adds the svc plugin to framework jobs; its variables are reproduced")
+        job.diag(
+            "VOLCANO_SVC_DEFAULTED",
+            "info",
+            "spec.plugins",
+            "Volcano's webhook adds the svc plugin to framework jobs; its variables are reproduced",
+        )
     if "mpi" in plugins and "ssh" not in plugins:
         plugins["ssh"] = []
     torch = "pytorch" in plugins
     if "ssh" in plugins or "mpi" in plugins:
-        job.diag("VOLCANO_SSH_UNSUPPORTED", "error", "spec.plugins.ssh" if "ssh" in plugins else "spec.plugins.mpi", "Volcano's ssh/mpi plugins have no v2 equivalent outside mlPolicy.mpi, which this migration does not build from a Volcano Job", action="rejected", decide=True, covers=("*",))
+        job.diag(
+            "VOLCANO_SSH_UNSUPPORTED",
+            "error",
+            "spec.plugins.ssh" if "ssh" in plugins else "spec.plugins.mpi",
+            "Volcano's ssh/mpi plugins have no v2 equivalent outside mlPolicy.mpi, which this migration does not build from a Volcano Job",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+        )
     if "tensorflow" in plugins:
-        job.diag("VOLCANO_TF_UNSUPPORTED", "error", "spec.plugins.tensorflow", "per-task TF_CONFIG has no v2 equivalent", action="rejected", decide=True, covers=("*",))
+        job.diag(
+            "VOLCANO_TF_UNSUPPORTED",
+            "error",
+            "spec.plugins.tensorflow",
+            "per-task TF_CONFIG has no v2 equivalent",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+        )
     by_name = dict(zip(names, tasks, strict=True))
     if torch:
         args = _args(plugins.get("pytorch"))
@@ -93,16 +122,47 @@ def migrate(job: Job) -> list[CommentedMap]:
         order = [n for n in (master, worker) if n in by_name]
         extra = [n for n in names if n not in (master, worker)]
         if extra:
-            job.diag("VOLCANO_EXTRA_TASK_UNSUPPORTED", "error", "spec.tasks", f"tasks {', '.join(extra)} are neither the pytorch master nor worker", action="rejected", decide=True, covers=("*",))
+            job.diag(
+                "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+                "error",
+                "spec.tasks",
+                f"tasks {', '.join(extra)} are neither the pytorch master nor worker",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+            )
         if master in by_name and int(by_name[master].get("replicas") or 0) != 1:
-            job.diag("VOLCANO_EXTRA_TASK_UNSUPPORTED", "error", f"spec.tasks[{names.index(master)}].replicas", "the pytorch master task must have one pod", action="rejected", decide=True, covers=("*",))
+            job.diag(
+                "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+                "error",
+                f"spec.tasks[{names.index(master)}].replicas",
+                "the pytorch master task must have one pod",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+            )
         if "wait-master-enabled" in args:
-            job.diag("VOLCANO_WAIT_MASTER_DROPPED", "info", "spec.plugins.pytorch", "the wait-for-master init container is not emitted", action="dropped", covers=("initContainer:wait-for-master",))
+            job.diag(
+                "VOLCANO_WAIT_MASTER_DROPPED",
+                "info",
+                "spec.plugins.pytorch",
+                "the wait-for-master init container is not emitted",
+                action="dropped",
+                covers=("initContainer:wait-for-master",),
+            )
     else:
         order = names
         port = 0
         if len(names) > 1:
-            job.diag("VOLCANO_MULTI_TASK_UNSUPPORTED", "error", "spec.tasks", "several tasks without a framework plugin: v2 sizes one replicated job", action="rejected", decide=True, covers=("*",))
+            job.diag(
+                "VOLCANO_MULTI_TASK_UNSUPPORTED",
+                "error",
+                "spec.tasks",
+                "several tasks without a framework plugin: v2 sizes one replicated job",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+            )
     if job.report.errors or not order:
         return []
     primary = order[-1]
@@ -112,21 +172,54 @@ def migrate(job: Job) -> list[CommentedMap]:
     for name in order:
         index = names.index(name)
         if name != primary:
-            paths = differing_paths(reference, strip_for_compare(_renamed(by_name[name].get("template") or {}, name)))
+            paths = differing_paths(
+                reference, strip_for_compare(_renamed(by_name[name].get("template") or {}, name))
+            )
             if paths:
-                job.diag("MASTER_WORKER_TEMPLATE_MISMATCH", "error", f"spec.tasks[{index}].template", f"the {name} and {primary} templates differ at {', '.join(paths)}", action="rejected", decide=True, covers=("*",))
+                job.diag(
+                    "MASTER_WORKER_TEMPLATE_MISMATCH",
+                    "error",
+                    f"spec.tasks[{index}].template",
+                    f"the {name} and {primary} templates differ at {', '.join(paths)}",
+                    action="rejected",
+                    decide=True,
+                    covers=("*",),
+                )
         for key in by_name[name]:
             if key in ("name", "replicas", "template"):
-                job.mapped(f"spec.tasks[{index}].{key}", "replicated job node" if key != "replicas" else "TrainJob.spec.trainer.numNodes (summed)")
+                job.mapped(
+                    f"spec.tasks[{index}].{key}",
+                    "replicated job node"
+                    if key != "replicas"
+                    else "TrainJob.spec.trainer.numNodes (summed)",
+                )
             elif key == "minAvailable":
                 if by_name[name][key] != by_name[name].get("replicas"):
-                    job.diag("MIN_AVAILABLE_DROPPED", "warning", f"spec.tasks[{index}].minAvailable", "v2's PodGroup minMember is the pod count", action="dropped")
+                    job.diag(
+                        "MIN_AVAILABLE_DROPPED",
+                        "warning",
+                        f"spec.tasks[{index}].minAvailable",
+                        "v2's PodGroup minMember is the pod count",
+                        action="dropped",
+                    )
                 else:
                     job.consume(f"spec.tasks[{index}].minAvailable")
             elif key == "maxRetry":
-                job.diag("VOLCANO_TASK_MAXRETRY_DROPPED", "warning", f"spec.tasks[{index}].maxRetry", "per-task retries have no v2 equivalent", action="dropped")
+                job.diag(
+                    "VOLCANO_TASK_MAXRETRY_DROPPED",
+                    "warning",
+                    f"spec.tasks[{index}].maxRetry",
+                    "per-task retries have no v2 equivalent",
+                    action="dropped",
+                )
             else:
-                job.diag("VOLCANO_FIELD_DROPPED", "warning", f"spec.tasks[{index}].{key}", f"task {key} has no v2 equivalent", action="dropped")
+                job.diag(
+                    "VOLCANO_FIELD_DROPPED",
+                    "warning",
+                    f"spec.tasks[{index}].{key}",
+                    f"task {key} has no v2 equivalent",
+                    action="dropped",
+                )
     if job.report.errors:
         return []
     pod = copy.deepcopy(ptask.get("template") or CommentedMap())
@@ -134,15 +227,32 @@ def migrate(job: Job) -> list[CommentedMap]:
     main = _main_index(pod, primary)
     container = pspec["containers"][main]
     if container.get("name") != "node":
-        job.diag("MAIN_CONTAINER_RENAMED", "info", f"spec.tasks[{names.index(primary)}].template.spec.containers[{main}].name", f"the main container {container.get('name')!r} is named node in v2", target="container node")
+        job.diag(
+            "MAIN_CONTAINER_RENAMED",
+            "info",
+            f"spec.tasks[{names.index(primary)}].template.spec.containers[{main}].name",
+            f"the main container {container.get('name')!r} is named node in v2",
+            target="container node",
+        )
         container["name"] = "node"
     restart = pspec.get("restartPolicy") or "Always"
     if restart == "Always":
-        job.diag("RESTART_ALWAYS_UNSUPPORTED", "warning", f"spec.tasks[{names.index(primary)}].template.spec.restartPolicy", "Volcano pods restart Always (the pod default when the template sets none); Jobs forbid Always: pods restart OnFailure", action="approximated", covers=("restartPolicy",))
+        job.diag(
+            "RESTART_ALWAYS_UNSUPPORTED",
+            "warning",
+            f"spec.tasks[{names.index(primary)}].template.spec.restartPolicy",
+            "Volcano pods restart Always (the pod default when the template sets none); Jobs forbid Always: pods restart OnFailure",
+            action="approximated",
+            covers=("restartPolicy",),
+        )
         restart = "OnFailure"
     pspec["restartPolicy"] = restart
-    if torch and not any(int(p.get("containerPort") or 0) == port for p in container.get("ports") or []):
-        container.setdefault("ports", CommentedSeq()).append(cmap(("name", "pytorchjob-port"), ("containerPort", port)))
+    if torch and not any(
+        int(p.get("containerPort") or 0) == port for p in container.get("ports") or []
+    ):
+        container.setdefault("ports", CommentedSeq()).append(
+            cmap(("name", "pytorchjob-port"), ("containerPort", port))
+        )
     if not pspec.get("schedulerName"):
         pspec["schedulerName"] = str(spec.get("schedulerName") or "volcano")
     if "schedulerName" in spec:
@@ -154,84 +264,224 @@ def migrate(job: Job) -> list[CommentedMap]:
         path = f"spec.volumes[{index}]"
         if volume.get("volumeClaimName"):
             name = f"volcano-volume-{index}"
-            pspec.setdefault("volumes", CommentedSeq()).append(cmap(("name", name), ("persistentVolumeClaim", cmap(("claimName", volume["volumeClaimName"])))))
+            pspec.setdefault("volumes", CommentedSeq()).append(
+                cmap(
+                    ("name", name),
+                    ("persistentVolumeClaim", cmap(("claimName", volume["volumeClaimName"]))),
+                )
+            )
             for c in pspec["containers"]:
-                c.setdefault("volumeMounts", CommentedSeq()).append(cmap(("name", name), ("mountPath", volume.get("mountPath"))))
+                c.setdefault("volumeMounts", CommentedSeq()).append(
+                    cmap(("name", name), ("mountPath", volume.get("mountPath")))
+                )
             job.mapped(path, "pod volume + mount in every container")
         else:
-            job.diag("VOLCANO_PVC_TEMPLATE_UNSUPPORTED", "error", path, "a PVC template per job has no TrainingRuntime equivalent here", action="rejected", decide=True, covers=("*",))
-    runtime = Runtime(cmap(("numNodes", total)), [ReplicatedJob("node", pod, ancestor=True)], total_pods=total)
+            job.diag(
+                "VOLCANO_PVC_TEMPLATE_UNSUPPORTED",
+                "error",
+                path,
+                "a PVC template per job has no TrainingRuntime equivalent here",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+            )
+    runtime = Runtime(
+        cmap(("numNodes", total)), [ReplicatedJob("node", pod, ancestor=True)], total_pods=total
+    )
     if torch:
         runtime.ml_policy["torch"] = CommentedMap()
     runtime.pod_group = cmap(("volcano", CommentedMap()))
     topology = spec.get("networkTopology")
     if topology:
         if topology.get("highestTierName"):
-            job.diag("VOLCANO_TIER_NAME_UNSUPPORTED", "error", "spec.networkTopology.highestTierName", "v2.3.0 does not pass highestTierName to the PodGroup", action="rejected", decide=True, covers=("*",))
-        runtime.pod_group["volcano"]["networkTopology"] = cmap(("mode", topology.get("mode") or "hard"), ("highestTierAllowed", topology.get("highestTierAllowed") or 1))
-        job.mapped("spec.networkTopology", "TrainingRuntime.spec.podGroupPolicy.volcano.networkTopology")
+            job.diag(
+                "VOLCANO_TIER_NAME_UNSUPPORTED",
+                "error",
+                "spec.networkTopology.highestTierName",
+                "v2.3.0 does not pass highestTierName to the PodGroup",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+            )
+        runtime.pod_group["volcano"]["networkTopology"] = cmap(
+            ("mode", topology.get("mode") or "hard"),
+            ("highestTierAllowed", topology.get("highestTierAllowed") or 1),
+        )
+        job.mapped(
+            "spec.networkTopology", "TrainingRuntime.spec.podGroupPolicy.volcano.networkTopology"
+        )
     queue = spec.get("queue")
     if queue and queue != "default":
         runtime.template_annotations["scheduling.volcano.sh/queue-name"] = queue
     if "queue" in spec:
-        job.mapped("spec.queue", "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]")
+        job.mapped(
+            "spec.queue",
+            "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]",
+        )
     runtime.backoff_limit = 0 if restart == "Never" else 2147483647
     retry = spec.get("maxRetry")
     policies = spec.get("policies") or []
     restarts = [p for p in policies if p.get("action") == "RestartJob"]
     if restarts:
-        runtime.jobset_spec["failurePolicy"] = cmap(("maxRestarts", int(retry if retry is not None else 3)))
-        job.diag("VOLCANO_POLICY_APPROX", "warning", "spec.policies", "RestartJob becomes JobSet failurePolicy.maxRestarts (the whole gang restarts on any Job failure)", target="TrainingRuntime.spec.template.spec.failurePolicy", action="approximated")
+        runtime.jobset_spec["failurePolicy"] = cmap(
+            ("maxRestarts", int(retry if retry is not None else 3))
+        )
+        job.diag(
+            "VOLCANO_POLICY_APPROX",
+            "warning",
+            "spec.policies",
+            "RestartJob becomes JobSet failurePolicy.maxRestarts (the whole gang restarts on any Job failure)",
+            target="TrainingRuntime.spec.template.spec.failurePolicy",
+            action="approximated",
+        )
         job.consume("spec.maxRetry")
     elif retry is not None:
-        job.diag("VOLCANO_MAXRETRY_DROPPED", "info", "spec.maxRetry", "no RestartJob policy: retries do not apply", action="dropped")
+        job.diag(
+            "VOLCANO_MAXRETRY_DROPPED",
+            "info",
+            "spec.maxRetry",
+            "no RestartJob policy: retries do not apply",
+            action="dropped",
+        )
     for index, policy in enumerate(policies):
         if policy.get("action") != "RestartJob":
-            job.diag("VOLCANO_POLICY_DROPPED", "warning", f"spec.policies[{index}]", f"lifecycle policy {policy.get('action')} has no v2 equivalent", action="dropped")
+            job.diag(
+                "VOLCANO_POLICY_DROPPED",
+                "warning",
+                f"spec.policies[{index}]",
+                f"lifecycle policy {policy.get('action')} has no v2 equivalent",
+                action="dropped",
+            )
     job.consume("spec.policies")
     minimum = spec.get("minAvailable")
     if minimum is not None and minimum != total:
-        job.diag("MIN_AVAILABLE_DROPPED", "warning", "spec.minAvailable", f"v2's PodGroup minMember is the pod count ({total}), not {minimum}", action="dropped")
+        job.diag(
+            "MIN_AVAILABLE_DROPPED",
+            "warning",
+            "spec.minAvailable",
+            f"v2's PodGroup minMember is the pod count ({total}), not {minimum}",
+            action="dropped",
+        )
     elif minimum is not None:
         job.mapped("spec.minAvailable", "PodGroup.spec.minMember")
     for key in ("minSuccess", "runningEstimate"):
         if key in spec:
-            job.diag("VOLCANO_FIELD_DROPPED" if key != "minSuccess" else "VOLCANO_MINSUCCESS_DROPPED", "warning", f"spec.{key}", f"{key} has no v2 equivalent", action="dropped")
+            job.diag(
+                "VOLCANO_FIELD_DROPPED" if key != "minSuccess" else "VOLCANO_MINSUCCESS_DROPPED",
+                "warning",
+                f"spec.{key}",
+                f"{key} has no v2 equivalent",
+                action="dropped",
+            )
     if "ttlSecondsAfterFinished" in spec:
         runtime.jobset_spec["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"]
-        job.diag("TTL_DELETES_JOBSET_ONLY", "warning", "spec.ttlSecondsAfterFinished", "v2 deletes the JobSet after the TTL; the TrainJob stays", action="approximated")
-    job.diag("VOLCANO_PODGROUP_NAME", "info", "", "the PodGroup is <job> (Volcano: <job>-<uid>)", covers=("annotation:scheduling.k8s.io/group-name",))
+        job.diag(
+            "TTL_DELETES_JOBSET_ONLY",
+            "warning",
+            "spec.ttlSecondsAfterFinished",
+            "v2 deletes the JobSet after the TTL; the TrainJob stays",
+            action="approximated",
+        )
+    job.diag(
+        "VOLCANO_PODGROUP_NAME",
+        "info",
+        "",
+        "the PodGroup is <job> (Volcano: <job>-<uid>)",
+        covers=("annotation:scheduling.k8s.io/group-name",),
+    )
     env = CommentedSeq()
     if torch:
-        env.extend([
-            env_value("MASTER_ADDR", f"{job.name}-node-0-0.{job.name}"),
-            env_value("MASTER_PORT", str(port)),
-            env_value("WORLD_SIZE", str(total)),
-            env_index("RANK"),
-        ])
-        job.diag("MASTER_PORT_CHANGED", "info", "spec.plugins.pytorch", "torchrun's PET_MASTER_PORT is 29500 in v2", covers=("env:main:PET_*", "port:main:29500"))
+        env.extend(
+            [
+                env_value("MASTER_ADDR", f"{job.name}-node-0-0.{job.name}"),
+                env_value("MASTER_PORT", str(port)),
+                env_value("WORLD_SIZE", str(total)),
+                env_index("RANK"),
+            ]
+        )
+        job.diag(
+            "MASTER_PORT_CHANGED",
+            "info",
+            "spec.plugins.pytorch",
+            "torchrun's PET_MASTER_PORT is 29500 in v2",
+            covers=("env:main:PET_*", "port:main:29500"),
+        )
     if "svc" in plugins:
-        job.diag("VOLCANO_SVC_HOSTS_CHANGED", "warning", "spec.plugins.svc", "JobSet's headless Service <job> replaces Volcano's; hosts are <job>-node-0-<i>.<job>", action="approximated", covers=("peer:*",))
-        job.diag("VOLCANO_HOSTFILE_DROPPED", "warning", "spec.plugins.svc", "the /etc/volcano/*.host files and VC_*_HOSTS/VC_*_NUM from a ConfigMap are not produced; static VC_* values are set instead", action="shimmed", covers=("mount:*:/etc/volcano", "volume:*", "env:*:VC_*"))
-        job.diag("VOLCANO_NETWORKPOLICY_DROPPED", "warning", "spec.plugins.svc", "Volcano's NetworkPolicy isolating the job is not produced", action="dropped", workaround="add a NetworkPolicy selecting jobset.sigs.k8s.io/jobset-name")
+        job.diag(
+            "VOLCANO_SVC_HOSTS_CHANGED",
+            "warning",
+            "spec.plugins.svc",
+            "JobSet's headless Service <job> replaces Volcano's; hosts are <job>-node-0-<i>.<job>",
+            action="approximated",
+            covers=("peer:*",),
+        )
+        job.diag(
+            "VOLCANO_HOSTFILE_DROPPED",
+            "warning",
+            "spec.plugins.svc",
+            "the /etc/volcano/*.host files and VC_*_HOSTS/VC_*_NUM from a ConfigMap are not produced; static VC_* values are set instead",
+            action="shimmed",
+            covers=("mount:*:/etc/volcano", "volume:*", "env:*:VC_*"),
+        )
+        job.diag(
+            "VOLCANO_NETWORKPOLICY_DROPPED",
+            "warning",
+            "spec.plugins.svc",
+            "Volcano's NetworkPolicy isolating the job is not produced",
+            action="dropped",
+            workaround="add a NetworkPolicy selecting jobset.sigs.k8s.io/jobset-name",
+        )
         for name in order:
             count = int(by_name[name].get("replicas") or 0)
             start = sum(int(by_name[n].get("replicas") or 0) for n in order[: order.index(name)])
             upper = name.upper().replace("-", "_")
-            env.append(env_value(f"VC_{upper}_HOSTS", ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count))))
+            env.append(
+                env_value(
+                    f"VC_{upper}_HOSTS",
+                    ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count)),
+                )
+            )
             env.append(env_value(f"VC_{upper}_NUM", str(count)))
     if "env" in plugins:
-        job.diag("VOLCANO_TASK_INDEX_CHANGED", "warning", "spec.plugins.env", "VC_TASK_INDEX/VK_TASK_INDEX were per task; v2 has one index over all pods (JOB_COMPLETION_INDEX)", action="dropped", workaround="read JOB_COMPLETION_INDEX (worker i of Volcano is index i + 1)", decide=True, covers=("env:*:VC_TASK_INDEX", "env:*:VK_TASK_INDEX"))
+        job.diag(
+            "VOLCANO_TASK_INDEX_CHANGED",
+            "warning",
+            "spec.plugins.env",
+            "VC_TASK_INDEX/VK_TASK_INDEX were per task; v2 has one index over all pods (JOB_COMPLETION_INDEX)",
+            action="dropped",
+            workaround="read JOB_COMPLETION_INDEX (worker i of Volcano is index i + 1)",
+            decide=True,
+            covers=("env:*:VC_TASK_INDEX", "env:*:VK_TASK_INDEX"),
+        )
     if env and job.options.compat_env:
-        job.diag("COMPAT_ENV_ADDED", "info", "", "Volcano plugin variables kept: " + ", ".join(str(e["name"]) for e in env), target="TrainJob.spec.trainer.env", action="shimmed")
+        job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            "",
+            "Volcano plugin variables kept: " + ", ".join(str(e["name"]) for e in env),
+            target="TrainJob.spec.trainer.env",
+            action="shimmed",
+        )
     elif env:
         env = CommentedSeq()
-    common_notes(job, [str(c.get("name")) for i, c in enumerate(pspec["containers"]) if i != main], torch)
+    common_notes(
+        job, [str(c.get("name")) for i, c in enumerate(pspec["containers"]) if i != main], torch
+    )
     name_length(job, [("node", total)])
     trainer = cmap(("numNodes", total))
     if env:
         trainer["env"] = env
-    tj = cmap(("runtimeRef", cmap(("apiGroup", "trainer.kubeflow.org"), ("kind", "TrainingRuntime"), ("name", job.name))), ("trainer", trainer))
+    tj = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        ),
+        ("trainer", trainer),
+    )
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "torch" if torch else "plainml"), trainjob_object(job, tj)]
@@ -243,6 +493,3 @@ def _renamed(template: dict[str, Any], task: str) -> dict[str, Any]:
     if containers:
         containers[_main_index(out, task)]["name"] = "node"
     return out
-
-
-_ = (seq,)

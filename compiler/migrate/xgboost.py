@@ -37,6 +37,17 @@ def _xgboost(peers: Peers) -> None:
     if peers.total > 1:
         # v1 listed <job>-worker-0 .. <job>-worker-(N-2): the workers are indexes 1..
         variables.append(env_value("WORKER_PORT", str(peers.port("Worker"))))
-        variables.append(env_value("WORKER_ADDRS", ",".join(peers.host(i) for i in range(1, peers.total))))
+        variables.append(
+            env_value("WORKER_ADDRS", ",".join(peers.host(i) for i in range(1, peers.total)))
+        )
     peers.compat(*variables)
-    job.diag("XGBOOST_ENV_CONTRACT_CHANGED", "warning", f"spec.{KIND.replica_field}", "v2's xgboost policy sets DMLC_TRACKER_URI, DMLC_TRACKER_PORT (29500), DMLC_TASK_ID and DMLC_NUM_WORKER; v1's MASTER_*/WORLD_SIZE/RANK/WORKER_* stay only through the compat env", target="container node env", action="approximated", workaround="read DMLC_* in new code", covers=("env:main:DMLC_*", "port:main:29500"))
+    job.diag(
+        "XGBOOST_ENV_CONTRACT_CHANGED",
+        "warning",
+        f"spec.{KIND.replica_field}",
+        "v2's xgboost policy sets DMLC_TRACKER_URI, DMLC_TRACKER_PORT (29500), DMLC_TASK_ID and DMLC_NUM_WORKER; v1's MASTER_*/WORLD_SIZE/RANK/WORKER_* stay only through the compat env",
+        target="container node env",
+        action="approximated",
+        workaround="read DMLC_* in new code",
+        covers=("env:main:DMLC_*", "port:main:29500"),
+    )

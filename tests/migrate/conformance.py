@@ -23,7 +23,7 @@ import yaml
 from compiler.errors import InputError
 from compiler.migrate import Migration, Options, migrate_paths
 from compiler.migrate.report import JobReport
-from tests.migrate.pods import Addresses, Pod, compare_pods, v1_pods, v2_pods
+from tests.migrate.pods import Addresses, compare_pods, v1_pods, v2_pods
 from tests.migrate.volcano_model import volcano_pods
 
 HERE = Path(__file__).parent
@@ -70,13 +70,21 @@ def load_cases(only: list[str] | None = None) -> list[Case]:
         )
         job = yaml.safe_load((folder / "job.yaml").read_text())
         job.setdefault("metadata", {}).setdefault("namespace", "default")
-        out.append(Case(folder.name, folder / "job.yaml", meta["description"], options, meta["expect"], job))
+        out.append(
+            Case(
+                folder.name, folder / "job.yaml", meta["description"], options, meta["expect"], job
+            )
+        )
     return out
 
 
 def run_oracle(cases: list[Case]) -> dict[str, dict[str, Any]]:
     requests = [
-        {"id": c.name, "object": c.job, "gangScheduler": "" if c.options.gang_scheduler == "none" else c.options.gang_scheduler}
+        {
+            "id": c.name,
+            "object": c.job,
+            "gangScheduler": "" if c.options.gang_scheduler == "none" else c.options.gang_scheduler,
+        }
         for c in cases
         if c.job.get("apiVersion", "").startswith("kubeflow.org/")
     ]
@@ -98,10 +106,10 @@ def migrate_case(case: Case) -> Migration | InputError:
 def rendered(objects: list[Any], extra: list[str] | None = None) -> list[Any]:
     """Every object trainc renders from the migration's output (with the PriorityClasses
     it names, which a cluster would hold)."""
+    import copy
+
     from compiler.cli.migrate import documents
     from compiler.plan.stages import compile_paths
-
-    import copy
 
     objects = copy.deepcopy(objects)
     for obj in objects:
@@ -151,6 +159,7 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
     name = job["metadata"]["name"]
     kind = job["kind"]
     if kind == "MPIJob":
+
         def logical(pod: str) -> str:
             return "launcher" if pod == f"{name}-launcher" else "worker-" + pod.rsplit("-", 1)[1]
 
@@ -191,7 +200,10 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
 
         return vlogical, vmain
     replica_field = next(k for k in job["spec"] if k.endswith("ReplicaSpecs"))
-    types = sorted(job["spec"][replica_field], key=lambda t: ORDER.get(t.capitalize() if t.lower() != "ps" else "PS", 9))
+    types = sorted(
+        job["spec"][replica_field],
+        key=lambda t: ORDER.get(t.capitalize() if t.lower() != "ps" else "PS", 9),
+    )
     offsets = {}
     total = 0
     for rtype in types:
@@ -259,15 +271,26 @@ def _trainer_hostfile(jobset: dict[str, Any], name: str, migration: Migration) -
 def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputError) -> Outcome:
     if isinstance(result, Migration) and not result.objects and result.reports[0].errors:
         errors = result.reports[0].errors
-        return Outcome(case, case.expect == "refused", [f"refused: {d.code}: {d.message}" for d in errors])
+        return Outcome(
+            case, case.expect == "refused", [f"refused: {d.code}: {d.message}" for d in errors]
+        )
     v1_rejected = case.job["kind"] != "Job" and bool((oracle or {}).get("error"))
     if isinstance(result, InputError):
         if v1_rejected or case.expect == "rejected":
             ok = v1_rejected or case.job["kind"] == "Job"
-            return Outcome(case, ok and case.expect == "rejected", [f"both reject: {p}" for p in result.problems] + ([f"v1: {(oracle or {}).get('error')}"] if oracle else []))
-        return Outcome(case, False, ["trainc rejects a job v1 accepts:", *[str(p) for p in result.problems]])
+            return Outcome(
+                case,
+                ok and case.expect == "rejected",
+                [f"both reject: {p}" for p in result.problems]
+                + ([f"v1: {(oracle or {}).get('error')}"] if oracle else []),
+            )
+        return Outcome(
+            case, False, ["trainc rejects a job v1 accepts:", *[str(p) for p in result.problems]]
+        )
     if v1_rejected:
-        return Outcome(case, False, [f"v1 rejects ({(oracle or {}).get('error')}) but trainc migrates it"])
+        return Outcome(
+            case, False, [f"v1 rejects ({(oracle or {}).get('error')}) but trainc migrates it"]
+        )
     report: JobReport = result.reports[0]
     if case.expect == "rejected":
         return Outcome(case, False, ["expected an input error"])
@@ -279,9 +302,18 @@ def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputEr
     try:
         diffs = differences(case, oracle or {}, result)
     except InputError as error:
-        return Outcome(case, False, ["trainc render rejects the migrated objects:", *[str(p) for p in error.problems]])
+        return Outcome(
+            case,
+            False,
+            ["trainc render rejects the migrated objects:", *[str(p) for p in error.problems]],
+        )
     unnamed = [d for d in diffs if not (report.covers(d) or report.covers(d.split("@")[0]))]
-    return Outcome(case, not unnamed, [f"unnamed difference {d}" for d in unnamed] + [f"named: {d}" for d in diffs if d not in unnamed])
+    return Outcome(
+        case,
+        not unnamed,
+        [f"unnamed difference {d}" for d in unnamed]
+        + [f"named: {d}" for d in diffs if d not in unnamed],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

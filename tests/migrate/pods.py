@@ -47,24 +47,45 @@ def v2_pods(jobset: dict[str, Any], logical_of: Any) -> list[Pod]:
                 fqdn = f"{host}.{subdomain}"
                 names = [fqdn, f"{fqdn}.{namespace}.svc", f"{fqdn}.{namespace}.svc.cluster.local"]
                 spec = job_spec["template"].get("spec") or {}
-                annotations = dict((job_spec["template"].get("metadata") or {}).get("annotations") or {})
+                annotations = dict(
+                    (job_spec["template"].get("metadata") or {}).get("annotations") or {}
+                )
                 annotations[INDEX_ANNOTATION] = str(i)
                 out.append(Pod(logical_of(rjob["name"], i), names, spec, annotations, "node", i))
     return out
 
 
-def v1_pods(pods: list[dict[str, Any]], namespace: str, job: str, logical_of: Any, main_of: Any) -> list[Pod]:
+def v1_pods(
+    pods: list[dict[str, Any]], namespace: str, job: str, logical_of: Any, main_of: Any
+) -> list[Pod]:
     out: list[Pod] = []
     for pod in pods:
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         name = str(meta.get("name"))
         hostname = spec.get("hostname") or name
-        names = [name, f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.cluster.local", f"{name}.{namespace}"]
+        names = [
+            name,
+            f"{name}.{namespace}.svc",
+            f"{name}.{namespace}.svc.cluster.local",
+            f"{name}.{namespace}",
+        ]
         if spec.get("subdomain"):
             sub = spec["subdomain"]
-            names += [f"{hostname}.{sub}", f"{hostname}.{sub}.{namespace}.svc", f"{hostname}.{sub}.{namespace}.svc.cluster.local"]
-        out.append(Pod(logical_of(name), names, spec, dict(meta.get("annotations") or {}), main_of(name, spec)))
+            names += [
+                f"{hostname}.{sub}",
+                f"{hostname}.{sub}.{namespace}.svc",
+                f"{hostname}.{sub}.{namespace}.svc.cluster.local",
+            ]
+        out.append(
+            Pod(
+                logical_of(name),
+                names,
+                spec,
+                dict(meta.get("annotations") or {}),
+                main_of(name, spec),
+            )
+        )
     return out
 
 
@@ -78,9 +99,15 @@ class Addresses:
                 table[name] = f"@{pod.logical}"
         keys = sorted(table, key=len, reverse=True)
         self.table = table
-        self.pattern = re.compile(
-            r"(?<![A-Za-z0-9.-])(" + "|".join(re.escape(k) for k in keys) + r")(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
-        ) if keys else None
+        self.pattern = (
+            re.compile(
+                r"(?<![A-Za-z0-9.-])("
+                + "|".join(re.escape(k) for k in keys)
+                + r")(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
+            )
+            if keys
+            else None
+        )
 
     def __call__(self, text: str) -> str:
         if self.pattern is None:
@@ -106,7 +133,9 @@ def resolved_env(container: dict[str, Any], pod: Pod, v2: bool) -> dict[str, str
                 env[name] = f"<{sorted(source)[0]}>"
             continue
         value = str(entry.get("value") or "")
-        value = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value)
+        value = re.sub(
+            r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
+        )
         env[name] = value
     return env
 
@@ -194,7 +223,9 @@ def compare_pods(v1: Pod, v2: Pod, addresses: Addresses) -> list[str]:
     inits_a = {c.get("name") for c in v1.spec.get("initContainers") or []}
     inits_b = {c.get("name") for c in v2.spec.get("initContainers") or []}
     out += [f"initContainer:{n}" for n in sorted(inits_a ^ inits_b)]
-    if (v1.spec.get("restartPolicy") or "OnFailure") != (v2.spec.get("restartPolicy") or "OnFailure"):
+    if (v1.spec.get("restartPolicy") or "OnFailure") != (
+        v2.spec.get("restartPolicy") or "OnFailure"
+    ):
         out.append("restartPolicy")
     for key in POD_FIELDS:
         if _norm(v1.spec.get(key)) != _norm(v2.spec.get(key)):
@@ -208,13 +239,17 @@ def _norm(value: Any) -> Any:
     return value
 
 
-def _compare_containers(name: str, a: dict[str, Any], b: dict[str, Any], pa: Pod, pb: Pod, addresses: Addresses) -> list[str]:
+def _compare_containers(
+    name: str, a: dict[str, Any], b: dict[str, Any], pa: Pod, pb: Pod, addresses: Addresses
+) -> list[str]:
     out: list[str] = []
     for key in ("image", "workingDir"):
         if a.get(key) != b.get(key):
             out.append(f"{key}:{name}")
     for key in ("command", "args"):
-        if [addresses(str(x)) for x in a.get(key) or []] != [addresses(str(x)) for x in b.get(key) or []]:
+        if [addresses(str(x)) for x in a.get(key) or []] != [
+            addresses(str(x)) for x in b.get(key) or []
+        ]:
             out.append(f"{key}:{name}")
     if _resources(a) != _resources(b):
         out.append(f"resources:{name}")

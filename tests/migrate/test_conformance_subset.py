@@ -30,15 +30,24 @@ SUBSET = [
 def oracle() -> None:
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the v1 operators' harness cannot be built")
-    built = subprocess.run(["make", "-s", "migrate-oracle"], cwd=conformance.HERE.parents[1], capture_output=True, text=True)
+    built = subprocess.run(
+        ["make", "-s", "migrate-oracle"],
+        cwd=conformance.HERE.parents[1],
+        capture_output=True,
+        text=True,
+    )
     if built.returncode != 0:
-        pytest.skip(f"the harness does not build (module proxy unreachable?): {built.stderr[-500:]}")
+        pytest.skip(
+            f"the harness does not build (module proxy unreachable?): {built.stderr[-500:]}"
+        )
 
 
 def test_subset_is_equivalent(oracle: None) -> None:
     cases = conformance.load_cases(SUBSET)
     answers = conformance.run_oracle(cases)
-    outcomes = [conformance.judge(c, answers.get(c.name), conformance.migrate_case(c)) for c in cases]
+    outcomes = [
+        conformance.judge(c, answers.get(c.name), conformance.migrate_case(c)) for c in cases
+    ]
     failed = {o.case.name: o.detail for o in outcomes if not o.equivalent}
     assert not failed
 

@@ -29,7 +29,9 @@ def _setup_or_skip() -> None:
 
 
 @pytest.mark.parametrize("name", MIGRATED)
-def test_render_and_check_accept_the_output(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_render_and_check_accept_the_output(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _setup_or_skip()
     [case] = load_cases([name])
     out = tmp_path / "out"
@@ -60,22 +62,34 @@ def test_render_and_check_accept_the_output(name: str, tmp_path: Path, capsys: p
     assert "kind: JobSet" in capsys.readouterr().out or "multikueue" in text
 
 
-def test_webhook_rejection_is_an_input_error_at_its_place(capsys: pytest.CaptureFixture[str]) -> None:
+def test_webhook_rejection_is_an_input_error_at_its_place(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = CASES / "pytorch-master-replicas-unset" / "job.yaml"
     assert main(["migrate", str(path)]) == 2
     err = capsys.readouterr().err
-    assert f"{path}:7:5: PyTorchJob default/nomaster: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1" in err
+    assert (
+        f"{path}:7:5: PyTorchJob default/nomaster: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1"
+        in err
+    )
     assert "Traceback" not in err
 
 
-def test_lower_case_keys_are_rejected_as_the_v1_webhook_does(capsys: pytest.CaptureFixture[str]) -> None:
+def test_lower_case_keys_are_rejected_as_the_v1_webhook_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = CASES / "pytorch-lowercase-keys" / "job.yaml"
     assert main(["migrate", str(path)]) == 2
     err = capsys.readouterr().err
-    assert f'{path}:7:5: PyTorchJob default/lower: spec.pytorchReplicaSpecs[master]: Unsupported value: "master"' in err
+    assert (
+        f'{path}:7:5: PyTorchJob default/lower: spec.pytorchReplicaSpecs[master]: Unsupported value: "master"'
+        in err
+    )
 
 
-def test_refused_job_exits_1_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_refused_job_exits_1_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = CASES / "tf-upstream-dist-mnist" / "job.yaml"
     assert main(["migrate", str(path), "-o", str(tmp_path / "out")]) == 1
     assert "TF_TOPOLOGY_UNSUPPORTED" in capsys.readouterr().err
@@ -88,7 +102,9 @@ def test_mxjob_is_unsupported_with_a_clear_message(capsys: pytest.CaptureFixture
     assert "UNSUPPORTED_KIND" in err and "removed from the Training Operator in v1.9.0" in err
 
 
-def test_comments_and_field_order_carry_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_comments_and_field_order_carry_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     job = tmp_path / "job.yaml"
     job.write_text(
         "apiVersion: kubeflow.org/v1\n"
@@ -114,7 +130,10 @@ def test_comments_and_field_order_carry_over(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "zeta: z   # last label first\n    alpha: a" in out
     assert "# the training image, pinned\n" in out
-    assert any("command: [python, train.py]" in line and "# entry point" in line for line in out.splitlines())
+    assert any(
+        "command: [python, train.py]" in line and "# entry point" in line
+        for line in out.splitlines()
+    )
     assert out.index("image: img@sha256:0123") < out.index("command: [python, train.py]")
 
 
@@ -126,22 +145,51 @@ def test_output_is_stable(tmp_path: Path) -> None:
     outputs = []
     for index in range(2):
         out = tmp_path / f"out{index}"
-        main(["migrate", str(folder), "-o", str(out), "--report", str(tmp_path / f"r{index}.json"), "--report-format", "json"])
+        main(
+            [
+                "migrate",
+                str(folder),
+                "-o",
+                str(out),
+                "--report",
+                str(tmp_path / f"r{index}.json"),
+                "--report-format",
+                "json",
+            ]
+        )
         outputs.append({p.relative_to(out): p.read_text() for p in out.rglob("*.yaml")})
     assert outputs[0] == outputs[1]
     assert (tmp_path / "r0.json").read_text() == (tmp_path / "r1.json").read_text()
 
 
-def test_an_input_runtime_that_fits_is_reused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_input_runtime_that_fits_is_reused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Migrate once, keep the runtime; a second job that needs the same runtime
     references it instead of getting its own."""
     src = CASES / "pytorch-spec-worked-example" / "job.yaml"
-    assert main(["migrate", str(src), "-o", str(tmp_path / "first"), "--report", str(tmp_path / "r")]) == 0
+    assert (
+        main(["migrate", str(src), "-o", str(tmp_path / "first"), "--report", str(tmp_path / "r")])
+        == 0
+    )
     runtime = (tmp_path / "first" / "team-a" / "mnist.yaml").read_text().split("---\n")[0]
     (tmp_path / "runtime.yaml").write_text(runtime.replace("name: mnist", "name: shared", 1))
     other = src.read_text().replace("name: mnist", "name: other").replace("img:1", "img:2")
     (tmp_path / "other.yaml").write_text(other)
-    assert main(["migrate", str(tmp_path / "runtime.yaml"), str(tmp_path / "other.yaml"), "--report", str(tmp_path / "r2"), "--report-format", "json"]) == 0
+    assert (
+        main(
+            [
+                "migrate",
+                str(tmp_path / "runtime.yaml"),
+                str(tmp_path / "other.yaml"),
+                "--report",
+                str(tmp_path / "r2"),
+                "--report-format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "kind: TrainingRuntime\nmetadata" not in out
     assert "name: shared" in out and "image: img:2" in out
@@ -149,8 +197,12 @@ def test_an_input_runtime_that_fits_is_reused(tmp_path: Path, capsys: pytest.Cap
     assert report["runtime"].startswith("TrainingRuntime shared")
 
 
-@pytest.mark.parametrize("name", ["pytorch-spec-worked-example", "mpi-v2beta1-pi", "volcano-pytorch-worked-example"])
-def test_report_formats(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, snapshot: SnapshotAssertion) -> None:
+@pytest.mark.parametrize(
+    "name", ["pytorch-spec-worked-example", "mpi-v2beta1-pi", "volcano-pytorch-worked-example"]
+)
+def test_report_formats(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, snapshot: SnapshotAssertion
+) -> None:
     """The report's text and JSON shapes (what each line says is checked by the
     conformance run against the v1 operator; this pins the format)."""
     monkeypatch.chdir(ROOT)

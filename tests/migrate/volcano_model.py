@@ -58,33 +58,70 @@ def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
                 pspec.setdefault("hostname", pod_name)
                 pspec.setdefault("subdomain", name)
             for vindex, volume in enumerate(spec.get("volumes") or []):
-                pspec.setdefault("volumes", []).append({"name": f"v{vindex}", "persistentVolumeClaim": {"claimName": volume.get("volumeClaimName")}})
+                pspec.setdefault("volumes", []).append(
+                    {
+                        "name": f"v{vindex}",
+                        "persistentVolumeClaim": {"claimName": volume.get("volumeClaimName")},
+                    }
+                )
                 for c in pspec["containers"]:
-                    c.setdefault("volumeMounts", []).append({"name": f"v{vindex}", "mountPath": volume.get("mountPath")})
+                    c.setdefault("volumeMounts", []).append(
+                        {"name": f"v{vindex}", "mountPath": volume.get("mountPath")}
+                    )
             for container in pspec.get("containers") or []:
                 env = container.setdefault("env", [])
                 if "env" in plugins:
-                    env += [{"name": "VK_TASK_INDEX", "value": str(index)}, {"name": "VC_TASK_INDEX", "value": str(index)}]
+                    env += [
+                        {"name": "VK_TASK_INDEX", "value": str(index)},
+                        {"name": "VC_TASK_INDEX", "value": str(index)},
+                    ]
                 if "svc" in plugins:
                     for other in tasks:
                         upper = other["name"].upper().replace("-", "_")
-                        hosts = ",".join(f"{name}-{other['name']}-{i}.{name}" for i in range(counts[other["name"]]))
-                        env += [{"name": f"VC_{upper}_HOSTS", "value": hosts}, {"name": f"VC_{upper}_NUM", "value": str(counts[other["name"]])}]
-                    container.setdefault("volumeMounts", []).append({"name": f"{name}-svc", "mountPath": "/etc/volcano"})
+                        hosts = ",".join(
+                            f"{name}-{other['name']}-{i}.{name}"
+                            for i in range(counts[other["name"]])
+                        )
+                        env += [
+                            {"name": f"VC_{upper}_HOSTS", "value": hosts},
+                            {"name": f"VC_{upper}_NUM", "value": str(counts[other["name"]])},
+                        ]
+                    container.setdefault("volumeMounts", []).append(
+                        {"name": f"{name}-svc", "mountPath": "/etc/volcano"}
+                    )
                 if torch is not None and master in counts:
-                    if not any(int(p.get("containerPort") or 0) == port for p in container.get("ports") or []):
-                        container.setdefault("ports", []).append({"name": "pytorchjob-port", "containerPort": port})
+                    if not any(
+                        int(p.get("containerPort") or 0) == port
+                        for p in container.get("ports") or []
+                    ):
+                        container.setdefault("ports", []).append(
+                            {"name": "pytorchjob-port", "containerPort": port}
+                        )
                     env += [
                         {"name": "MASTER_ADDR", "value": f"{name}-{master}-0.{name}"},
                         {"name": "MASTER_PORT", "value": str(port)},
-                        {"name": "WORLD_SIZE", "value": str(counts.get(master, 0) + counts.get(worker, 0))},
+                        {
+                            "name": "WORLD_SIZE",
+                            "value": str(counts.get(master, 0) + counts.get(worker, 0)),
+                        },
                     ]
                     if tname == master:
                         env.append({"name": "RANK", "value": "0"})
                     elif tname == worker:
                         env.append({"name": "RANK", "value": str(index + 1)})
             if "svc" in plugins:
-                pspec.setdefault("volumes", []).append({"name": f"{name}-svc", "configMap": {"name": f"{name}-svc"}})
+                pspec.setdefault("volumes", []).append(
+                    {"name": f"{name}-svc", "configMap": {"name": f"{name}-svc"}}
+                )
             annotations = {"scheduling.k8s.io/group-name": f"{name}-<uid>"}
-            out.append({"metadata": {"name": pod_name, "namespace": namespace, "annotations": annotations}, "spec": pspec})
+            out.append(
+                {
+                    "metadata": {
+                        "name": pod_name,
+                        "namespace": namespace,
+                        "annotations": annotations,
+                    },
+                    "spec": pspec,
+                }
+            )
     return out
