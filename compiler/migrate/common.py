@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from compiler.errors import InputError, ObjectRef, Problem
 from compiler.migrate.report import Diagnostic, JobReport, ObjectId
@@ -143,8 +144,23 @@ def seq(*items: Any) -> CommentedSeq:
     return CommentedSeq(list(items))
 
 
+_YAML11_WORDS = frozenset(
+    "y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    "~ null Null NULL".split()
+)
+
+
 def env_value(name: str, value: str) -> CommentedMap:
-    return cmap(("name", name), ("value", value))
+    """An env entry; a value the Kubernetes (YAML 1.1) reader would take for another
+    type is written quoted.
+
+    >>> env_value("PADDLE_JOB_ID", "on")["value"].__class__.__name__
+    'SingleQuotedScalarString'
+    """
+    text: str = value
+    if value in _YAML11_WORDS or value == "":
+        text = SingleQuotedScalarString(value)
+    return cmap(("name", name), ("value", text))
 
 
 def env_index(name: str) -> CommentedMap:

@@ -39,7 +39,7 @@ class Diagnostic:
     covers: tuple[str, ...] = ()
 
     def line(self) -> str:
-        where = self.source_path or "-"
+        where = self.source_path or "(job)"
         if self.target_path:
             where += f" -> {self.target_path}"
         text = f"{self.severity} {self.code} {where}: {self.message}"
