@@ -11,6 +11,7 @@ The launcher becomes replicated job ``launcher`` (the trainer ancestor, containe
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -227,28 +228,21 @@ def migrate(job: Job) -> list[CommentedMap]:
 
 
 def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
-    base = "spec.mpiReplicaSpecs"
     if v2:
-        name = job.name
-        if len(name) > 63 or not name:
-            job.reject(
-                "metadata.name", f'Invalid value: "{name}": must be no more than 63 characters'
-            )
+        _validate_v2beta1(job, specs)
+        return
+    # kubeflow.org/v1: the controller's ValidateV1MpiJobSpec, before defaults
+    base = "spec.mpiReplicaSpecs"
     if "Launcher" not in specs:
         job.reject(
-            f"{base}[Launcher]",
-            "Required value: must have a Launcher replica"
-            if v2
-            else "MPIReplicaSpecs is not valid: a Launcher replica is required",
+            f"{base}[Launcher]", "MPIReplicaSpecs is not valid: a Launcher replica is required"
         )
     for rtype, rspec in specs.items():
         path = f"{base}[{rtype}]"
         if rtype not in ("Launcher", "Worker"):
             job.reject(path, f"MPIReplicaType is {rtype} but must be one of [Launcher Worker]")
             continue
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get(
-            "containers"
-        ) or []
+        containers = _containers(rspec)
         if not containers:
             job.reject(
                 f"{path}.template.spec.containers",
@@ -270,6 +264,98 @@ def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
             job.reject(
                 f"{path}.replicas",
                 "MPIReplicaSpec is not valid: There must be only 1 launcher replica",
+            )
+
+
+def _containers(rspec: Any) -> list[Any]:
+    return list((((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or [])
+
+
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+
+
+def _validate_v2beta1(job: Job, specs: dict[str, Any]) -> None:
+    """The MPI Operator's validation.ValidateMPIJob, after its defaults (Launcher
+    replicas 1, Worker replicas 0, restart policies, cleanPodPolicy None, slots 1)."""
+    base = "spec.mpiReplicaSpecs"
+    worker = specs.get("Worker")
+    replicas = int_or_none((worker or {}).get("replicas")) or 0
+    host = f"{job.name}-worker-{max(replicas, 1) - 1}"
+    if len(host) > 63 or not _DNS1035.match(host):
+        job.reject(
+            "metadata.name",
+            f'Invalid value: "{job.name}": will not able to create pod and service with invalid '
+            f'DNS label "{host}"',
+        )
+    for rtype in ("Launcher", "Worker"):
+        rspec = specs.get(rtype)
+        path = f"{base}[{rtype}]"
+        if rspec is None:
+            if rtype == "Launcher":
+                job.reject(path, "Required value: must have Launcher replica spec")
+            continue
+        policy = rspec.get("restartPolicy")
+        if policy is not None and policy not in ("Never", "OnFailure"):
+            job.reject(
+                f"{path}.restartPolicy",
+                f'Unsupported value: "{policy}": supported values: "Never", "OnFailure"',
+            )
+        if not _containers(rspec):
+            job.reject(
+                f"{path}.template.spec.containers",
+                "Required value: must define at least one container",
+            )
+        count = int_or_none(rspec.get("replicas"))
+        if rtype == "Launcher" and count is not None and count != 1:
+            job.reject(f"{path}.replicas", f"Invalid value: {count}: must be 1")
+        if rtype == "Worker" and (count or 0) <= 0:
+            job.reject(
+                f"{path}.replicas",
+                f"Invalid value: {count or 0}: must be greater than or equal to 1",
+            )
+    slots = int_or_none(job.spec.get("slotsPerWorker"))
+    if slots is not None and slots < 0:
+        job.reject(
+            "spec.slotsPerWorker", f"Invalid value: {slots}: must be greater than or equal to 0"
+        )
+    run = job.spec.get("runPolicy") or {}
+    clean = run.get("cleanPodPolicy")
+    if clean is not None and clean not in ("None", "Running", "All"):
+        job.reject(
+            "spec.runPolicy.cleanPodPolicy",
+            f'Unsupported value: "{clean}": supported values: "All", "None", "Running"',
+        )
+    for key in ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
+        value = int_or_none(run.get(key))
+        if value is not None and value < 0:
+            job.reject(
+                f"spec.runPolicy.{key}",
+                f"Invalid value: {value}: must be greater than or equal to 0",
+            )
+    managed = run.get("managedBy")
+    if managed is not None and managed not in (
+        "kubeflow.org/mpi-operator",
+        "kueue.x-k8s.io/multikueue",
+    ):
+        job.reject(
+            "spec.runPolicy.managedBy",
+            f'Unsupported value: "{managed}": supported values: "kubeflow.org/mpi-operator", '
+            '"kueue.x-k8s.io/multikueue"',
+        )
+    implementation = job.spec.get("mpiImplementation")
+    if implementation is not None and implementation not in ("Intel", "MPICH", "OpenMPI"):
+        job.reject(
+            "spec.mpiImplementation",
+            f'Unsupported value: "{implementation}": supported values: "Intel", "MPICH", "OpenMPI"',
+        )
+    for rtype in specs:
+        if rtype not in ("Launcher", "Worker"):
+            job.diag(
+                "MPI_REPLICA_TYPE_IGNORED",
+                "warning",
+                f"{base}[{rtype}]",
+                f"the MPI Operator ignores replica type {rtype}; so does the migration",
+                action="dropped",
             )
 
 
