@@ -261,9 +261,27 @@ def _compare_containers(
     ports_a = {int(p.get("containerPort")) for p in a.get("ports") or []}
     ports_b = {int(p.get("containerPort")) for p in b.get("ports") or []}
     out += [f"port:{name}:{p}" for p in sorted(ports_a ^ ports_b)]
-    mounts_a = {m.get("mountPath") for m in a.get("volumeMounts") or []}
-    mounts_b = {m.get("mountPath") for m in b.get("volumeMounts") or []}
-    out += [f"mount:{name}:{m}" for m in sorted(mounts_a ^ mounts_b)]
+    mounts_a = _mounts(a, pa)
+    mounts_b = _mounts(b, pb)
+    out += [
+        f"mount:{name}:{m}"
+        for m in sorted(set(mounts_a) | set(mounts_b))
+        if mounts_a.get(m) != mounts_b.get(m)
+    ]
+    return out
+
+
+def _mounts(container: dict[str, Any], pod: Pod) -> dict[str, str]:
+    """mountPath -> what is mounted there (the volume's source, not its name)."""
+    volumes = {v.get("name"): v for v in pod.spec.get("volumes") or []}
+    out: dict[str, str] = {}
+    for mount in container.get("volumeMounts") or []:
+        volume = volumes.get(mount.get("name")) or {}
+        kinds = sorted(k for k in volume if k != "name")
+        source = kinds[0] if kinds else "missing"
+        detail = volume.get(source) or {}
+        what = detail.get("claimName") or detail.get("path") or detail.get("medium") or ""
+        out[str(mount.get("mountPath"))] = f"{source}:{what}:{mount.get('subPath', '')}:{bool(mount.get('readOnly'))}"
     return out
 
 
