@@ -207,7 +207,8 @@ def webhook_checks(job: Job, kind: Kind) -> None:
             "metadata.name",
             f'Invalid value: "{name}": should match: a DNS-1035 label must consist of lower case '
             "alphanumeric characters or '-', start with an alphabetic character, and end with "
-            "an alphanumeric character",
+            "an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation "
+            "is '[a-z]([-a-z0-9]*[a-z0-9])?')",
         )
     run_policy = job.spec.get("runPolicy") or {}
     if kind.check_run_policy and run_policy.get("managedBy") not in (None, *MANAGED_BY):

@@ -235,7 +235,7 @@ def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
     base = "spec.mpiReplicaSpecs"
     if "Launcher" not in specs:
         job.reject(
-            f"{base}[Launcher]", "MPIReplicaSpecs is not valid: a Launcher replica is required"
+            f"{base}[Launcher]", "MPIReplicaSpec is not valid: Master ReplicaSpec must be present"
         )
     for rtype, rspec in specs.items():
         path = f"{base}[{rtype}]"
@@ -281,11 +281,20 @@ def _validate_v2beta1(job: Job, specs: dict[str, Any]) -> None:
     worker = specs.get("Worker")
     replicas = int_or_none((worker or {}).get("replicas")) or 0
     host = f"{job.name}-worker-{max(replicas, 1) - 1}"
-    if len(host) > 63 or not _DNS1035.match(host):
+    reasons = []
+    if len(host) > 63:
+        reasons.append("must be no more than 63 characters")
+    if not _DNS1035.match(host):
+        reasons.append(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+            "with an alphabetic character, and end with an alphanumeric character (e.g. "
+            "'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+        )
+    if reasons:
         job.reject(
             "metadata.name",
             f'Invalid value: "{job.name}": will not able to create pod and service with invalid '
-            f'DNS label "{host}"',
+            f'DNS label "{host}": ' + ", ".join(reasons),
         )
     for rtype in ("Launcher", "Worker"):
         rspec = specs.get(rtype)

@@ -268,6 +268,17 @@ def _trainer_hostfile(jobset: dict[str, Any], name: str, migration: Migration) -
     return ""
 
 
+def _supported_sorted(text: str) -> str:
+    """``supported values: "b", "a"`` with the values sorted: the v1 webhook lists the
+    managers of a Go set (``UnsortedList``), in random order."""
+    import re
+
+    def ordered(match: re.Match[str]) -> str:
+        return "supported values: " + ", ".join(sorted(match.group(1).split(", ")))
+
+    return re.sub(r'supported values: ((?:"[^"]*"(?:, )?)+)', ordered, text)
+
+
 def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputError) -> Outcome:
     if isinstance(result, Migration) and not result.objects and result.reports[0].errors:
         errors = result.reports[0].errors
@@ -278,6 +289,12 @@ def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputEr
     if isinstance(result, InputError):
         if v1_rejected or case.expect == "rejected":
             ok = v1_rejected or case.job["kind"] == "Job"
+            if v1_rejected:
+                # the same rejection: each of trainc's messages is one of the operator's
+                v1_error = _supported_sorted(str((oracle or {}).get("error")))
+                alien = [p for p in result.problems if _supported_sorted(p.message) not in v1_error]
+                if alien:
+                    return Outcome(case, False, ["trainc rejects differently:", *map(str, alien), f"v1: {v1_error}"])
             return Outcome(
                 case,
                 ok and case.expect == "rejected",
