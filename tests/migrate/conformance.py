@@ -276,7 +276,7 @@ def _supported_sorted(text: str) -> str:
     def ordered(match: re.Match[str]) -> str:
         return "supported values: " + ", ".join(sorted(match.group(1).split(", ")))
 
-    return re.sub(r'supported values: ((?:"[^"]*"(?:, )?)+)', ordered, text)
+    return re.sub(r'supported values: ("[^"]*"(?:, "[^"]*")*)', ordered, text)
 
 
 def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputError) -> Outcome:
