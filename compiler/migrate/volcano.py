@@ -94,6 +94,8 @@ def migrate(job: Job) -> list[CommentedMap]:
     if "mpi" in plugins and "ssh" not in plugins:
         plugins["ssh"] = []
     torch = "pytorch" in plugins
+    if "mpi" in plugins and "tensorflow" not in plugins and "pytorch" not in plugins:
+        return _migrate_mpi(job, names, tasks, plugins)
     if "ssh" in plugins or "mpi" in plugins:
         job.diag(
             "VOLCANO_SSH_UNSUPPORTED",
@@ -493,3 +495,292 @@ def _renamed(template: dict[str, Any], task: str) -> dict[str, Any]:
     if containers:
         containers[_main_index(out, task)]["name"] = "node"
     return out
+
+
+def _migrate_mpi(
+    job: Job, names: list[str], tasks: list[Any], plugins: dict[str, Any]
+) -> list[CommentedMap]:
+    """The ``mpi`` plugin (with ``ssh`` and ``svc``, which Volcano's webhook adds): the
+    master task becomes the launcher, the worker task the ``node`` Job of
+    ``mlPolicy.mpi``; the Trainer's SSH keys replace Volcano's."""
+    spec = job.spec
+    args = _args(plugins.get("mpi"))
+    master, worker = args.get("master") or "master", args.get("worker") or "worker"
+    port = int(args.get("port") or 22)
+    by_name = dict(zip(names, tasks, strict=True))
+    extra = [n for n in names if n not in (master, worker)]
+    if extra or master not in by_name or worker not in by_name:
+        job.diag(
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "error",
+            "spec.tasks",
+            f"the mpi plugin needs exactly the tasks {master} and {worker} (found {', '.join(names)})",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+        )
+        return []
+    if int(by_name[master].get("replicas") or 0) != 1:
+        job.diag(
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "error",
+            f"spec.tasks[{names.index(master)}].replicas",
+            "the mpi master task must have one pod",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+        )
+        return []
+    ssh_args = _args(plugins.get("ssh"))
+    mount = ssh_args.get("ssh-key-file-path") or "/root/.ssh"
+    workers = int(by_name[worker].get("replicas") or 0)
+    pods: dict[str, CommentedMap] = {}
+    for name in (master, worker):
+        index = names.index(name)
+        task = by_name[name]
+        for key in task:
+            if key in ("name", "replicas", "template"):
+                job.mapped(
+                    f"spec.tasks[{index}].{key}",
+                    "replicated job " + ("launcher" if name == master else "node"),
+                )
+            elif key == "policies":
+                job.diag(
+                    "VOLCANO_POLICY_APPROX",
+                    "warning",
+                    f"spec.tasks[{index}].policies",
+                    "task lifecycle policies: the JobSet succeeds when the launcher does (successPolicy targets launcher)",
+                    action="approximated",
+                )
+            else:
+                job.diag(
+                    "VOLCANO_FIELD_DROPPED",
+                    "warning",
+                    f"spec.tasks[{index}].{key}",
+                    f"task {key} has no v2 equivalent",
+                    action="dropped",
+                )
+        pod = copy.deepcopy(task.get("template") or CommentedMap())
+        pspec = pod.setdefault("spec", CommentedMap())
+        main = _main_index(pod, name)
+        container = pspec["containers"][main]
+        if container.get("name") != "node":
+            job.diag(
+                "MAIN_CONTAINER_RENAMED",
+                "info",
+                f"spec.tasks[{index}].template.spec.containers[{main}].name",
+                f"the main container {container.get('name')!r} is named node in v2",
+                target="container node",
+            )
+            container["name"] = "node"
+        if main != 0:
+            pspec["containers"].insert(0, pspec["containers"].pop(main))  # node first
+        restart = pspec.get("restartPolicy") or "Always"
+        if restart == "Always":
+            job.diag(
+                "RESTART_ALWAYS_UNSUPPORTED",
+                "warning",
+                f"spec.tasks[{index}].template.spec.restartPolicy",
+                "Volcano pods restart Always (the pod default when the template sets none); Jobs forbid Always: pods restart OnFailure",
+                action="approximated",
+                covers=("restartPolicy",),
+            )
+            restart = "OnFailure"
+        pspec["restartPolicy"] = restart
+        for c in pspec["containers"]:
+            if not any(int(p.get("containerPort") or 0) == port for p in c.get("ports") or []):
+                c.setdefault("ports", CommentedSeq()).append(
+                    cmap(("name", "mpijob-port"), ("containerPort", port))
+                )
+        if not pspec.get("schedulerName"):
+            pspec["schedulerName"] = str(spec.get("schedulerName") or "volcano")
+        if spec.get("priorityClassName") and not pspec.get("priorityClassName"):
+            pspec["priorityClassName"] = spec["priorityClassName"]
+        pods[name] = pod
+    for key in ("schedulerName", "priorityClassName"):
+        if key in spec:
+            job.mapped(f"spec.{key}", f"pod {key}")
+    hosts = ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+    env = CommentedSeq([env_value("MPI_HOST", hosts)])
+    for name in (master, worker):
+        upper = name.upper().replace("-", "_")
+        count = 1 if name == master else workers
+        value = f"{job.name}-launcher-0-0.{job.name}" if name == master else hosts
+        env.append(env_value(f"VC_{upper}_HOSTS", value))
+        env.append(env_value(f"VC_{upper}_NUM", str(count)))
+    if job.options.compat_env:
+        pods[master]["spec"]["containers"][0].setdefault("env", CommentedSeq()).extend(env)
+        for var in env[1:]:
+            pods[worker]["spec"]["containers"][0].setdefault("env", CommentedSeq()).append(
+                copy.deepcopy(var)
+            )
+        job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            "spec.plugins.mpi",
+            "Volcano variables kept: MPI_HOST on the launcher, VC_*_HOSTS/VC_*_NUM everywhere (values use v2 addresses)",
+            target="launcher and node container env",
+            action="shimmed",
+        )
+    mpi = cmap(
+        ("numProcPerNode", 1),
+        ("mpiImplementation", "OpenMPI"),
+        ("sshAuthMountPath", mount),
+        ("runLauncherAsNode", False),
+    )
+    runtime = Runtime(cmap(("mpi", mpi)), total_pods=workers + 1)
+    runtime.jobs = [
+        ReplicatedJob("node", pods[worker]),
+        ReplicatedJob("launcher", pods[master], ancestor=True),
+    ]
+    runtime.success_policy = cmap(
+        ("operator", "All"), ("targetReplicatedJobs", CommentedSeq(["launcher"]))
+    )
+    runtime.pod_group = cmap(("volcano", CommentedMap()))
+    restarts = {pods[n]["spec"]["restartPolicy"] for n in (master, worker)}
+    runtime.backoff_limit = 0 if restarts == {"Never"} else 2147483647
+    queue = spec.get("queue")
+    if queue and queue != "default":
+        runtime.template_annotations["scheduling.volcano.sh/queue-name"] = queue
+    if "queue" in spec:
+        job.mapped(
+            "spec.queue",
+            "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]",
+        )
+    _job_level(job, runtime, workers + 1)
+    job.diag(
+        "VOLCANO_SSH_REPLACED",
+        "warning",
+        "spec.plugins.ssh",
+        "the Trainer's SSH Secret (keys id_rsa, id_rsa.pub, authorized_keys) replaces Volcano's; Volcano's ssh config file (StrictHostKeyChecking no) is not produced",
+        action="approximated",
+        workaround="set StrictHostKeyChecking in the image, or pass -o StrictHostKeyChecking=no to the MPI launcher",
+        decide=True,
+        covers=("mount:*", "volume:*"),
+    )
+    job.diag(
+        "VOLCANO_HOSTFILE_DROPPED",
+        "warning",
+        "spec.plugins.svc",
+        "the /etc/volcano/*.host files are not produced; the Trainer's hostfile is /etc/mpi/hostfile (OMPI_MCA_orte_default_hostfile)",
+        action="dropped",
+        workaround="read MPI_HOST or /etc/mpi/hostfile instead of /etc/volcano/<task>.host",
+        decide=True,
+        covers=("mount:*:/etc/volcano",),
+    )
+    job.diag(
+        "MPI_OPERATOR_TO_TRAINER",
+        "info",
+        "spec.plugins.mpi",
+        "the Trainer's MPI policy sets OMPI_MCA_* and mounts its hostfile at /etc/mpi on the launcher",
+        covers=("env:main:OMPI_MCA_*", "mount:*:/etc/mpi"),
+    )
+    job.diag(
+        "VOLCANO_PODGROUP_NAME",
+        "info",
+        "",
+        "the PodGroup is <job> (Volcano: <job>-<uid>)",
+        covers=("annotation:scheduling.k8s.io/group-name",),
+    )
+    common_notes(job, [], False)
+    name_length(job, [("node", max(workers, 1)), ("launcher", 1)])
+    trainer = cmap(("numNodes", workers), ("numProcPerNode", 1))
+    tj = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        ),
+        ("trainer", trainer),
+    )
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "mpi"), trainjob_object(job, tj)]
+
+
+def _job_level(job: Job, runtime: Runtime, total: int) -> None:
+    """Volcano job fields every shape shares: policies and retries, minAvailable,
+    minSuccess, runningEstimate, TTL."""
+    spec = job.spec
+    retry = spec.get("maxRetry")
+    policies = spec.get("policies") or []
+    if any(p.get("action") == "RestartJob" for p in policies):
+        runtime.jobset_spec["failurePolicy"] = cmap(
+            ("maxRestarts", int(retry if retry is not None else 3))
+        )
+        job.diag(
+            "VOLCANO_POLICY_APPROX",
+            "warning",
+            "spec.policies",
+            "RestartJob becomes JobSet failurePolicy.maxRestarts (the whole gang restarts on any Job failure)",
+            target="TrainingRuntime.spec.template.spec.failurePolicy",
+            action="approximated",
+        )
+        job.consume("spec.maxRetry")
+    elif retry is not None:
+        job.diag(
+            "VOLCANO_MAXRETRY_DROPPED",
+            "info",
+            "spec.maxRetry",
+            "no RestartJob policy: retries do not apply",
+            action="dropped",
+        )
+    for index, policy in enumerate(policies):
+        if policy.get("action") != "RestartJob":
+            job.diag(
+                "VOLCANO_POLICY_DROPPED",
+                "warning",
+                f"spec.policies[{index}]",
+                f"lifecycle policy {policy.get('action')} has no v2 equivalent",
+                action="dropped",
+            )
+    job.consume("spec.policies")
+    minimum = spec.get("minAvailable")
+    if minimum is not None and minimum != total:
+        job.diag(
+            "MIN_AVAILABLE_DROPPED",
+            "warning",
+            "spec.minAvailable",
+            f"v2's PodGroup minMember is the pod count ({total}), not {minimum}",
+            action="dropped",
+        )
+    elif minimum is not None:
+        job.mapped("spec.minAvailable", "PodGroup.spec.minMember")
+    for key in ("minSuccess", "runningEstimate"):
+        if key in spec:
+            job.diag(
+                "VOLCANO_FIELD_DROPPED" if key != "minSuccess" else "VOLCANO_MINSUCCESS_DROPPED",
+                "warning",
+                f"spec.{key}",
+                f"{key} has no v2 equivalent",
+                action="dropped",
+            )
+    if "ttlSecondsAfterFinished" in spec:
+        runtime.jobset_spec["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"]
+        job.diag(
+            "TTL_DELETES_JOBSET_ONLY",
+            "warning",
+            "spec.ttlSecondsAfterFinished",
+            "v2 deletes the JobSet after the TTL; the TrainJob stays",
+            action="approximated",
+        )
+    for index, _volume in enumerate(spec.get("volumes") or []):
+        job.diag(
+            "VOLCANO_VOLUME_DROPPED",
+            "warning",
+            f"spec.volumes[{index}]",
+            "job volumes are not carried into an MPI runtime; add them to the templates",
+            action="dropped",
+            covers=("mount:*",),
+        )
+    if spec.get("networkTopology"):
+        job.diag(
+            "VOLCANO_FIELD_DROPPED",
+            "warning",
+            "spec.networkTopology",
+            "not carried into an MPI runtime",
+            action="dropped",
+        )

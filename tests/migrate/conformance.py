@@ -171,6 +171,24 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
             return str(wanted if wanted in names else names[0])
 
         return logical, main
+    if kind == "Job" and "mpi" in (job["spec"].get("plugins") or {}):  # Volcano MPI
+        margs = {}
+        for value in job["spec"]["plugins"].get("mpi") or []:
+            key, _, rest = str(value)[2:].partition("=")
+            margs[key] = rest
+        mmaster = margs.get("master") or "master"
+
+        def mlogical(pod: str) -> str:
+            task, _, index = pod[len(name) + 1 :].rpartition("-")
+            return "launcher" if task == mmaster else f"worker-{index}"
+
+        def mmain(pod: str, spec: dict[str, Any]) -> str:
+            containers = spec["containers"]
+            task = pod[len(name) + 1 :].rpartition("-")[0]
+            names = [c["name"] for c in containers]
+            return task if task in names and len(names) > 1 else str(names[0])
+
+        return mlogical, mmain
     if kind == "Job":  # Volcano
         tasks = job["spec"]["tasks"]
         args = {}
@@ -219,8 +237,9 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
     return glogical, lambda pod, spec: MAIN[kind]
 
 
-def _logical_v2(kind: str) -> Any:
-    if kind == "MPIJob":
+def _logical_v2(job: dict[str, Any]) -> Any:
+    kind = job["kind"]
+    if kind == "MPIJob" or (kind == "Job" and "mpi" in (job["spec"].get("plugins") or {})):
         return lambda rjob, i: "launcher" if rjob == "launcher" else f"worker-{i}"
     return lambda rjob, i: f"rank-{i}"
 
@@ -238,7 +257,7 @@ def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> lis
     logical, main = _logical_v1(case)
     left = v1_pods(raw, namespace, name, logical, main)
     jobset = render(migration.objects, migration.runtime_files)
-    right = v2_pods(jobset, _logical_v2(job["kind"]))
+    right = v2_pods(jobset, _logical_v2(job))
     addresses = Addresses(left + right)
     out: list[str] = []
     by_id = {p.logical: p for p in right}
@@ -294,7 +313,11 @@ def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputEr
                 v1_error = _supported_sorted(str((oracle or {}).get("error")))
                 alien = [p for p in result.problems if _supported_sorted(p.message) not in v1_error]
                 if alien:
-                    return Outcome(case, False, ["trainc rejects differently:", *map(str, alien), f"v1: {v1_error}"])
+                    return Outcome(
+                        case,
+                        False,
+                        ["trainc rejects differently:", *map(str, alien), f"v1: {v1_error}"],
+                    )
             return Outcome(
                 case,
                 ok and case.expect == "rejected",

@@ -281,7 +281,9 @@ def _mounts(container: dict[str, Any], pod: Pod) -> dict[str, str]:
         source = kinds[0] if kinds else "missing"
         detail = volume.get(source) or {}
         what = detail.get("claimName") or detail.get("path") or detail.get("medium") or ""
-        out[str(mount.get("mountPath"))] = f"{source}:{what}:{mount.get('subPath', '')}:{bool(mount.get('readOnly'))}"
+        out[str(mount.get("mountPath"))] = (
+            f"{source}:{what}:{mount.get('subPath', '')}:{bool(mount.get('readOnly'))}"
+        )
     return out
 
 

@@ -10,6 +10,11 @@ is served by the module proxy). Facts modelled, each from spec §6.2-6.3:
 * pytorch plugin: containerPort ``pytorchjob-port`` unless the port exists, and
   ``MASTER_ADDR=<job>-<master>-0.<job>``, ``MASTER_PORT``, ``WORLD_SIZE`` = master +
   worker replicas, ``RANK`` = 0 for the master, index + 1 for workers;
+* mpi plugin (``--master``, ``--worker``, ``--port`` 22; the webhook adds ``ssh`` and
+  ``svc``): ``MPI_HOST`` on the master task's containers (the worker hosts
+  ``<job>-<worker>-<i>.<job>``, comma-joined), containerPort ``mpijob-port`` on every
+  container; ssh plugin: the keys Secret mounted at ``--ssh-key-file-path`` (default
+  ``/root/.ssh``, subPath ``.ssh``) in every container;
 * pod ``schedulerName`` from the job (default ``volcano``), ``priorityClassName`` from
   the job when the pod has none; a ``volumeClaimName`` volume mounted in every container.
 """
@@ -38,7 +43,14 @@ def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
     if "svc" not in plugins and any(p in plugins for p in ("pytorch", "tensorflow", "mpi")):
         plugins = {**plugins, "svc": []}
     tasks = spec.get("tasks") or []
+    if "mpi" in plugins and "ssh" not in plugins:
+        plugins = {**plugins, "ssh": []}
     torch = _args(plugins.get("pytorch")) if "pytorch" in plugins else None
+    mpi = _args(plugins.get("mpi")) if "mpi" in plugins else None
+    mpi_master = (mpi or {}).get("master") or "master"
+    mpi_worker = (mpi or {}).get("worker") or "worker"
+    mpi_port = int((mpi or {}).get("port") or 22)
+    ssh_path = _args(plugins.get("ssh")).get("ssh-key-file-path") or "/root/.ssh"
     master = (torch or {}).get("master") or "master"
     worker = (torch or {}).get("worker") or "worker"
     port = int((torch or {}).get("port") or 23456)
@@ -113,6 +125,25 @@ def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
                 pspec.setdefault("volumes", []).append(
                     {"name": f"{name}-svc", "configMap": {"name": f"{name}-svc"}}
                 )
+            if "ssh" in plugins:
+                pspec.setdefault("volumes", []).append(
+                    {"name": f"{name}-ssh", "secret": {"secretName": f"{name}-ssh"}}
+                )
+                for c in [*pspec.get("containers", []), *pspec.get("initContainers", [])]:
+                    c.setdefault("volumeMounts", []).append(
+                        {"name": f"{name}-ssh", "mountPath": ssh_path, "subPath": ".ssh"}
+                    )
+            if mpi is not None:
+                for c in pspec.get("containers") or []:
+                    ports = c.get("ports") or []
+                    if not any(int(p.get("containerPort") or 0) == mpi_port for p in ports):
+                        c.setdefault("ports", []).append(
+                            {"name": "mpijob-port", "containerPort": mpi_port}
+                        )
+                    if tname == mpi_master:
+                        workers = counts.get(mpi_worker, 0)
+                        hosts = ",".join(f"{name}-{mpi_worker}-{i}.{name}" for i in range(workers))
+                        c.setdefault("env", []).append({"name": "MPI_HOST", "value": hosts})
             annotations = {"scheduling.k8s.io/group-name": f"{name}-<uid>"}
             out.append(
                 {
