@@ -106,8 +106,11 @@ class Job:
         workaround: str = "",
         decide: bool = False,
         covers: tuple[str, ...] = (),
+        hard: bool = False,
     ) -> None:
-        if severity == "error" and self.options.allow_lossy:
+        """Record a diagnostic; ``hard`` errors have no fallback, so ``--allow-lossy``
+        keeps them errors."""
+        if severity == "error" and self.options.allow_lossy and not hard:
             severity = "warning"
             message += " (--allow-lossy: the documented fallback is used)"
         self.consumed.add(source)
@@ -429,6 +432,7 @@ def run_policy(
                 workaround="remove it or set at least 1",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
     ttl = policy.get("ttlSecondsAfterFinished")
     if ttl is not None:
@@ -675,6 +679,7 @@ def name_length(job: Job, jobs: list[tuple[str, int]]) -> None:
                 workaround="rename the job",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
             return
 

@@ -39,6 +39,7 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
             workaround="run collective mode (Workers only), or write a runtime by hand",
             decide=True,
             covers=("*",),
+            hard=True,
         )
     elastic = job.spec.get("elasticPolicy")
     if elastic is not None:

@@ -49,6 +49,7 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
             workaround="move to MultiWorkerMirroredStrategy (Workers only), or keep this job on the Training Operator",
             decide=True,
             covers=("*",),
+            hard=True,
         )
     if job.spec.get("enableDynamicWorker"):
         job.diag(
@@ -59,6 +60,7 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
             action="rejected",
             decide=True,
             covers=("*",),
+            hard=True,
         )
     elif "enableDynamicWorker" in job.spec:
         job.mapped("spec.enableDynamicWorker", "(false: the default TF_CONFIG)")
@@ -102,6 +104,7 @@ def _tf(peers: Peers) -> None:
             workaround="turn the compat env on (it wraps the command to build TF_CONFIG)",
             decide=True,
             covers=("*",),
+            hard=True,
         )
         return
     container = peers.pod["spec"]["containers"][peers.main_index]
@@ -116,6 +119,7 @@ def _tf(peers: Peers) -> None:
             workaround="write the image's entrypoint as the command",
             decide=True,
             covers=("*",),
+            hard=True,
         )
         return
     port = peers.port("Worker")

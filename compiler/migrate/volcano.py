@@ -105,6 +105,7 @@ def migrate(job: Job) -> list[CommentedMap]:
             action="rejected",
             decide=True,
             covers=("*",),
+            hard=True,
         )
     if "tensorflow" in plugins:
         job.diag(
@@ -115,6 +116,7 @@ def migrate(job: Job) -> list[CommentedMap]:
             action="rejected",
             decide=True,
             covers=("*",),
+            hard=True,
         )
     by_name = dict(zip(names, tasks, strict=True))
     if torch:
@@ -132,6 +134,7 @@ def migrate(job: Job) -> list[CommentedMap]:
                 action="rejected",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
         if master in by_name and int(by_name[master].get("replicas") or 0) != 1:
             job.diag(
@@ -142,6 +145,7 @@ def migrate(job: Job) -> list[CommentedMap]:
                 action="rejected",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
         if "wait-master-enabled" in args:
             job.diag(
@@ -164,6 +168,7 @@ def migrate(job: Job) -> list[CommentedMap]:
                 action="rejected",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
     if job.report.errors or not order:
         return []
@@ -286,6 +291,7 @@ def migrate(job: Job) -> list[CommentedMap]:
                 action="rejected",
                 decide=True,
                 covers=("*",),
+                hard=True,
             )
     runtime = Runtime(
         cmap(("numNodes", total)), [ReplicatedJob("node", pod, ancestor=True)], total_pods=total
@@ -518,6 +524,7 @@ def _migrate_mpi(
             action="rejected",
             decide=True,
             covers=("*",),
+            hard=True,
         )
         return []
     if int(by_name[master].get("replicas") or 0) != 1:
@@ -529,6 +536,7 @@ def _migrate_mpi(
             action="rejected",
             decide=True,
             covers=("*",),
+            hard=True,
         )
         return []
     ssh_args = _args(plugins.get("ssh"))
