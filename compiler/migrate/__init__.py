@@ -125,7 +125,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             report.accounted = set(job.consumed)
         if len(objects) == 2:
             runtime, trainjob = objects
-            chosen, reason = choose(runtime, trainjob, candidates)
+            chosen, reason = choose(runtime, trainjob, candidates, report)
             report.runtime_reason = reason
             if chosen is not None:
                 objects = [trainjob]

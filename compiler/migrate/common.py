@@ -834,6 +834,7 @@ def pod_template(
             if not any(p.get("name") == port_name for p in ports or []):
                 ports = container.setdefault("ports", CommentedSeq())
                 ports.append(cmap(("name", port_name), ("containerPort", number)))
+                job.report.defaulted_ports.append((port_name, number))
                 job.diag(
                     "V1_PORT_KEPT",
                     "info",

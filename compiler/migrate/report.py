@@ -103,6 +103,8 @@ class JobReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # every v1 path the translation looked at (mapped, reported or consumed)
     accounted: set[str] = field(default_factory=set)
+    # ports the v1 defaulter added to the main container (informational in a pod)
+    defaulted_ports: list[tuple[str, int]] = field(default_factory=list)
 
     def add(self, diagnostic: Diagnostic) -> None:
         if diagnostic not in self.diagnostics:

@@ -18,6 +18,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from compiler.errors import SetupError
 from compiler.migrate.common import ANCESTOR, differing_paths
+from compiler.migrate.report import Diagnostic, JobReport
 from compiler.migrate.source import TRAINER, read_sources
 
 OVERRIDABLE = ("image", "command", "args", "env", "resources")
@@ -71,6 +72,24 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _without_ports(spec: dict[str, Any], ports: list[tuple[str, int]]) -> dict[str, Any]:
+    """``spec`` without the given ports on the trainer container."""
+    out = copy.deepcopy(spec)
+    for rjob in ((out.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []:
+        labels = ((rjob.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if labels.get(ANCESTOR) != "trainer":
+            continue
+        pod = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            if container.get("name") == "node" and container.get("ports"):
+                container["ports"] = [
+                    p
+                    for p in container["ports"]
+                    if (p.get("name"), p.get("containerPort")) not in ports
+                ]
+    return out
+
+
 def _trainer_container(spec: dict[str, Any]) -> dict[str, Any] | None:
     for rjob in ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []:
         labels = ((rjob.get("template") or {}).get("metadata") or {}).get("labels") or {}
@@ -92,6 +111,9 @@ def _normalised(spec: dict[str, Any]) -> Any:
     out = _strip_empty(out)
     for rjob in ((out.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []:
         rjob.setdefault("replicas", 1)
+        job_spec = (rjob.get("template") or {}).get("spec") or {}
+        if job_spec.get("backoffLimit") == 6:
+            del job_spec["backoffLimit"]  # the Job's default
         pod = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
         pspec = pod.get("spec") or {}
         if pspec.get("restartPolicy") == "OnFailure":
@@ -114,13 +136,20 @@ def _strip_empty(value: Any) -> Any:
 
 
 def choose(
-    runtime: CommentedMap, trainjob: CommentedMap, candidates: list[Candidate]
+    runtime: CommentedMap,
+    trainjob: CommentedMap,
+    candidates: list[Candidate],
+    report: JobReport | None = None,
 ) -> tuple[Candidate | None, str]:
-    """The candidate runtime that fits, or None and why the dedicated one is written."""
+    """The candidate runtime that fits, or None and why the dedicated one is written.
+
+    A port the v1 defaulter added (``pytorchjob-port`` ...) only documents the pod: a
+    runtime without it still fits, and the report then says the port is not declared."""
     spec = plain(runtime["spec"])
     if "mpi" in (spec.get("mlPolicy") or {}):
         return None, "dedicated: the MPI launcher and worker templates live in the runtime"
-    mine = _normalised(spec)
+    defaulted = list(report.defaulted_ports) if report is not None else []
+    mine = _normalised(_without_ports(spec, defaulted))
     namespace = str(trainjob["metadata"]["namespace"])
     best: tuple[int, Candidate, list[str]] | None = None
     for candidate in candidates:
@@ -128,10 +157,27 @@ def choose(
             continue
         if _trainer_container(candidate.spec) is None:
             continue
-        theirs = _normalised(candidate.spec)
+        theirs = _normalised(_without_ports(candidate.spec, defaulted))
         paths = differing_paths(mine, theirs)
         if not paths:
             _point(trainjob, runtime, candidate)
+            declared = _trainer_container(candidate.spec) or {}
+            named = {(p.get("name"), p.get("containerPort")) for p in declared.get("ports") or []}
+            if report is not None:
+                for name, number in [p for p in defaulted if p not in named]:
+                    report.diagnostics = [d for d in report.diagnostics if d.code != "V1_PORT_KEPT"]
+                    report.add(
+                        Diagnostic(
+                            "V1_PORT_NOT_DECLARED",
+                            "info",
+                            "",
+                            f"the reused runtime does not declare the port v1 defaulted ({name} "
+                            f"{number}); a containerPort only documents the pod, the process can "
+                            "still listen on it",
+                            action="dropped",
+                            covers=(f"port:main:{number}",),
+                        )
+                    )
             return (
                 candidate,
                 f"{candidate.kind} {candidate.name} ({candidate.origin}) is equivalent: the TrainJob overrides image, command, args, env and resources",
@@ -167,6 +213,11 @@ def _point(trainjob: CommentedMap, runtime: CommentedMap, candidate: Candidate) 
             trainer["env"] = merged
         else:
             trainer[target] = container[key]
+    order = ("image", "command", "args", "numNodes", "numProcPerNode", "resourcesPerNode", "env")
+    spec["trainer"] = CommentedMap(
+        [(k, trainer[k]) for k in order if k in trainer]
+        + [(k, v) for k, v in trainer.items() if k not in order]
+    )
 
 
 def _trainer_container_node(runtime: CommentedMap) -> CommentedMap:
