@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 from compiler.errors import InputError, Problem
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
-from compiler.migrate.report import Diagnostic, JobReport, ObjectId
+from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
 from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
 
@@ -129,6 +129,13 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             report.runtime_reason = reason
             if chosen is not None:
                 objects = [trainjob]
+                over = f"TrainJob.spec.trainer over {chosen.kind} {chosen.name}"
+                report.mappings = [
+                    Mapping(m.source_path, over)
+                    if m.target_path == "TrainingRuntime pod template"
+                    else m
+                    for m in report.mappings
+                ]
                 if chosen.path and chosen.path not in result.runtime_files:
                     result.runtime_files.append(chosen.path)
         report.outputs = [object_id(o) for o in objects]
