@@ -102,6 +102,19 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             result.reports.append(report)
             continue
         translator = TRANSLATORS.get(key)
+        group = src.api_version.split("/")[0]
+        if translator is None and group not in ("kubeflow.org", "batch.volcano.sh"):
+            report.add(
+                Diagnostic(
+                    "NOT_A_JOB",
+                    "info",
+                    "kind",
+                    f"{src.api_version} {src.kind} is not a job kind; left as it is (not copied to the output)",
+                    action="dropped",
+                )
+            )
+            result.reports.append(report)
+            continue
         if translator is None:
             report.add(
                 Diagnostic(
