@@ -218,6 +218,13 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
 
         return vlogical, vmain
     replica_field = next(k for k in job["spec"] if k.endswith("ReplicaSpecs"))
+    if _tf_roles(job):
+
+        def rlogical(pod: str) -> str:
+            rtype, _, index = pod[len(name) + 1 :].rpartition("-")
+            return f"{rtype}-{index}"
+
+        return rlogical, lambda pod, spec: MAIN[kind]
     types = sorted(
         job["spec"][replica_field],
         key=lambda t: ORDER.get(t.capitalize() if t.lower() != "ps" else "PS", 9),
@@ -237,8 +244,19 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
     return glogical, lambda pod, spec: MAIN[kind]
 
 
+def _tf_roles(job: dict[str, Any]) -> bool:
+    """A TFJob with roles beside the workers (one replicated job per role in v2)."""
+    if job["kind"] != "TFJob":
+        return False
+    specs = job["spec"].get("tfReplicaSpecs") or {}
+    total = sum(1 if s.get("replicas") is None else int(s["replicas"]) for s in specs.values())
+    return {k.lower() for k in specs} != {"worker"} and total > 1
+
+
 def _logical_v2(job: dict[str, Any]) -> Any:
     kind = job["kind"]
+    if _tf_roles(job):
+        return lambda rjob, i: f"worker-{i}" if rjob == "node" else f"{rjob}-{i}"
     if kind == "MPIJob" or (kind == "Job" and "mpi" in (job["spec"].get("plugins") or {})):
         return lambda rjob, i: "launcher" if rjob == "launcher" else f"worker-{i}"
     return lambda rjob, i: f"rank-{i}"

@@ -92,7 +92,7 @@ def test_refused_job_exits_1_and_writes_nothing(
 ) -> None:
     path = CASES / "tf-upstream-dist-mnist" / "job.yaml"
     assert main(["migrate", str(path), "-o", str(tmp_path / "out")]) == 1
-    assert "TF_TOPOLOGY_UNSUPPORTED" in capsys.readouterr().err
+    assert "TF_CONFIG_NEEDS_COMMAND" in capsys.readouterr().err
     assert not list((tmp_path / "out").rglob("*.yaml"))
 
 
