@@ -245,7 +245,10 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
 
 
 def _tf_roles(job: dict[str, Any]) -> bool:
-    """A TFJob with roles beside the workers (one replicated job per role in v2)."""
+    """A TFJob with roles beside the workers, or a PaddleJob in parameter-server mode
+    (one replicated job per role in v2)."""
+    if job["kind"] == "PaddleJob":
+        return any(k.lower() == "master" for k in job["spec"].get("paddleReplicaSpecs") or {})
     if job["kind"] != "TFJob":
         return False
     specs = job["spec"].get("tfReplicaSpecs") or {}
