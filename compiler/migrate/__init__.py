@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap
 
-from compiler.errors import InputError, Problem
+from compiler.errors import InputError, ObjectRef, Problem
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
@@ -129,6 +129,17 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             result.reports.append(report)
             continue
         job = Job(src, options, report)
+        if not src.name:
+            problems.append(
+                Problem(
+                    "Required value: name or generateName is required",
+                    src.location(("metadata",)),
+                    ObjectRef(src.kind, "", namespace),
+                    "metadata.name",
+                    rule="yaml",
+                )
+            )
+            continue
         try:
             objects = translator(job)
         except InputError as error:

@@ -53,6 +53,19 @@ def migrate(job: Job) -> list[CommentedMap]:
     worker = specs.get("Worker")
     # both defaulters make an unset Worker.replicas 0
     workers = 0 if worker is None else int_or_none(worker.get("replicas")) or 0
+    if workers == 0:
+        job.diag(
+            "MPI_NO_WORKERS",
+            "error",
+            f"{base}[Worker]",
+            "a launcher without workers: v2's MPI policy runs ranks on the replicated job node, which needs at least one pod",
+            action="rejected",
+            workaround="give the job one Worker, or run the launcher's command in a plain TrainJob",
+            decide=True,
+            covers=("*",),
+            hard=True,
+        )
+        return []
     for rtype, rspec in specs.items():
         if "replicas" in rspec:
             job.mapped(
