@@ -156,12 +156,14 @@ ROLE_JOB = {
 }
 
 
-def _shim(cluster: dict[str, list[str]], role: str) -> str:
-    """The shell that exports this role's TF_CONFIG (Go's encoding: map keys sorted)."""
+def shim(cluster: dict[str, list[str]], role: str, environment: bool = True) -> str:
+    """The shell that exports this role's TF_CONFIG (Go's encoding: map keys sorted);
+    Volcano's tensorflow plugin writes no ``environment``."""
     head = json.dumps({"cluster": dict(sorted(cluster.items()))}, separators=(",", ":"))[:-1]
+    tail = ',"environment":"cloud"}' if environment else "}"
     return (
         f'export {SHIM_MARK}\'{head},"task":{{"type":"{role}","index":\''
-        f'"$JOB_COMPLETION_INDEX"\'}},"environment":"cloud"}}\'' + SHIM_EXEC
+        f"\"$JOB_COMPLETION_INDEX\"'}}{tail}'" + SHIM_EXEC
     )
 
 
@@ -284,7 +286,7 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
             )
             continue
         container["command"] = CommentedSeq(
-            ["/bin/sh", "-c", _shim(cluster, rtype.lower()), *command]
+            ["/bin/sh", "-c", shim(cluster, rtype.lower()), *command]
         )
         count = counts[rtype]
         jobs.append(

@@ -96,6 +96,8 @@ def migrate(job: Job) -> list[CommentedMap]:
     torch = "pytorch" in plugins
     if "mpi" in plugins and "tensorflow" not in plugins and "pytorch" not in plugins:
         return _migrate_mpi(job, names, tasks, plugins)
+    if "tensorflow" in plugins and "pytorch" not in plugins and "mpi" not in plugins:
+        return _migrate_tf(job, names, tasks, plugins)
     if "ssh" in plugins or "mpi" in plugins:
         job.diag(
             "VOLCANO_SSH_UNSUPPORTED",
@@ -792,3 +794,230 @@ def _job_level(job: Job, runtime: Runtime, total: int) -> None:
             "not carried into an MPI runtime",
             action="dropped",
         )
+
+
+TF_ROLES = ("ps", "worker", "chief", "evaluator")
+
+
+def _migrate_tf(
+    job: Job, names: list[str], tasks: list[Any], plugins: dict[str, Any]
+) -> list[CommentedMap]:
+    """The ``tensorflow`` plugin: one replicated job per role task (the worker task is
+    ``node``, which the TrainJob sizes), each command wrapped to export the TF_CONFIG the
+    plugin wrote (cluster at v2 addresses, no ``environment``)."""
+    from compiler.migrate.tensorflow import shim
+
+    spec = job.spec
+    args = _args(plugins.get("tensorflow"))
+    role_of = {args.get(role) or role: role for role in TF_ROLES}
+    port = int(args.get("port") or 2222)
+    by_name = dict(zip(names, tasks, strict=True))
+    extra = [n for n in names if n not in role_of]
+    if extra or not any(role_of.get(n) == "worker" for n in names):
+        job.diag(
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "error",
+            "spec.tasks",
+            f"the tensorflow plugin's roles are {', '.join(role_of)}; tasks {', '.join(extra) or '(no worker task)'} have none",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+            hard=True,
+        )
+        return []
+    counts = {n: int(by_name[n].get("replicas") or 0) for n in names}
+    rjob_of = {n: "node" if role_of[n] == "worker" else role_of[n] for n in names}
+    single = len(names) == 1 and sum(counts.values()) == 1
+    cluster = {
+        role_of[n]: [f"{job.name}-{rjob_of[n]}-0-{i}.{job.name}:{port}" for i in range(counts[n])]
+        for n in names
+        if counts[n] > 0
+    }
+    jobs: list[ReplicatedJob] = []
+    restarts: set[str] = set()
+    for name in names:
+        index = names.index(name)
+        task = by_name[name]
+        for key in task:
+            if key in ("name", "replicas", "template"):
+                job.mapped(f"spec.tasks[{index}].{key}", f"replicated job {rjob_of[name]}")
+            else:
+                job.diag(
+                    "VOLCANO_FIELD_DROPPED",
+                    "warning",
+                    f"spec.tasks[{index}].{key}",
+                    f"task {key} has no v2 equivalent",
+                    action="dropped",
+                )
+        pod = copy.deepcopy(task.get("template") or CommentedMap())
+        pspec = pod.setdefault("spec", CommentedMap())
+        main = _main_index(pod, name)
+        restart = pspec.get("restartPolicy") or "Always"
+        if restart == "Always":
+            job.diag(
+                "RESTART_ALWAYS_UNSUPPORTED",
+                "warning",
+                f"spec.tasks[{index}].template.spec.restartPolicy",
+                "Volcano pods restart Always (the pod default when the template sets none); Jobs forbid Always: pods restart OnFailure",
+                action="approximated",
+                covers=("restartPolicy",),
+            )
+            restart = "OnFailure"
+        pspec["restartPolicy"] = restart
+        restarts.add(restart)
+        if not pspec.get("schedulerName"):
+            pspec["schedulerName"] = str(spec.get("schedulerName") or "volcano")
+        if spec.get("priorityClassName") and not pspec.get("priorityClassName"):
+            pspec["priorityClassName"] = spec["priorityClassName"]
+        for i, c in enumerate(pspec["containers"]):
+            command = list(c.get("command") or [])
+            if single:
+                pass
+            elif not command:
+                job.diag(
+                    "TF_CONFIG_NEEDS_COMMAND",
+                    "error",
+                    f"spec.tasks[{index}].template.spec.containers[{i}].command",
+                    "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint",
+                    action="rejected",
+                    decide=True,
+                    covers=("*",),
+                    hard=True,
+                )
+            elif job.options.compat_env:
+                c["command"] = CommentedSeq(
+                    ["/bin/sh", "-c", shim(cluster, role_of[name], environment=False), *command]
+                )
+        if job.options.compat_env:
+            # one replicated job per task: the task index is the completion index
+            for c in pspec["containers"]:
+                env = c.setdefault("env", CommentedSeq())
+                if "env" in plugins:
+                    env.extend([env_index("VK_TASK_INDEX"), env_index("VC_TASK_INDEX")])
+                for other in names:
+                    upper = other.upper().replace("-", "_")
+                    hosts = ",".join(
+                        f"{job.name}-{rjob_of[other]}-0-{k}.{job.name}"
+                        for k in range(counts[other])
+                    )
+                    env.extend(
+                        [
+                            env_value(f"VC_{upper}_HOSTS", hosts),
+                            env_value(f"VC_{upper}_NUM", str(counts[other])),
+                        ]
+                    )
+        container = pspec["containers"][main]
+        if container.get("name") != "node":
+            job.diag(
+                "MAIN_CONTAINER_RENAMED",
+                "info",
+                f"spec.tasks[{index}].template.spec.containers[{main}].name",
+                f"the main container {container.get('name')!r} is named node in v2",
+                target="container node",
+            )
+            container["name"] = "node"
+        jobs.append(
+            ReplicatedJob(
+                rjob_of[name],
+                pod,
+                ancestor=rjob_of[name] == "node",
+                parallelism=None if rjob_of[name] == "node" else counts[name],
+            )
+        )
+    if job.report.errors:
+        return []
+    jobs.sort(key=lambda j: 0 if j.name == "node" else 1)
+    workers = next(counts[n] for n in names if role_of[n] == "worker")
+    runtime = Runtime(cmap(("numNodes", workers)), jobs, total_pods=sum(counts.values()))
+    runtime.pod_group = cmap(("volcano", CommentedMap()))
+    runtime.backoff_limit = 0 if restarts == {"Never"} else 2147483647
+    queue = spec.get("queue")
+    if queue and queue != "default":
+        runtime.template_annotations["scheduling.volcano.sh/queue-name"] = queue
+    if "queue" in spec:
+        job.mapped(
+            "spec.queue",
+            "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]",
+        )
+    for key in ("schedulerName", "priorityClassName"):
+        if key in spec:
+            job.mapped(f"spec.{key}", f"pod {key}")
+    _job_level(job, runtime, sum(counts.values()))
+    if not single:
+        if job.options.compat_env:
+            job.diag(
+                "TF_CONFIG_SHIMMED",
+                "warning",
+                "spec.plugins.tensorflow",
+                "every container's command is wrapped in /bin/sh -c that exports the TF_CONFIG Volcano's plugin wrote (cluster at v2 addresses, task index = JOB_COMPLETION_INDEX) and execs it",
+                action="shimmed",
+                workaround="the images need /bin/sh",
+            )
+        else:
+            job.diag(
+                "TF_CONFIG_NOT_SUPPORTED",
+                "error",
+                "spec.plugins.tensorflow",
+                "TF_CONFIG differs per pod and cannot be a static env (--no-compat-env)",
+                action="rejected",
+                decide=True,
+                covers=("*",),
+                hard=True,
+            )
+            return []
+    job.diag(
+        "VOLCANO_SVC_HOSTS_CHANGED",
+        "warning",
+        "spec.plugins.svc",
+        "JobSet's headless Service <job> replaces Volcano's; hosts are <job>-<rjob>-0-<i>.<job>",
+        action="approximated",
+        covers=("peer:*",),
+    )
+    if job.options.compat_env:
+        job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            "spec.plugins",
+            "Volcano variables kept in every container: VC_<TASK>_HOSTS, VC_<TASK>_NUM"
+            + (
+                ", VK_TASK_INDEX and VC_TASK_INDEX (the completion index: one replicated job per task)"
+                if "env" in plugins
+                else ""
+            ),
+            target="role templates",
+            action="shimmed",
+        )
+    job.diag(
+        "VOLCANO_HOSTFILE_DROPPED",
+        "warning",
+        "spec.plugins.svc",
+        "the /etc/volcano/*.host files are not produced",
+        action="dropped",
+        workaround="read TF_CONFIG or VC_<TASK>_HOSTS",
+        covers=("mount:*:/etc/volcano",)
+        if job.options.compat_env
+        else ("mount:*:/etc/volcano", "env:*:VC_*", "env:*:VK_*"),
+    )
+    job.diag(
+        "VOLCANO_PODGROUP_NAME",
+        "info",
+        "",
+        "the PodGroup is <job> (Volcano: <job>-<uid>)",
+        covers=("annotation:scheduling.k8s.io/group-name",),
+    )
+    common_notes(job, [], False)
+    name_length(job, [(j.name, j.parallelism or workers) for j in jobs])
+    tj = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        ),
+        ("trainer", cmap(("numNodes", workers))),
+    )
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "tensorflow"), trainjob_object(job, tj)]

@@ -189,6 +189,25 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
             return task if task in names and len(names) > 1 else str(names[0])
 
         return mlogical, mmain
+    plugins = (job["spec"].get("plugins") or {}) if kind == "Job" else {}
+    if kind == "Job" and "tensorflow" in plugins and "pytorch" not in plugins:
+        targs = {}
+        for value in plugins.get("tensorflow") or []:
+            key, _, rest = str(value)[2:].partition("=")
+            targs[key] = rest
+        roles = {(targs.get(r) or r): r for r in ("ps", "worker", "chief", "evaluator")}
+
+        def tlogical(pod: str) -> str:
+            task, _, index = pod[len(name) + 1 :].rpartition("-")
+            return f"{roles.get(task, task)}-{index}"
+
+        def tmain(pod: str, spec: dict[str, Any]) -> str:
+            containers = spec["containers"]
+            task = pod[len(name) + 1 :].rpartition("-")[0]
+            names = [c["name"] for c in containers]
+            return task if task in names and len(names) > 1 else str(names[0])
+
+        return tlogical, tmain
     if kind == "Job":  # Volcano
         tasks = job["spec"]["tasks"]
         args = {}
@@ -258,7 +277,8 @@ def _tf_roles(job: dict[str, Any]) -> bool:
 
 def _logical_v2(job: dict[str, Any]) -> Any:
     kind = job["kind"]
-    if _tf_roles(job):
+    plugins = (job["spec"].get("plugins") or {}) if kind == "Job" else {}
+    if _tf_roles(job) or ("tensorflow" in plugins and "pytorch" not in plugins):
         return lambda rjob, i: f"worker-{i}" if rjob == "node" else f"{rjob}-{i}"
     if kind == "MPIJob" or (kind == "Job" and "mpi" in (job["spec"].get("plugins") or {})):
         return lambda rjob, i: "launcher" if rjob == "launcher" else f"worker-{i}"

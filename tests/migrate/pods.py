@@ -233,6 +233,19 @@ def compare_pods(v1: Pod, v2: Pod, addresses: Addresses) -> list[str]:
     return out
 
 
+def _value(text: str | None) -> Any:
+    """An env value as the process reads it: JSON documents (TF_CONFIG) compared parsed,
+    so key order does not count."""
+    import json
+
+    if text and text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
 def _norm(value: Any) -> Any:
     if value in (None, {}, [], False, ""):
         return None
@@ -256,7 +269,7 @@ def _compare_containers(
     env_a = {k: addresses(v) for k, v in resolved_env(a, pa, False).items()}
     env_b = {k: addresses(v) for k, v in resolved_env(b, pb, True).items()}
     for var in sorted(set(env_a) | set(env_b)):
-        if env_a.get(var) != env_b.get(var):
+        if _value(env_a.get(var)) != _value(env_b.get(var)):
             out.append(f"env:{name}:{var}")
     ports_a = {int(p.get("containerPort")) for p in a.get("ports") or []}
     ports_b = {int(p.get("containerPort")) for p in b.get("ports") or []}

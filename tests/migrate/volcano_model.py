@@ -15,6 +15,10 @@ is served by the module proxy). Facts modelled, each from spec §6.2-6.3:
   ``<job>-<worker>-<i>.<job>``, comma-joined), containerPort ``mpijob-port`` on every
   container; ssh plugin: the keys Secret mounted at ``--ssh-key-file-path`` (default
   ``/root/.ssh``, subPath ``.ssh``) in every container;
+* tensorflow plugin (``--ps``, ``--worker``, ``--chief``, ``--evaluator``, ``--port`` 2222):
+  ``TF_CONFIG`` in every container unless the job is one pod: cluster keys ``ps``,
+  ``worker``, ``chief``, ``evaluator`` (omitted when empty) with ``<pod>.<job>:<port>``,
+  ``task`` ``{type, index}``, no ``environment`` key;
 * pod ``schedulerName`` from the job (default ``volcano``), ``priorityClassName`` from
   the job when the pod has none; a ``volumeClaimName`` volume mounted in every container.
 """
@@ -22,6 +26,7 @@ is served by the module proxy). Facts modelled, each from spec §6.2-6.3:
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 
@@ -47,6 +52,9 @@ def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
         plugins = {**plugins, "ssh": []}
     torch = _args(plugins.get("pytorch")) if "pytorch" in plugins else None
     mpi = _args(plugins.get("mpi")) if "mpi" in plugins else None
+    tf = _args(plugins.get("tensorflow")) if "tensorflow" in plugins else None
+    tf_roles = {((tf or {}).get(r) or r): r for r in ("ps", "worker", "chief", "evaluator")}
+    tf_port = int((tf or {}).get("port") or 2222)
     mpi_master = (mpi or {}).get("master") or "master"
     mpi_worker = (mpi or {}).get("worker") or "worker"
     mpi_port = int((mpi or {}).get("port") or 22)
@@ -132,6 +140,20 @@ def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
                 for c in [*pspec.get("containers", []), *pspec.get("initContainers", [])]:
                     c.setdefault("volumeMounts", []).append(
                         {"name": f"{name}-ssh", "mountPath": ssh_path, "subPath": ".ssh"}
+                    )
+            single = len(tasks) == 1 and sum(counts.values()) == 1
+            if tf is not None and not single and tname in tf_roles:
+                cluster = {
+                    tf_roles[t["name"]]: [
+                        f"{name}-{t['name']}-{i}.{name}:{tf_port}" for i in range(counts[t["name"]])
+                    ]
+                    for t in tasks
+                    if t["name"] in tf_roles and counts[t["name"]] > 0
+                }
+                config = {"cluster": cluster, "task": {"type": tf_roles[tname], "index": index}}
+                for c in pspec.get("containers") or []:
+                    c.setdefault("env", []).append(
+                        {"name": "TF_CONFIG", "value": json.dumps(config, separators=(",", ":"))}
                     )
             if mpi is not None:
                 for c in pspec.get("containers") or []:
