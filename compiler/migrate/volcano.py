@@ -1,11 +1,17 @@
 """Volcano Job (batch.volcano.sh/v1alpha1) -> TrainJob + runtime with
 ``podGroupPolicy.volcano``.
 
-A PyTorch job (plugin ``pytorch``: a master task of one pod and a worker task) merges
-into ``node`` with ``mlPolicy.torch``; a job of one task and no framework plugin
-becomes a plain runtime. Other shapes (``tensorflow``, ``mpi``/``ssh``, several tasks)
-are reported. Volcano's controller is not a Go module the harness can run, so these
-rules follow the spec's reading of its source (plugins env, svc, ssh, pytorch)."""
+* plugin ``pytorch`` (a master task of one pod and a worker task): merged into ``node``
+  with ``mlPolicy.torch``;
+* plugin ``mpi`` (with ``ssh``): the master task becomes the launcher, the worker task
+  the ``node`` Job of ``mlPolicy.mpi``;
+* plugin ``tensorflow``: one replicated job per role task, TF_CONFIG rebuilt by the shim;
+* one task and no framework plugin: a plain runtime.
+
+Other shapes (``ssh`` with pytorch, several tasks without a plugin, PVC templates) are
+reported. Volcano's controller is not a Go module the harness can run, so these rules
+follow the spec's reading of its source (plugins env, svc, ssh, pytorch, mpi,
+tensorflow; the webhook's plugin defaults)."""
 
 from __future__ import annotations
 
