@@ -10,7 +10,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz bench clean migrate-oracle migrate-conformance
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench clean migrate-oracle migrate-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -36,7 +36,7 @@ kubectl:
 render: setup
 	$(PY) -m compiler render example -o out
 
-test: setup oracle
+test: setup oracle control-plane
 	$(PY) -m pytest
 
 lint: setup
@@ -58,6 +58,15 @@ conformance: setup oracle
 
 conformance-fuzz: setup oracle
 	$(PY) -m tests.conformance.fuzz --count $(N)
+
+# The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
+# manager at pinned versions, built once from the Go module proxy into the cache.
+control-plane:
+	@bash scripts/build-control-plane.sh
+
+# Every golden case through the real control plane; closing line: conformance-live: X/Y cases identical
+conformance-live: setup control-plane
+	$(PY) -m tests.live.conformance_live
 
 # The migration oracle: Training Operator v1.9.4 and MPI Operator v0.7.0 building the
 # pods of a v1 job (defaulting, validation, pod construction), without a cluster.

@@ -134,7 +134,7 @@ def test_runtime_defaults() -> None:
 
 def test_unknown_fields_at_several_depths() -> None:
     assert messages((FIXTURES / "bad-runtime.yaml").read_text()) == [
-        f"f0.yaml:1:1: ClusterTrainingRuntime bad-runtime: {NOT_CHECKED}",
+        f"f0.yaml:1:1: ClusterTrainingRuntime bad-runtime: <nil>: {NOT_CHECKED}",
         "f0.yaml:5:3: ClusterTrainingRuntime bad-runtime: metadata.namespace: Forbidden: not allowed on this type",
         'f0.yaml:9:7: ClusterTrainingRuntime bad-runtime: spec.mlPolicy.mpi.mpiImplementation: Unsupported value: "Intel": supported values: "OpenMPI", ""',
         "f0.yaml:22:23: ClusterTrainingRuntime bad-runtime: "
@@ -146,7 +146,7 @@ def test_unknown_fields_at_several_depths() -> None:
 def test_bad_trainjob_reports_everything_at_once() -> None:
     found = messages((FIXTURES / "bad-job.yaml").read_text())
     assert found == [
-        f"f0.yaml:1:1: TrainJob default/bad: {NOT_CHECKED}",
+        f"f0.yaml:1:1: TrainJob default/bad: <nil>: {NOT_CHECKED}",
         'f0.yaml:6:3: TrainJob default/bad: metadata.bogusMeta: unknown field "metadata.bogusMeta"',
         'f0.yaml:10:3: TrainJob default/bad: spec.suspend: Invalid value: "string": spec.suspend in body must be of type boolean: "string"',
         'f0.yaml:12:5: TrainJob default/bad: spec.trainer.numNodes: Invalid value: "string": spec.trainer.numNodes in body must be of type integer: "string"',
@@ -216,14 +216,14 @@ def test_list_map_keys_must_be_unique() -> None:
 
 def test_metadata_rules() -> None:
     assert messages(trainjob("  runtimeRef: {name: x}\n", meta="  labels: {a: b}\n")) == [
-        f"f0.yaml:1:1: TrainJob default/(unnamed): {NOT_CHECKED}",
+        f"f0.yaml:1:1: TrainJob default/(unnamed): <nil>: {NOT_CHECKED}",
         "f0.yaml:3:1: TrainJob default/(unnamed): metadata.name: Required value: name or generateName is required",
     ]
     # the CRD's CEL rule on the name runs too (a bad name does not stop CEL)
     cel, message = messages(trainjob("  runtimeRef: {name: x}\n", meta="  name: Bad_Name\n"))
     assert cel == (
         "f0.yaml:1:1: TrainJob default/Bad_Name: "
-        "Invalid value: metadata.name must match RFC 1035 DNS label format"
+        '<nil>: Invalid value: "object": metadata.name must match RFC 1035 DNS label format'
     )
     assert message.startswith(
         'f0.yaml:4:3: TrainJob default/Bad_Name: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'

@@ -4,7 +4,7 @@ Each stage is a small function that reads the build so far and adds to it; a cha
 tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
-                     overlay_outputs, check_cluster)
+                     overlay_outputs, admit_outputs, check_cluster)
 
 ``trainc check`` runs the same chain with the policy files loaded too, then its
 validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
@@ -38,6 +38,7 @@ from compiler.plan.compile import (
     render_trainjobs,
     resolve_trainjobs,
 )
+from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
 from compiler.policy.objects import PolicyObject
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
@@ -73,6 +74,8 @@ class Build:
     problems: list[Problem] = field(default_factory=list)  # errors: the verb's exit 2 (or 1)
     warnings: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # every rendered object after the API server's create path (admit_outputs)
+    outputs: list[AdmittedOutput] = field(default_factory=list)
     # filled by trainc check's validation stages
     findings: list[Finding] = field(default_factory=list)
     checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
@@ -234,6 +237,27 @@ def render(build: Build) -> None:
     build.problems += problems
 
 
+def admit_outputs(build: Build) -> None:
+    """Each rendered object through its CRD's create path: what the API server refuses,
+    the controller cannot create (:mod:`compiler.plan.outputs`)."""
+    crds = output_crds(build.crds, build.plan.trainer_version)
+    unvalidated: set[str] = set()
+    for summary in build.summaries:
+        if summary.trainjob is None:
+            continue
+        for rendered in summary.objects:
+            admitted = admit_output(summary, rendered, crds)
+            build.outputs.append(admitted)
+            build.problems += admitted.problems
+            if not admitted.validated:
+                data = rendered.data
+                unvalidated.add(f"{data.get('kind', '')} {data.get('apiVersion', '')}")
+    build.notes += [
+        f"{kind} outputs are not validated: no CRD for it is pinned (pass one with --schemas DIR)"
+        for kind in sorted(unvalidated)
+    ]
+
+
 # --- cluster checks ---------------------------------------------------------------------
 
 
@@ -321,6 +345,7 @@ RENDER_STAGES: tuple[Stage, ...] = (
     resolve,
     render,
     overlay_outputs,
+    admit_outputs,
     check_cluster,
 )
 
