@@ -390,9 +390,7 @@ def trainjob_metadata(job: Job) -> CommentedMap:
     return out
 
 
-def run_policy(
-    job: Job, restart_policies: list[str], trainjob_spec: CommentedMap, runtime: Runtime
-) -> None:
+def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
     """runPolicy: suspend, managedBy, activeDeadlineSeconds, TTL, cleanPodPolicy,
     backoffLimit, schedulingPolicy (and the gang scheduler option)."""
     policy = job.spec.get("runPolicy") or {}
@@ -400,13 +398,11 @@ def run_policy(
     if "runPolicy" in job.spec and not policy:
         job.consume(base)
     if policy.get("suspend") is True:
-        trainjob_spec["suspend"] = True
         job.mapped(f"{base}.suspend", "TrainJob.spec.suspend")
     elif "suspend" in policy:
         job.mapped(f"{base}.suspend", "TrainJob.spec.suspend (default false)")
     managed = policy.get("managedBy")
     if managed == "kueue.x-k8s.io/multikueue":
-        trainjob_spec["managedBy"] = managed
         job.mapped(f"{base}.managedBy", "TrainJob.spec.managedBy")
     elif managed is not None:
         job.diag(
@@ -420,7 +416,6 @@ def run_policy(
     deadline = policy.get("activeDeadlineSeconds")
     if deadline is not None:
         if isinstance(deadline, int) and deadline >= 1:
-            trainjob_spec["activeDeadlineSeconds"] = deadline
             job.mapped(f"{base}.activeDeadlineSeconds", "TrainJob.spec.activeDeadlineSeconds")
         else:
             job.diag(
@@ -513,6 +508,19 @@ def run_policy(
     scheduling(job, policy.get("schedulingPolicy"), runtime)
 
 
+def trainjob_run_fields(job: Job, spec: CommentedMap) -> None:
+    """The runPolicy fields that land on the TrainJob: suspend, activeDeadlineSeconds
+    (at least 1 in v2) and a MultiKueue managedBy."""
+    run = job.spec.get("runPolicy") or {}
+    if run.get("suspend") is True:
+        spec["suspend"] = True
+    deadline = run.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and not isinstance(deadline, bool) and deadline >= 1:
+        spec["activeDeadlineSeconds"] = deadline
+    if run.get("managedBy") == "kueue.x-k8s.io/multikueue":
+        spec["managedBy"] = run["managedBy"]
+
+
 def scheduling(job: Job, policy: dict[str, Any] | None, runtime: Runtime) -> None:
     gang = job.options.gang_scheduler
     base = "spec.runPolicy.schedulingPolicy"
@@ -577,9 +585,7 @@ def scheduling(job: Job, policy: dict[str, Any] | None, runtime: Runtime) -> Non
                     "the scheduler-plugins PodGroup has no such field; v1 ignored it too",
                     action="dropped",
                 )
-    if gang != "volcano" and "scheduleTimeoutSeconds" not in policy:
-        pass
-    elif gang == "volcano" and "scheduleTimeoutSeconds" in policy:
+    if gang == "volcano" and "scheduleTimeoutSeconds" in policy:
         job.diag(
             "SCHEDULING_FIELD_IGNORED_IN_V1",
             "info",

@@ -32,6 +32,7 @@ from compiler.migrate.common import (
     runtime_object,
     seq,
     trainjob_object,
+    trainjob_run_fields,
 )
 from compiler.migrate.source import MPI_V2
 
@@ -178,7 +179,7 @@ def migrate(job: Job) -> list[CommentedMap]:
         ReplicatedJob("launcher", launcher_pod, ancestor=True, depends_on=depends),
     ]
     runtime.success_policy = cmap(("operator", "All"), ("targetReplicatedJobs", seq("launcher")))
-    run_policy(job, policies, CommentedMap(), runtime)
+    run_policy(job, policies, runtime)
     if any(p == "ExitCode" for p in policies):
         runtime.exit_code = True
     if v2:
@@ -228,13 +229,7 @@ def migrate(job: Job) -> list[CommentedMap]:
         ),
         ("trainer", trainer),
     )
-    run = job.spec.get("runPolicy") or {}
-    if run.get("suspend") is True:
-        spec["suspend"] = True
-    if isinstance(run.get("activeDeadlineSeconds"), int) and run["activeDeadlineSeconds"] >= 1:
-        spec["activeDeadlineSeconds"] = run["activeDeadlineSeconds"]
-    if run.get("managedBy") == "kueue.x-k8s.io/multikueue":
-        spec["managedBy"] = run["managedBy"]
+    trainjob_run_fields(job, spec)
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]

@@ -93,6 +93,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
         run_policy,
         runtime_object,
         trainjob_object,
+        trainjob_run_fields,
         webhook_checks,
     )
 
@@ -173,7 +174,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     runtime = Runtime(
         cmap(("numNodes", counts["Worker"])), jobs, total_pods=total, exit_code=exit_code
     )
-    run_policy(job, policies, CommentedMap(), runtime)
+    run_policy(job, policies, runtime)
     if job.options.compat_env:
         job.diag(
             "COMPAT_ENV_ADDED",
@@ -227,13 +228,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
         ),
         ("trainer", cmap(("numNodes", counts["Worker"]))),
     )
-    run = job.spec.get("runPolicy") or {}
-    if run.get("suspend") is True:
-        spec["suspend"] = True
-    if isinstance(run.get("activeDeadlineSeconds"), int) and run["activeDeadlineSeconds"] >= 1:
-        spec["activeDeadlineSeconds"] = run["activeDeadlineSeconds"]
-    if run.get("managedBy") == "kueue.x-k8s.io/multikueue":
-        spec["managedBy"] = run["managedBy"]
+    trainjob_run_fields(job, spec)
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "paddle"), trainjob_object(job, spec)]

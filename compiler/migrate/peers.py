@@ -30,6 +30,7 @@ from compiler.migrate.common import (
     runtime_object,
     strip_for_compare,
     trainjob_object,
+    trainjob_run_fields,
     webhook_checks,
 )
 
@@ -178,7 +179,7 @@ def migrate_peers(
     )
     peers = Peers(job, kind, specs, total, pod, main_index, runtime)
     peers.trainer["numNodes"] = total
-    run_policy(job, policies, CommentedMap(), runtime)  # fills runtime; TrainJob spec below
+    run_policy(job, policies, runtime)  # fills runtime; TrainJob spec below
     if not job.report.errors:
         hook(peers)
     common_notes(job, peers.sidecars, v1_env_everywhere)
@@ -196,7 +197,7 @@ def migrate_peers(
     if peers.env:
         peers.trainer["env"] = peers.env
     spec["trainer"] = peers.trainer
-    _run_policy_fields(job, spec)
+    trainjob_run_fields(job, spec)
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, framework or kind.framework), trainjob_object(job, spec)]
@@ -215,17 +216,6 @@ def _covers(paths: list[str]) -> tuple[str, ...]:
         else:
             out.append("label:*")
     return tuple(sorted(set(out)))
-
-
-def _run_policy_fields(job: Job, spec: CommentedMap) -> None:
-    policy = job.spec.get("runPolicy") or {}
-    if policy.get("suspend") is True:
-        spec["suspend"] = True
-    deadline = policy.get("activeDeadlineSeconds")
-    if isinstance(deadline, int) and deadline >= 1:
-        spec["activeDeadlineSeconds"] = deadline
-    if policy.get("managedBy") == "kueue.x-k8s.io/multikueue":
-        spec["managedBy"] = policy["managedBy"]
 
 
 def _renamed(template: dict[str, Any], main: str) -> dict[str, Any]:

@@ -184,6 +184,7 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
         run_policy,
         runtime_object,
         trainjob_object,
+        trainjob_run_fields,
         webhook_checks,
     )
 
@@ -340,7 +341,7 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
             f"{base}[PS]",
             "parameter servers run until the JobSet finishes, then JobSet deletes them (v1 deleted them per cleanPodPolicy)",
         )
-    run_policy(job, policies, CommentedMap(), runtime)
+    run_policy(job, policies, runtime)
     job.diag(
         "TF_CONFIG_SHIMMED",
         "warning",
@@ -369,13 +370,7 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
         ),
         ("trainer", cmap(("numNodes", counts["Worker"]))),
     )
-    run = job.spec.get("runPolicy") or {}
-    if run.get("suspend") is True:
-        spec["suspend"] = True
-    if isinstance(run.get("activeDeadlineSeconds"), int) and run["activeDeadlineSeconds"] >= 1:
-        spec["activeDeadlineSeconds"] = run["activeDeadlineSeconds"]
-    if run.get("managedBy") == "kueue.x-k8s.io/multikueue":
-        spec["managedBy"] = run["managedBy"]
+    trainjob_run_fields(job, spec)
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "tensorflow"), trainjob_object(job, spec)]
