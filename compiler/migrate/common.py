@@ -627,6 +627,20 @@ def restart_policy(job: Job, path: str, value: str | None, default: str) -> tupl
     policy = value or default
     if value is not None:
         job.mapped(path, "pod restartPolicy")
+    if policy not in ("Always", "OnFailure", "Never", "ExitCode"):
+        # the v1 CRD has no enum: the job was accepted, and its pods were not
+        job.diag(
+            "V1_RESTART_POLICY_INVALID",
+            "error",
+            path,
+            f"{policy!r} is not a restart policy: v1 accepted the job but could not create its pods",
+            action="rejected",
+            workaround="use OnFailure, Never or ExitCode",
+            decide=True,
+            covers=("*",),
+            hard=True,
+        )
+        return "Never", False
     if policy == "Always":
         job.diag(
             "RESTART_ALWAYS_UNSUPPORTED",
