@@ -67,3 +67,8 @@ def test_a_real_difference_is_caught(oracle: None) -> None:
     outcome = conformance.judge(case, conformance.run_oracle([case])[case.name], result)
     assert not outcome.equivalent
     assert any("env:main:MASTER_ADDR" in line for line in outcome.detail)
+
+
+def test_closing_line(oracle: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert conformance.main(["--only", "jax-worker4", "jax-master-type"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "migrate-conformance: 2/2 jobs equivalent"
