@@ -386,7 +386,7 @@ def test_cli_writes_nothing_but_the_output_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr.endswith("trainc: 5 errors, 1 warning, 0 audit\n")
+    assert result.stderr.endswith("trainc: 7 errors, 1 warning, 0 audit\n")
     assert out.read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
     assert sorted(p.name for p in out.parent.iterdir()) == ["check.xml"]
 
