@@ -100,6 +100,8 @@ class Cluster(_Model):
     schedulers: list[Scheduler] | None = None
     overlays: list[NonEmpty] = []
     policies: list[NonEmpty] = []
+    # what trainc apply pushes: the resolved objects, or the TrainJobs and runtimes
+    delivery: Literal["resolved", "trainjobs"] = "resolved"
 
     @field_validator("name")
     @classmethod
