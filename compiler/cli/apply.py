@@ -45,8 +45,12 @@ def add_parser(commands: Commands) -> None:
     add_schemas(parser)
     add_owner_uid(parser)
     add_project(parser)
-    parser.add_argument("--kubeconfig", type=Path, metavar="FILE", help="kubeconfig file "
-                        "(default: $KUBECONFIG, else ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     parser.add_argument(
         "-n",
@@ -55,10 +59,17 @@ def add_parser(commands: Commands) -> None:
         help="namespace of objects that set none, and of the ApplySet parent (default: the "
         "context's namespace, else 'default')",
     )
-    parser.add_argument("--field-manager", default="trainc", metavar="NAME",
-                        help="server-side apply field manager (default: trainc)")
-    parser.add_argument("--force-conflicts", action="store_true",
-                        help="take over fields another field manager owns, as kubectl does")
+    parser.add_argument(
+        "--field-manager",
+        default="trainc",
+        metavar="NAME",
+        help="server-side apply field manager (default: trainc)",
+    )
+    parser.add_argument(
+        "--force-conflicts",
+        action="store_true",
+        help="take over fields another field manager owns, as kubectl does",
+    )
     parser.add_argument(
         "--dry-run",
         choices=("server", "none"),
@@ -71,8 +82,9 @@ def add_parser(commands: Commands) -> None:
         help="print per-field changes between the live and the desired objects, write "
         "nothing (exit 0 no changes, 1 changes, 2 errors)",
     )
-    parser.add_argument("--format", choices=("text", "markdown"), default="text",
-                        help="--diff format")
+    parser.add_argument(
+        "--format", choices=("text", "markdown"), default="text", help="--diff format"
+    )
     parser.add_argument(
         "--prune",
         action="store_true",
@@ -90,11 +102,16 @@ def add_parser(commands: Commands) -> None:
         help="DESTRUCTIVE: a JobSet whose immutable fields changed is deleted (its jobs and "
         "pods with it) and created again; without it such a change is refused",
     )
-    parser.add_argument("--wait", action="store_true",
-                        help="wait until each applied JobSet has started (or failed)")
-    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="for retries while the API server is away, and for --wait "
-                        "(default: 60)")
+    parser.add_argument(
+        "--wait", action="store_true", help="wait until each applied JobSet has started (or failed)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="for retries while the API server is away, and for --wait (default: 60)",
+    )
     parser.add_argument(
         "--emit",
         choices=("resolved", "trainjobs"),
@@ -103,8 +120,13 @@ def add_parser(commands: Commands) -> None:
         "policy-mutated runtimes and TrainJobs, for clusters running the Trainer "
         "controller (default: the project cluster's 'delivery')",
     )
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text",
-                        help="json: one document with every outcome and the counts")
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json"),
+        default="text",
+        help="json: one document with every outcome and the counts",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-object lines")
 
 
@@ -189,7 +211,11 @@ def _apply(
             lambda line: print(line, flush=True) if text else None,
         )
     if text:
-        shown = ", ".join(f"{counts[s]} {s}" for s in counts if counts[s] or s in ("created", "configured", "unchanged"))
+        shown = ", ".join(
+            f"{counts[s]} {s}"
+            for s in counts
+            if counts[s] or s in ("created", "configured", "unchanged")
+        )
         where = f" ({cluster})" if cluster else ""
         mode = " (server dry run: nothing was written)" if dry_run else ""
         print(f"trainc apply{where}: {report.changed} changed: {shown}{mode}")
@@ -199,7 +225,11 @@ def _apply(
             "changed": report.changed,
             "counts": counts,
             "objects": [
-                {"object": o.title, "status": o.status, **({"detail": o.detail} if o.detail else {})}
+                {
+                    "object": o.title,
+                    "status": o.status,
+                    **({"detail": o.detail} if o.detail else {}),
+                }
                 for o in report.outcomes
             ],
             **({"wait": states} if args.wait else {}),

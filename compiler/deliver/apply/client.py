@@ -185,6 +185,9 @@ class Connection:
         self.requests += 1
         if method != "GET":
             self.writes += 1
+        if body is not None and "yaml" in headers.get("Content-Type", ""):
+            # JSON is YAML, but YAML has no surrogate-pair escapes: send UTF-8 as is
+            body = json.dumps(body, ensure_ascii=False).encode()
         remaining = max(1.0, min(30.0, self.deadline - time.monotonic()))
         response = self._api.rest_client.request(
             method, full_url, headers=all_headers, body=body, _request_timeout=remaining
@@ -264,7 +267,7 @@ def connect(
         raise ClusterError(f"no kubeconfig found at {', '.join(files)} (give --kubeconfig FILE)")
     configuration = client.Configuration()
     try:
-        loader = config.kube_config._get_kube_config_loader(
+        loader = config.kube_config._get_kube_config_loader(  # type: ignore[no-untyped-call]
             filename=existing[0] if len(existing) == 1 else os.pathsep.join(existing),
             active_context=context,
             persist_config=False,

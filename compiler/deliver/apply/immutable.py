@@ -65,11 +65,7 @@ def _mutable_while_suspended(change: FieldChange) -> bool:
     rest = path[3:]
     if tuple(rest[:3]) != ("template", "spec", "template"):
         return False
-    inner = tuple(rest[3:5])
-    if inner in _SUSPENDED_MUTABLE:
-        return True
-    # the whole metadata or spec map appearing/disappearing covers only those fields
-    return False
+    return tuple(rest[3:5]) in _SUSPENDED_MUTABLE
 
 
 def forbidden_changes(changes: Iterable[FieldChange], suspended: bool) -> list[FieldChange]:

@@ -122,7 +122,9 @@ class LiveIndex:
         if answer.code == 404:
             items: list[Json] = []  # a namespace that does not exist yet
         elif answer.code != 200:
-            raise ClusterError(f"cannot list {kind} in {namespace or 'the cluster'}: {answer.message}")
+            raise ClusterError(
+                f"cannot list {kind} in {namespace or 'the cluster'}: {answer.message}"
+            )
         else:
             items = answer.body.get("items") or []
         for item in items:
@@ -258,7 +260,9 @@ class _Run:
         if not requirement.owner_references and required.jobset is not None:
             uid = self.jobset_uids.get((requirement.namespace, required.jobset))
             if uid is None:
-                self.record(required.title, "skipped", f"its JobSet {required.jobset} was not applied")
+                self.record(
+                    required.title, "skipped", f"its JobSet {required.jobset} was not applied"
+                )
                 return
             owner = {
                 "apiVersion": "jobset.x-k8s.io/v1alpha2",

@@ -47,9 +47,7 @@ def encode_z85(data: bytes) -> str:
     out = []
     for index in range(0, len(data), 4):
         value = int.from_bytes(data[index : index + 4], "big")
-        out.append(
-            "".join(_Z85[(value // 85**power) % 85] for power in (4, 3, 2, 1, 0))
-        )
+        out.append("".join(_Z85[(value // 85**power) % 85] for power in (4, 3, 2, 1, 0)))
     return "".join(out)
 
 

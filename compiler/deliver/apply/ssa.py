@@ -59,7 +59,7 @@ def server_side_apply(
     live_version: str | None,
 ) -> Applied:
     metadata = obj.get("metadata") or {}
-    params = {"fieldManager": field_manager}
+    params = {"fieldManager": field_manager, "fieldValidation": "Strict"}
     if force:
         params["force"] = "true"
     if dry_run:

@@ -35,9 +35,7 @@ def state(obj: Json) -> tuple[str, str]:
     """(``waiting`` | ``started`` | ``completed`` | ``failed``, the progress line)."""
     metadata = obj.get("metadata") or {}
     jobs = (obj.get("spec") or {}).get("replicatedJobs") or []
-    status = {
-        s.get("name"): s for s in (obj.get("status") or {}).get("replicatedJobsStatus") or []
-    }
+    status = {s.get("name"): s for s in (obj.get("status") or {}).get("replicatedJobsStatus") or []}
     wanted = sum(int(j.get("replicas", 1)) for j in jobs)
     ready = sum(int(s.get("ready", 0)) for s in status.values())
     active = sum(int(s.get("active", 0)) for s in status.values())
