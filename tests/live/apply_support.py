@@ -117,7 +117,7 @@ def trainc(*argv: str | Path, monkeypatch: pytest.MonkeyPatch | None = None) -> 
     original = apply_client.Connection._send
 
     def send(self: apply_client.Connection, method: str, url: str, *rest: Any) -> Any:
-        methods.append((method, url.split("?", 1)[0]))
+        methods.append((method, url))
         return original(self, method, url, *rest)
 
     out, err = io.StringIO(), io.StringIO()
