@@ -40,6 +40,13 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     parser.add_argument(
+        "--emit",
+        choices=("resolved", "trainjobs"),
+        default="resolved",
+        help="trainjobs: the policy-mutated runtimes and TrainJobs (after overlays and "
+        "admission, validated as for resolved) instead of the objects the controller makes",
+    )
+    parser.add_argument(
         "--provenance",
         metavar="FILE",
         help="also write where every output field came from, as JSON, to FILE",
@@ -69,6 +76,10 @@ def run_verb(args: argparse.Namespace) -> int:
         for warning in build.warnings:
             warn(warning, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
+    if args.emit == "trainjobs":
+        from compiler.deliver.apply.plan import as_trainjobs
+
+        builds = [as_trainjobs(build) for build in builds]
     # Provenance is per cluster: refuse before anything is written.
     provenance = None
     if args.provenance:

@@ -18,6 +18,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from compiler.plan.compile import RenderedObject, TrainJobSummary
 from compiler.render.info import SecretRequirement
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -28,7 +29,16 @@ from compiler.upstream.names import (
 if TYPE_CHECKING:
     from compiler.plan.stages import Build
 
-__all__ = ["DELIVERIES", "ApplyPlan", "Delivery", "Desired", "Required", "apply_plan", "phase_of"]
+__all__ = [
+    "DELIVERIES",
+    "ApplyPlan",
+    "Delivery",
+    "Desired",
+    "Required",
+    "apply_plan",
+    "as_trainjobs",
+    "phase_of",
+]
 
 Json = dict[str, Any]
 Delivery = Literal["resolved", "trainjobs"]
@@ -122,14 +132,11 @@ def apply_plan(build: Build, delivery: Delivery = "resolved") -> ApplyPlan:
         for name, labels in sorted(cluster.namespaces.items()):
             plan.objects.append(Desired(_namespace_object(name, dict(labels))))
     if delivery == "trainjobs":
-        kinds = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND, TRAINJOB_KIND)
-        for manifest in build.loaded.objects:
-            if manifest.kind in kinds:
-                data = copy.deepcopy(manifest.data)
-                data.pop("status", None)
-                namespace = manifest.namespace or ""
-                trainjob = manifest.name if manifest.kind == TRAINJOB_KIND else ""
-                plan.objects.append(Desired(data, namespace, trainjob))
+        for summary in as_trainjobs(build).summaries:
+            for rendered in summary.objects:
+                plan.objects.append(
+                    Desired(rendered.data, rendered.trainjob_namespace, rendered.trainjob_name)
+                )
         for requirement in build.secret_requirements:
             plan.skipped.append(
                 (
@@ -154,3 +161,27 @@ def apply_plan(build: Build, delivery: Delivery = "resolved") -> ApplyPlan:
     plan.objects.sort(key=lambda d: d.sort_key)
     plan.secrets.sort(key=lambda r: (r.requirement.namespace, r.requirement.name))
     return plan
+
+
+def as_trainjobs(build: Build) -> Build:
+    """``build`` with its objects replaced by the runtimes and TrainJobs it read, after
+    input overlays and admission (what ``--emit trainjobs`` delivers): one summary per
+    runtime and per TrainJob, no required Secrets (the Trainer controller makes them).
+    Only a build without problems should be emitted."""
+    from dataclasses import replace
+
+    kinds = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND, TRAINJOB_KIND)
+    summaries = []
+    for manifest in build.loaded.objects:
+        if manifest.kind not in kinds:
+            continue
+        data = copy.deepcopy(manifest.data)
+        data.pop("status", None)
+        namespace = manifest.namespace or ""
+        trainjob = manifest.name if manifest.kind == TRAINJOB_KIND else ""
+        summary = TrainJobSummary(
+            namespace, manifest.name if trainjob else f"{manifest.kind} {manifest.name}"
+        )
+        summary.objects = [RenderedObject(namespace, trainjob, data)]
+        summaries.append(summary)
+    return replace(build, summaries=summaries)
