@@ -16,6 +16,7 @@
         schedulers: [coscheduling, kueue]
         overlays: [overlays/production]  # cluster layer
         policies: []                     # in addition to inputs.policies
+        delivery: resolved               # trainc apply: resolved objects, or trainjobs
         namespaces:
           - name: vision
             labels: {team: vision}
