@@ -8,7 +8,7 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench clean
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench bench-apply clean
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -69,6 +69,10 @@ conformance-live: setup control-plane
 bench: setup
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
+
+# trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
+bench-apply: setup control-plane
+	$(PY) -m tests.bench.apply_bench
 
 clean:
 	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out

@@ -484,6 +484,20 @@ def test_unreachable_server_is_exit_2(control_plane: ControlPlane, tmp_path: Pat
     assert time.monotonic() - began < 15
 
 
+def test_untrusted_server_certificate_is_exit_2(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    tree = _tree(tmp_path, "default", jobs=("a",))
+    kc = tmp_path / "kc"
+    _kubeconfig(kc, control_plane.url, control_plane.pki.ca_cert, control_plane.admin_token)
+    config = yaml.safe_load(kc.read_text())
+    del config["clusters"][0]["cluster"]["certificate-authority"]  # system CAs: not ours
+    kc.write_text(yaml.safe_dump(config))
+    result = trainc("apply", tree, "--kubeconfig", kc, "--timeout", "2")
+    assert result.code == 2
+    assert "TLS" in result.err and "Traceback" not in result.err
+
+
 def test_forbidden_is_exit_2(control_plane: ControlPlane, tmp_path: Path) -> None:
     tree = _tree(tmp_path, "default", jobs=("a",))
     kc = _kubeconfig(

@@ -155,10 +155,22 @@ class Connection:
             headers["Content-Type"] = content_type
         delay = 0.1
         last_error = ""
+        from kubernetes.client.exceptions import ApiException
+
         while True:
             try:
                 answer = self._send(method, url, headers, body)
+            except ApiException as error:  # the client's wrapping of TLS errors
+                raise ClusterError(
+                    f"cannot talk to the API server at {self.server} over TLS: "
+                    f"{_short(error)} (check the kubeconfig's certificate-authority)"
+                ) from None
             except _transport_errors() as error:
+                if _is_tls(error):
+                    raise ClusterError(
+                        f"cannot talk to the API server at {self.server} over TLS: "
+                        f"{_short(error)} (check the kubeconfig's certificate-authority)"
+                    ) from None
                 answer = None
                 last_error = _short(error)
             if answer is not None:
@@ -240,12 +252,21 @@ def resource_of(obj: Mapping[str, Any]) -> Resource:
     return RESOURCES[(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))]
 
 
+def _is_tls(error: BaseException) -> bool:
+    """A certificate the client does not trust: retrying cannot help."""
+    import ssl
+
+    import urllib3.exceptions
+
+    tls = (ssl.SSLError, urllib3.exceptions.SSLError)
+    return isinstance(error, tls) or isinstance(getattr(error, "reason", None), tls)
+
+
 def _short(error: BaseException) -> str:
-    text = str(error)
     reason = getattr(error, "reason", None)
-    if reason is not None:
-        text = str(reason)
-    return text.splitlines()[0][:200] if text else type(error).__name__
+    text = str(reason if reason is not None else error)
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " ".join(lines)[:300] if lines else type(error).__name__
 
 
 def connect(
