@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
@@ -27,6 +28,10 @@ from compiler.cli.common import (
     warn,
 )
 from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, EXIT_VIOLATIONS, UsageError
+
+if TYPE_CHECKING:
+    from compiler.deliver.apply.client import Connection
+    from compiler.deliver.apply.plan import ApplyPlan
 
 
 def add_parser(commands: Commands) -> None:
@@ -160,13 +165,10 @@ def run_verb(args: argparse.Namespace) -> int:
         connection.close()
 
 
-def _diff(args: argparse.Namespace, connection: object, to_apply: object) -> int:
-    from compiler.deliver.apply.client import Connection
+def _diff(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan) -> int:
     from compiler.deliver.apply.live_diff import live_diff
-    from compiler.deliver.apply.plan import ApplyPlan
     from compiler.deliver.diff_format import render_markdown, render_text
 
-    assert isinstance(connection, Connection) and isinstance(to_apply, ApplyPlan)
     result = live_diff(connection, to_apply, args.field_manager)
     text = render_markdown(result) if args.format == "markdown" else render_text(result)
     sys.stdout.write(text)
@@ -174,14 +176,11 @@ def _diff(args: argparse.Namespace, connection: object, to_apply: object) -> int
 
 
 def _apply(
-    args: argparse.Namespace, connection: object, to_apply: object, cluster: str | None
+    args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan, cluster: str | None
 ) -> int:
-    from compiler.deliver.apply.client import Connection
-    from compiler.deliver.apply.plan import ApplyPlan
     from compiler.deliver.apply.run import ApplyOptions, Outcome, apply
     from compiler.deliver.apply.wait import wait_for_jobsets
 
-    assert isinstance(connection, Connection) and isinstance(to_apply, ApplyPlan)
     dry_run = args.dry_run == "server"
     applyset = None
     if args.prune:

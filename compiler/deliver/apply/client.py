@@ -19,7 +19,7 @@ import json
 import os
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,8 +126,6 @@ class Connection:
         self.requests = 0  # every request sent (tests count writes through ``writes``)
         self.writes = 0
         self._discovered: dict[tuple[str, str], Resource] = {}
-        # a hook the tests use to see each request (method, path); never bodies
-        self.on_request: Callable[[str, str], None] | None = None
 
     def set_timeout(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds
@@ -192,8 +190,6 @@ class Connection:
             header_params=headers,
             auth_settings=["BearerToken"],
         )
-        if self.on_request is not None:
-            self.on_request(method, url.split("?", 1)[0])
         self.requests += 1
         if method != "GET":
             self.writes += 1
