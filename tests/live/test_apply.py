@@ -588,6 +588,69 @@ def test_emit_trainjobs_applies_runtimes_then_trainjobs(
         assert "0 changed" in again.out and again.writes == []
 
 
+def test_project_namespaces_first_and_per_cluster_delivery(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = f"proj-{os.getpid()}"
+        inputs = _tree(tmp_path, ns, jobs=("a",))
+        project = tmp_path / "trainc.yaml"
+        project.write_text(
+            "inputs:\n  runtimes: [inputs/runtime.yaml]\n  jobs: [inputs/a.yaml]\n"
+            "clusters:\n"
+            f"  - name: one\n    defaultNamespace: {ns}\n"
+            f"    namespaces: [{{name: {ns}, labels: {{team: vision}}}}]\n"
+            f"  - name: two\n    delivery: trainjobs\n"
+            f"    namespaces: [{{name: {ns}}}]\n"
+        )
+        assert inputs.is_dir()
+        result = trainc(
+            "apply", "--project", project, "--cluster", "one", "-o", "json", *_kc(control_plane)
+        )
+        assert result.code == 0, result.out + result.err
+        document = json.loads(result.out)
+        assert [o["object"] for o in document["objects"]] == [f"Namespace {ns}", f"JobSet {ns}/a"]
+        assert document["counts"]["created"] == 2 and document["changed"] == 2
+        assert client.get(f"/api/v1/namespaces/{ns}")["metadata"]["labels"]["team"] == "vision"
+        two = trainc("apply", "--project", project, "--cluster", "two", *_kc(control_plane))
+        assert two.code == 0, two.out + two.err
+        assert two.status_of(f"TrainJob {ns}/a") == "created"
+        assert two.status_of(f"TrainingRuntime {ns}/rt") == "created"
+        several = trainc("apply", "--project", project, *_kc(control_plane))
+        assert several.code == 2 and "one cluster at a time" in several.err
+
+
+def test_wait_failed_jobset_is_exit_1(control_plane: ControlPlane, tmp_path: Path) -> None:
+    with admin(control_plane) as client:
+        ns = new_namespace(client)
+        tree = _tree(tmp_path, ns, jobs=("a",))
+        assert trainc("apply", tree, *_kc(control_plane)).code == 0
+        now = "2026-01-01T00:00:00Z"
+        status = {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Failed",
+                        "status": "True",
+                        "reason": "FailedJobs",
+                        "message": "boom",
+                        "lastTransitionTime": now,
+                    }
+                ]
+            }
+        }
+        code, answer = client.raw(
+            "PATCH",
+            JOBSETS.format(ns=ns) + "/a/status",
+            status,
+            content_type="application/merge-patch+json",
+        )
+        assert code == 200, answer
+        result = trainc("apply", tree, "--wait", "--timeout", "10", *_kc(control_plane))
+        assert result.code == 1
+        assert f"JobSet {ns}/a: failed: replicated jobs ready 0/1" in result.out
+
+
 # --- every golden through the real API server --------------------------------------------
 
 
