@@ -80,6 +80,22 @@ def test_create_then_unchanged_without_writes(control_plane: ControlPlane, tmp_p
         assert again["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
 
 
+def test_object_made_by_someone_else_is_adopted_once(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = new_namespace(client)
+        tree = _tree(tmp_path, ns, jobs=("a",))
+        jobset = yaml.safe_load(trainc("render", tree, "-o", "-").out)
+        client.request("POST", JOBSETS.format(ns=ns), jobset)  # a plain create, no apply
+        adopted = trainc("apply", tree, *_kc(control_plane))
+        assert adopted.status_of(f"JobSet {ns}/a") == "configured"
+        live = client.get(JOBSETS.format(ns=ns) + "/a")
+        assert "trainc" in {m["manager"] for m in live["metadata"]["managedFields"]}
+        again = trainc("apply", tree, *_kc(control_plane))
+        assert again.status_of(f"JobSet {ns}/a") == "unchanged" and again.writes == []
+
+
 def test_label_change_is_configured(control_plane: ControlPlane, tmp_path: Path) -> None:
     with admin(control_plane) as client:
         ns = new_namespace(client)

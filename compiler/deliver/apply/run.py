@@ -180,8 +180,10 @@ class _Run:
         self.applied_keys.add((group, desired.kind, namespace, desired.name))
         status_prefix = ""
         if live is not None:
-            found = changes(desired.obj, live, owned_fields(live, options.field_manager))
-            if not found:
+            owned = owned_fields(live, options.field_manager)
+            found = changes(desired.obj, live, owned)
+            # an object this manager never applied is applied once, to own its fields
+            if not found and owned:
                 self._remember(desired, live)
                 self.record(desired.title, "unchanged")
                 return
