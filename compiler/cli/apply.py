@@ -26,6 +26,7 @@ from compiler.cli.common import (
     one_plan,
     report_problems,
     warn,
+    write_atomically,
 )
 from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, EXIT_VIOLATIONS, UsageError
 
@@ -50,25 +51,13 @@ def add_parser(commands: Commands) -> None:
     add_schemas(parser)
     add_owner_uid(parser)
     add_project(parser)
-    parser.add_argument(
-        "--kubeconfig",
-        type=Path,
-        metavar="FILE",
-        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    add_cluster_flags(parser)
     parser.add_argument(
         "-n",
         "--namespace",
         default=None,
         help="namespace of objects that set none, and of the ApplySet parent (default: the "
         "context's namespace, else 'default')",
-    )
-    parser.add_argument(
-        "--field-manager",
-        default="trainc",
-        metavar="NAME",
-        help="server-side apply field manager (default: trainc)",
     )
     parser.add_argument(
         "--force-conflicts",
@@ -135,16 +124,54 @@ def add_parser(commands: Commands) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-object lines")
 
 
+def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    """Which cluster, as kubectl says it (shared with ``trainc diff --live``)."""
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    parser.add_argument(
+        "--field-manager",
+        default="trainc",
+        metavar="NAME",
+        help="server-side apply field manager (default: trainc)",
+    )
+
+
 def run_verb(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise UsageError("trainc apply: --timeout must be positive")
+    if args.applyset is not None and not args.prune:
+        raise UsageError("trainc apply: --applyset goes with --prune")
+    connection, to_apply, cluster = _connect_and_plan(args)
+    try:
+        if args.diff:
+            return _diff(args, connection, to_apply)
+        return _apply(args, connection, to_apply, cluster)
+    finally:
+        connection.close()
+
+
+def live_diff_verb(args: argparse.Namespace) -> int:
+    """``trainc diff --live``: as ``trainc apply --diff``."""
+    args.timeout, args.emit = 60.0, None
+    connection, to_apply, _ = _connect_and_plan(args)
+    try:
+        return _diff(args, connection, to_apply)
+    finally:
+        connection.close()
+
+
+def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, str | None]:
+    """The connection, and what to apply: rendered as ``trainc render`` would."""
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.apply.client import connect
     from compiler.deliver.apply.plan import apply_plan
     from compiler.plan.stages import run
 
-    if args.timeout <= 0:
-        raise UsageError("trainc apply: --timeout must be positive")
-    if args.applyset is not None and not args.prune:
-        raise UsageError("trainc apply: --applyset goes with --prune")
     connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
     try:
         args.namespace = connection.namespace
@@ -158,11 +185,10 @@ def run_verb(args: argparse.Namespace) -> int:
         report_problems(build.problems)
         wanted = args.emit or (plan.cluster.delivery if plan.cluster is not None else None)
         to_apply = apply_plan(build, "trainjobs" if wanted == "trainjobs" else "resolved")
-        if args.diff:
-            return _diff(args, connection, to_apply)
-        return _apply(args, connection, to_apply, plan.cluster_name)
-    finally:
+    except BaseException:
         connection.close()
+        raise
+    return connection, to_apply, plan.cluster_name
 
 
 def _diff(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan) -> int:
@@ -171,7 +197,10 @@ def _diff(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan)
 
     result = live_diff(connection, to_apply, args.field_manager)
     text = render_markdown(result) if args.format == "markdown" else render_text(result)
-    sys.stdout.write(text)
+    if args.command == "diff" and args.output is not None:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
     return EXIT_VIOLATIONS if result.changed else EXIT_OK
 
 

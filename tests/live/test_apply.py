@@ -217,6 +217,8 @@ def test_diff_against_live(control_plane: ControlPlane, tmp_path: Path) -> None:
         assert "~ metadata.labels.team: a -> c" in changed.out
         assert changed.writes == []
         assert client.get(JOBSETS.format(ns=ns) + "/a")["metadata"]["labels"]["team"] == "a"
+        verb = trainc("diff", "--live", tree, *_kc(control_plane))
+        assert verb.code == 1 and verb.out == changed.out
 
 
 # --- required Secrets ----------------------------------------------------------------
