@@ -193,6 +193,7 @@ def test_dry_run_writes_nothing(control_plane: ControlPlane, tmp_path: Path) -> 
         assert result.code == 0, result.out + result.err
         assert result.status_of(f"JobSet {ns}/a") == "created"
         assert "(server dry run)" in result.out
+        assert result.status_of(f"Secret {ns}/a-mpi-ssh-auth") == "created"
         assert result.writes  # sent, each with dryRun=All
         assert all("dryRun=All" in url for _, url in result.writes)
         assert names(client, JOBSETS.format(ns=ns)) == []
