@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
+    add_kubernetes,
     add_owner_uid,
     add_paths,
     add_project,
@@ -49,6 +50,7 @@ def add_parser(commands: Commands) -> None:
     )
     add_paths(parser)
     add_schemas(parser)
+    add_kubernetes(parser)
     add_owner_uid(parser)
     add_project(parser)
     add_cluster_flags(parser)

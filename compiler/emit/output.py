@@ -170,8 +170,12 @@ def _swap(staging: Path, directory: Path) -> None:
     shutil.rmtree(retired, ignore_errors=True)
 
 
-def write_project(results: Mapping[str, Build], directory: Path, *, whole: bool) -> int:
+def write_project(
+    results: Mapping[str, Build], directory: Path, *, whole: bool, stored: bool = False
+) -> int:
     """Write ``<directory>/<cluster>/...``; returns the number of objects written.
+
+    ``stored``: the objects as the API server stores them (``render --server-defaults``).
 
     ``whole``: the tree holds every cluster and is swapped in at once (clusters no
     longer in the project disappear). Otherwise only the given clusters' folders are
@@ -184,9 +188,11 @@ def write_project(results: Mapping[str, Build], directory: Path, *, whole: bool)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
         for name, result in results.items():
-            count += write_directory(result.objects, directory / name, result.secret_requirements)
+            objects = result.stored_objects() if stored else result.objects
+            count += write_directory(objects, directory / name, result.secret_requirements)
         return count
     with staged_directory(directory) as staging:
         for name, result in results.items():
-            count += write_directory(result.objects, staging / name, result.secret_requirements)
+            objects = result.stored_objects() if stored else result.objects
+            count += write_directory(objects, staging / name, result.secret_requirements)
     return count
