@@ -10,7 +10,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench clean migrate-oracle migrate-conformance
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench bench-apply clean migrate-oracle migrate-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -81,6 +81,10 @@ migrate-conformance: setup migrate-oracle
 bench: setup
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
+
+# trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
+bench-apply: setup control-plane
+	$(PY) -m tests.bench.apply_bench
 
 clean:
 	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out
