@@ -7,6 +7,7 @@
     trainc explain PATH... --object OBJECT FIELDPATH   (where a field came from)
     trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
     trainc policy test DIR...
+    trainc argocd generate [--cluster NAME] [--delivery resolved|trainjobs]   (Argo CD CMP)
 
 A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every verb
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
@@ -23,7 +24,7 @@ import sys
 from typing import Protocol
 
 from compiler import __version__
-from compiler.cli import check, diff, explain, policy, render
+from compiler.cli import argocd, check, diff, explain, policy, render
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
 
@@ -42,6 +43,7 @@ VERBS: dict[str, Verb] = {
     "diff": diff,
     "explain": explain,
     "policy": policy,
+    "argocd": argocd,
 }
 
 
