@@ -189,13 +189,16 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
             f"argocd generate: delivery {delivery!r} is not one of {', '.join(DELIVERIES)}"
         )
     result = check_plans(plans_for_project(project, [cluster]))
+    build = result.builds[0]
+    if build.problems:  # what `trainc render` refuses: exit 2, as render does
+        header = f"cluster {cluster}: {len(build.problems)} input errors; nothing generated"
+        return EXIT_INPUT_ERROR, "", one_screen(header, [str(p) for p in build.problems])
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if errors:
-        code = result.exit_code
-        what = "policy violations" if code == EXIT_VIOLATIONS else "input errors"
+        code = max(result.exit_code, EXIT_VIOLATIONS)
+        what = "policy violations" if code == EXIT_VIOLATIONS else "policy errors"
         header = f"cluster {cluster}: {len(errors)} {what}; nothing generated"
         return code, "", one_screen(header, [_line(f) for f in errors])
-    build = result.builds[0]
     if delivery == "trainjobs":
         build = _as_trainjobs(build)
     if not build.objects:
