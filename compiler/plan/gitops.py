@@ -35,9 +35,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from compiler.errors import Problem
+from compiler.errors import Problem, SourceLocation
 
 if TYPE_CHECKING:
+    from compiler.plan.compile import TrainJobSummary
     from compiler.plan.stages import Build
     from compiler.project.model import GitOps
 
@@ -133,6 +134,23 @@ def _field(path: tuple[str | int, ...]) -> str:
     return text
 
 
+def _origin(
+    summary: TrainJobSummary, data: dict[str, Any], path: tuple[str | int, ...], text: str
+) -> SourceLocation:
+    """Where ``text`` came from: the TrainJob's trainer command or args holding it, else
+    the input provenance finds for the field."""
+    from compiler.provenance.locate import locate_output
+
+    trainjob = summary.trainjob
+    assert trainjob is not None
+    trainer = (trainjob.data.get("spec") or {}).get("trainer") or {}
+    for key in ("command", "args"):
+        items = trainer.get(key) or [] if isinstance(trainer, dict) else []
+        if text in items:
+            return trainjob.locate(("spec", "trainer", key, items.index(text)))
+    return locate_output(data, path, trainjob, summary.runtime)
+
+
 def substitution_warnings(build: Build) -> list[Problem]:
     """A warning per rendered command holding ``${`` when Flux substitution is not off."""
     cluster = build.plan.cluster
@@ -158,10 +176,11 @@ def substitution_warnings(build: Build) -> list[Problem]:
                         "(an unset variable becomes an empty string); set `gitops: "
                         f"{{fluxSubstitute: disabled}}` for cluster {cluster.name!r} in "
                         f"{cluster.project_file} if Flux deploys it",
-                        summary.trainjob.locate(("metadata", "name")),
+                        _origin(summary, obj.data, path, text),
                         summary.trainjob.ref,
                         None,
                         "gitops",
+                        stage="output",
                     )
                 )
                 break  # one warning per object
