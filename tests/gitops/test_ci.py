@@ -77,7 +77,7 @@ def test_workflow_commands_run_on_the_example(tmp_path: Path) -> None:
     subprocess.run([str(VENV_BIN / "trainc"), "render", "-q"], cwd=project, env=env, check=True)
     git(root, "commit", "-q", "-am", "smoke on 3 nodes")
 
-    outcomes = {}
+    outcomes: dict[str, list[subprocess.CompletedProcess[str]]] = {}
     for command in trainc_commands():
         command = command.replace("${{ github.base_ref }}", "main")
         argv = shlex.split(command)
@@ -90,7 +90,7 @@ def test_workflow_commands_run_on_the_example(tmp_path: Path) -> None:
             timeout=300,
             check=False,
         )
-        outcomes[argv[1]] = outcomes.get(argv[1], []) + [result]
+        outcomes.setdefault(argv[1], []).append(result)
         assert result.returncode == 0, f"{command}: {result.stdout}{result.stderr}"
     sarif = yaml.safe_load((project / "trainc.sarif").read_text())
     assert sarif["version"] == "2.1.0"
