@@ -86,3 +86,17 @@ def test_check_warns_about_dollar_brace_in_a_command(tmp_path: Path) -> None:
     assert "warning[gitops]" in report
     assert "Flux's postBuild substitution would replace its ${...}" in report
     assert "jobs/job-0.yaml:12:12" in report  # at the TrainJob's args, which produced it
+
+
+def test_flux_example_objects() -> None:
+    from tests.gitops.support import REPO
+
+    folder = REPO / "integrations" / "flux"
+    committed = list(yaml.safe_load_all((folder / "committed-tree.yaml").read_text()))
+    assert [o["kind"] for o in committed] == ["GitRepository", "Kustomization"]
+    assert committed[1]["spec"]["path"] == "./rendered/production"
+    assert committed[1]["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "training-jobs"}
+    oci = list(yaml.safe_load_all((folder / "oci-artifact.yaml").read_text()))
+    assert [o["kind"] for o in oci] == ["OCIRepository", "Kustomization"]
+    assert oci[1]["spec"]["sourceRef"]["kind"] == "OCIRepository"
+    assert "flux push artifact" in (folder / "oci-artifact.yaml").read_text()
