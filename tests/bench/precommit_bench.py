@@ -54,6 +54,7 @@ def main() -> int:
         pre_commit = str(VENV_BIN / "pre-commit")
         subprocess.run([pre_commit, "install-hooks"], cwd=root, env=env, check=True)
         times: dict[str, list[float]] = {"trainc-check": [], "trainc-render": []}
+        codes: dict[str, list[int]] = {hook: [] for hook in times}
         target = root / "jobs" / "jobs-0003.yaml"
         for round_ in range(5):
             target.write_text(
