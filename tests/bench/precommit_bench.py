@@ -65,14 +65,17 @@ def main() -> int:
             git(root, "add", "-A")
             for hook in times:
                 start = time.perf_counter()
-                subprocess.run(
+                done = subprocess.run(
                     [pre_commit, "run", hook], cwd=root, env=env, capture_output=True, check=False
                 )
                 times[hook].append(time.perf_counter() - start)
+                codes[hook].append(done.returncode)
             git(root, "add", "-A")
         for hook, values in times.items():
+            rounds = ", ".join(f"{v:.2f}" for v in values)
             print(
-                f"{hook}: median {statistics.median(values):.2f} s of 5 ({', '.join(f'{v:.2f}' for v in values)})"
+                f"{hook}: median {statistics.median(values):.2f} s of 5 ({rounds}; "
+                f"exit codes {codes[hook]})"
             )
     return 0
 
