@@ -13,6 +13,7 @@ A benchmark: it prints figures and never fails on them.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def main() -> int:
             f"repos:\n  - repo: {REPO}\n    rev: {head}\n"
             "    hooks:\n      - id: trainc-check\n      - id: trainc-render\n"
         )
-        env = base_env(PRE_COMMIT_HOME=f"{scratch}/home", HOME=f"{scratch}/home")
+        env = base_env(PRE_COMMIT_HOME=f"{scratch}/home", HOME=os.environ.get("HOME", scratch))
         del env["PYTHONPATH"]
         subprocess.run(
             [str(VENV_BIN / "trainc"), "render", "-q"], cwd=root, env=base_env(), check=True

@@ -31,7 +31,8 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def try_repo(root: Path, home: Path, hook: str) -> subprocess.CompletedProcess[str]:
-    env = base_env(PRE_COMMIT_HOME=str(home), HOME=str(home))
+    # the real home: pip reuses its wheel cache (ruamel.yaml.clibz builds from source)
+    env = base_env(PRE_COMMIT_HOME=str(home), HOME=os.environ.get("HOME", str(home)))
     del env["PYTHONPATH"]  # the hook runs the trainc pre-commit installed from the repo
     return subprocess.run(
         [str(VENV_BIN / "pre-commit"), "try-repo", str(REPO), hook, "--color=never"],
