@@ -4,6 +4,7 @@ with its dependencies from PyPI) into a hook environment, as a user's pre-commit
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
