@@ -93,8 +93,11 @@ def write_directory(
     objects: Iterable[RenderedObject],
     directory: Path,
     requirements: Iterable[SecretRequirement] = (),
+    extra: Mapping[str, bytes] | None = None,
 ) -> int:
-    """Replace ``directory`` with one file per object, atomically; returns the file count."""
+    """Replace ``directory`` with one file per object, atomically; returns the file count.
+
+    ``extra``: more files by name (a cluster's ``kustomization.yaml``), not counted."""
     files = planned_files(objects)  # before anything is written: a clash writes nothing
     requirements = list(requirements)
     with staged_directory(directory) as staging:
@@ -109,6 +112,8 @@ def write_directory(
             _write_new_file(
                 f"{staging}/requirements.yaml", requirements_text(requirements).encode("utf-8")
             )
+        for name, data in (extra or {}).items():
+            _write_new_file(f"{staging}/{name}", data)
     return len(files)
 
 
@@ -181,6 +186,8 @@ def write_project(
     longer in the project disappear). Otherwise only the given clusters' folders are
     replaced, each atomically, and the others stay as they are.
     """
+    from compiler.emit.kustomization import extra_files
+
     directory = directory.resolve()
     check_replaceable(directory)
     count = 0
@@ -189,10 +196,14 @@ def write_project(
         (directory / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += write_directory(objects, directory / name, result.secret_requirements)
+            count += write_directory(
+                objects, directory / name, result.secret_requirements, extra_files(result)
+            )
         return count
     with staged_directory(directory) as staging:
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += write_directory(objects, staging / name, result.secret_requirements)
+            count += write_directory(
+                objects, staging / name, result.secret_requirements, extra_files(result)
+            )
     return count
