@@ -28,12 +28,11 @@ writable home are needed (the CRD cache is best effort).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import Commands
 from compiler.errors import (
@@ -47,7 +46,7 @@ from compiler.errors import (
 )
 
 if TYPE_CHECKING:
-    from compiler.plan.stages import Build
+    pass
 
 DELIVERIES = ("resolved", "trainjobs")
 SCREEN_LINES = 40
@@ -150,20 +149,6 @@ def one_screen(header: str, lines: list[str], limit: int = SCREEN_LINES) -> str:
     return "\n".join([f"trainc: {header}", *shown]) + "\n"
 
 
-def _as_trainjobs(build: Build) -> Build:
-    """``render --emit trainjobs`` (added with ``trainc apply``): the admitted TrainJobs
-    and runtimes instead of the resolved objects."""
-    try:
-        module: Any = importlib.import_module("compiler.deliver.apply.plan")
-    except ImportError:
-        raise UsageError(
-            "delivery trainjobs needs `trainc render --emit trainjobs`, which this trainc "
-            "does not have"
-        ) from None
-    result: Build = module.as_trainjobs(build)
-    return result
-
-
 def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of ``generate``; stdout is empty unless the code is 0."""
     from compiler.emit.output import stream_text
@@ -200,7 +185,9 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
         header = f"cluster {cluster}: {len(errors)} {what}; nothing generated"
         return code, "", one_screen(header, [_line(f) for f in errors])
     if delivery == "trainjobs":
-        build = _as_trainjobs(build)
+        from compiler.deliver.apply.plan import as_trainjobs
+
+        build = as_trainjobs(build)
     if not build.objects:
         return (
             EXIT_INPUT_ERROR,

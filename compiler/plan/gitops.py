@@ -83,8 +83,9 @@ def _annotated(data: dict[str, Any], extra: dict[str, str]) -> dict[str, Any]:
     return {**data, "metadata": metadata}
 
 
-def annotate_for_gitops(build: Build) -> None:
-    """Add the cluster's GitOps annotations to every rendered object (a stage)."""
+def annotate_objects(build: Build) -> None:
+    """Add the cluster's GitOps annotations to every object the build delivers (the
+    resolved objects, or with ``--emit trainjobs`` the TrainJobs and runtimes)."""
     cluster = build.plan.cluster
     gitops = cluster.gitops if cluster is not None else None
     if gitops is None:
@@ -95,6 +96,14 @@ def annotate_for_gitops(build: Build) -> None:
             extra = hint_annotations(gitops, str(obj.data.get("kind", "")))
             objects.append(replace(obj, data=_annotated(obj.data, extra)) if extra else obj)
         summary.objects = objects
+
+
+def annotate_for_gitops(build: Build) -> None:
+    """The stage: annotate every rendered object, and warn where Flux would substitute."""
+    cluster = build.plan.cluster
+    if cluster is None or cluster.gitops is None:
+        return
+    annotate_objects(build)
     build.warnings += substitution_warnings(build)
 
 

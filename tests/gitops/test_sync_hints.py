@@ -74,3 +74,19 @@ def test_a_bad_option_is_an_error_at_its_line(tmp_path: Path) -> None:
     assert "trainc.yaml:11:7: clusters[0].gitops.immutableChange: " in message
     assert "trainc.yaml:12:7: clusters[0].gitops.syncWave: unknown field" in message
     assert "Traceback" not in message
+
+
+def test_trainjobs_delivery_carries_the_hints_too(tmp_path: Path) -> None:
+    """With ``--emit trainjobs`` the runtimes and TrainJobs are what is delivered: the
+    runtimes come first (wave -1), the TrainJobs are the workload (wave 0)."""
+    project = write_project(tmp_path, gitops="      syncWaves: true\n")
+    result = trainc(
+        "render", "--cluster", "production", "--emit", "trainjobs", "-o", "-", cwd=project
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    objects = [d for d in yaml.safe_load_all(result.stdout) if d]
+    waves = {
+        o["kind"]: o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for o in objects
+    }
+    assert waves["TrainJob"] == "0"
+    assert {w for k, w in waves.items() if k != "TrainJob"} == {"-1"}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from compiler.plan.compile import RenderedObject, TrainJobSummary
+from compiler.plan.gitops import annotate_objects
 from compiler.render.info import SecretRequirement
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -184,4 +185,6 @@ def as_trainjobs(build: Build) -> Build:
         )
         summary.objects = [RenderedObject(namespace, trainjob, data)]
         summaries.append(summary)
-    return replace(build, summaries=summaries)
+    result = replace(build, summaries=summaries)
+    annotate_objects(result)  # the cluster's delivery hints, on what is delivered now
+    return result
