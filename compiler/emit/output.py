@@ -146,7 +146,9 @@ def staged_directory(directory: Path) -> Iterator[Path]:
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
-        (staging / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        (staging / MARKER).write_text(
+            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
+        )
         yield staging
         os.chmod(staging, 0o755)
         _swap(staging, directory)
@@ -182,7 +184,9 @@ def write_project(results: Mapping[str, Build], directory: Path, *, whole: bool)
     count = 0
     if not whole:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        (directory / MARKER).write_text(
+            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
+        )
         for name, result in results.items():
             count += write_directory(result.objects, directory / name, result.secret_requirements)
         return count

@@ -33,13 +33,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compiler.apiserver.crd_rules import check_rules
 from compiler.apiserver.crds import CrdSet, admit, trainer_crds
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect
+from compiler.apiserver.yaml_source import (
+    YamlDocument,
+    parse_yaml_collect,
+    read_source,
+    read_stream,
+)
 from compiler.errors import (
     FieldError,
     InputError,
@@ -272,14 +277,13 @@ def load_collect(
     for source in sources:
         if source.kind != "yaml":
             continue  # a policy file for `trainc check` (see compiler.load.discover)
-        if source.path is None:
-            texts.append((source.display, sys.stdin.buffer.read()))
-            continue
         try:
-            texts.append((source.display, source.path.read_bytes()))
-        except OSError as error:
-            message = f"cannot read: {error.strerror or error}"
-            problems.append(Problem(message, SourceLocation(source.display), rule="input"))
+            if source.path is None:
+                texts.append((source.display, read_stream(sys.stdin.buffer, source.display)))
+            else:
+                texts.append((source.display, read_source(source.path, source.display)))
+        except InputError as error:
+            problems += [replace(p, rule="input") for p in error.problems]
     result, found = load_texts_collect(texts, default_namespace, crds, previous)
     return result, sorted_problems([*problems, *found])
 

@@ -37,11 +37,13 @@ from typing import Any
 from compiler.apiserver.crd_rules import NOT_CHECKED, check_rules
 from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
 from compiler.apiserver.manifest import Manifest
+from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
     EXIT_INPUT_ERROR,
     EXIT_OK,
     EXIT_VIOLATIONS,
     Finding,
+    InputError,
     ObjectRef,
     Problem,
     SetupError,
@@ -383,9 +385,9 @@ def _texts(build: Build) -> tuple[dict[str, str], list[str]]:
     for source in cue:
         if source.path is not None:
             try:
-                text = _decode(source.path.read_bytes())
+                text = _decode(read_source(source.path))
                 texts[source.display] = texts[str(source.path)] = text
-            except OSError:
+            except InputError:
                 pass
     return texts, [str(s.display) for s in cue]
 

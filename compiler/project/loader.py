@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from compiler.apiserver.manifest import SourceMap
-from compiler.apiserver.yaml_source import parse_yaml_collect, read_yaml
+from compiler.apiserver.yaml_source import parse_yaml_collect, read_source, read_yaml
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation, sorted_problems
 from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES
 from compiler.project.model import Cluster, ProjectSpec, validation_problems
@@ -154,8 +154,8 @@ def _is_overlay_file(path: Path) -> bool:
     """Whether a file holds an ``Overlay`` document (unreadable ones count: the overlay
     loader reports them)."""
     try:
-        documents = parse_yaml_collect(path.read_bytes(), str(path))[0]
-    except OSError:
+        documents = parse_yaml_collect(read_source(path), str(path))[0]
+    except InputError:
         return True
     if not documents:
         return True
