@@ -129,9 +129,9 @@ def _text_io_without_encoding(source: str) -> list[int]:
             if name == "NamedTemporaryFile" and node.args:
                 mode = node.args[0]
             text = isinstance(mode, ast.Constant) and "b" not in str(mode.value)
-            if name == "open" and isinstance(func, ast.Attribute) and func.attr == "open":
-                if isinstance(func.value, ast.Name) and func.value.id == "os":
-                    continue
+            owner = func.value if isinstance(func, ast.Attribute) else None
+            if isinstance(owner, ast.Name) and owner.id == "os":
+                continue
             if text or (mode is None and name == "open"):
                 found.append(node.lineno)
         elif name in ("run", "Popen", "check_output") and keywords & {"text", "universal_newlines"}:
@@ -147,3 +147,132 @@ def test_every_file_is_read_and_written_as_utf8() -> None:
         for line in _text_io_without_encoding(path.read_text(encoding="utf-8")):
             offenders.append(f"{path.relative_to(REPO)}:{line}")
     assert offenders == []
+
+
+# --- a project with two tenants ---------------------------------------------------------
+
+PROJECT = """\
+inputs:
+  runtimes: [runtimes/]
+  jobs: ["jobs/*.yaml"]
+output: rendered
+clusters:
+  - name: prod
+    trainer: v2.3.0
+    kubernetes: v1.31.0
+    defaultNamespace: default
+    overlays: [overlays/platform.yaml]
+    namespaces:
+      - name: team-a
+        overlays: [overlays/team-a.yaml]
+      - name: team-b
+"""
+
+PLATFORM = """\
+apiVersion: trainc.dev/v1alpha1
+kind: Overlay
+metadata: {name: platform}
+layer: cluster
+patches: []
+locks:
+  - {path: spec.priorityClassName, scope: pod, value: production-high}
+"""
+
+PLATFORM_PATCH = """\
+  - target: {group: trainer.kubeflow.org, kind: ClusterTrainingRuntime}
+    patch:
+      spec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec: {priorityClassName: production-high}
+"""
+
+
+def project(tmp_path: Path, team_a_patches: str, platform_patches: str = "") -> Path:
+    root = tmp_path / "project"
+    for folder in ("runtimes", "jobs", "overlays"):
+        (root / folder).mkdir(parents=True)
+    (root / "trainc.yaml").write_text(PROJECT, encoding="utf-8")
+    (root / "runtimes" / "torch-gang.yaml").write_text(RUNTIME, encoding="utf-8")
+    (root / "jobs" / "a.yaml").write_text(job("llm", "team-a"), encoding="utf-8")
+    (root / "jobs" / "b.yaml").write_text(job("llm", "team-b"), encoding="utf-8")
+    platform = (
+        PLATFORM.replace("patches: []\n", "patches:\n" + platform_patches)
+        if platform_patches
+        else PLATFORM
+    )
+    (root / "overlays" / "platform.yaml").write_text(platform, encoding="utf-8")
+    (root / "overlays" / "team-a.yaml").write_text(
+        "apiVersion: trainc.dev/v1alpha1\nkind: Overlay\nmetadata: {name: team-a, namespace: team-a}\n"
+        "layer: namespace\npatches:\n" + team_a_patches,
+        encoding="utf-8",
+    )
+    return root
+
+
+# --- 1. tenant escape -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "  - target: {kind: JobSet}\n    patch:\n"
+        "      - {op: replace, path: /metadata/namespace, value: team-b}\n",
+        "  - target: {kind: TrainJob}\n    patch:\n"
+        "      - {op: replace, path: /metadata/namespace, value: team-b}\n",
+        "  - target: {kind: JobSet}\n    patch:\n"
+        "      metadata: {$patch: replace, labels: {a: b}}\n",
+    ],
+    ids=["jsonpatch-jobset", "jsonpatch-trainjob", "strategic-replace-metadata"],
+)
+def test_namespace_overlay_cannot_move_objects_to_another_namespace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], patch: str
+) -> None:
+    root = project(tmp_path, patch)
+    for output in ("-", str(tmp_path / "out")):
+        code, out, err = trainc(
+            capsys, "render", "--project", str(root / "trainc.yaml"), "-o", output
+        )
+        assert code == 2, err
+        assert "cannot move" in err or "would make JobSet team-a/llm invalid" in err
+        assert "team-a.yaml:" in err
+        assert "namespace: team-b\n  labels" not in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_stream_refuses_two_objects_with_one_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rename = (
+        "  - target: {kind: JobSet, name: other}\n    patch:\n"
+        "      - {op: replace, path: /metadata/name, value: llm}\n"
+    )
+    root = project(tmp_path, rename)
+    (root / "jobs" / "c.yaml").write_text(job("other", "team-a"), encoding="utf-8")
+    code, out, err = trainc(capsys, "render", "--project", str(root / "trainc.yaml"), "-o", "-")
+    assert code == 2
+    assert "two rendered objects would be written to team-a/jobset.x-k8s.io_JobSet_llm.yaml" in err
+    assert out == "# cluster: prod\n" or out == ""
+
+
+# --- 4. a value lock holds against removal ----------------------------------------------
+
+
+def test_value_lock_holds_against_removal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remove = (
+        "  - target: {kind: JobSet}\n    patch:\n      - op: remove\n"
+        "        path: /spec/replicatedJobs/0/template/spec/template/spec/priorityClassName\n"
+    )
+    root = project(tmp_path, remove, PLATFORM_PATCH)
+    code, _, err = trainc(capsys, "render", "--project", str(root / "trainc.yaml"), "-o", "-")
+    assert code == 2, err
+    assert (
+        "removes a field locked to 'production-high'" in err or "removes a field locked to" in err
+    )

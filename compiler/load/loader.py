@@ -106,11 +106,22 @@ def _rebase(source: SourceMap, prefix: JsonPath) -> SourceMap:
     return SourceMap(source.file, compute=rebased)
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "a list"
+
+
 ObjectKey = tuple[str, str, str, str]  # (API group, kind, namespace, name)
 
 
 def object_key(data: dict[str, Any]) -> ObjectKey:
-    metadata = data.get("metadata") or {}
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     return (
         str(data.get("apiVersion", "")).rpartition("/")[0],
         str(data.get("kind", "")),
@@ -177,6 +188,15 @@ class _Loader:
             )
             return
         assert isinstance(api_version, str) and isinstance(kind, str)
+        if "metadata" in data and not isinstance(data["metadata"], dict):
+            # The API server cannot decode it into an ObjectMeta: no object at all.
+            self.problem(
+                f"metadata must be a mapping (an ObjectMeta), got {_json_type(data['metadata'])}",
+                source.locate(("metadata",)),
+                ObjectRef(kind, "(unnamed)"),
+                "crd-schema" if api_version.rpartition("/")[0] == TRAINER_GROUP else "yaml",
+            )
+            return
         group = api_version.rpartition("/")[0]
         manifest = Manifest(data, source)
         if group == TRAINER_GROUP:

@@ -17,13 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.apiserver.manifest import Manifest
+from compiler.apiserver.manifest import Manifest, format_path
 from compiler.errors import JsonPath, Problem
+from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases
+from compiler.render.runtime_info import typed_template
 from compiler.render.webhooks import deprecation_warning, validate_runtime
 from compiler.resolve.runtimes import Resolved, RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.upstream.names import (
@@ -147,6 +149,28 @@ class Admitted:
     warnings: list[Problem] = field(default_factory=list)
 
 
+def _undecodable(runtime: Manifest) -> Problem | None:
+    """The runtime's JobSet template as the controller's Go client decodes it: a value
+    the CRD schema lets through but the Go type cannot hold (an int-or-string port of
+    2^63-1 in an int32) makes the runtime unusable, located at that value."""
+    template = (runtime.data.get("spec") or {}).get("template") or {}
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    try:
+        typed_template(spec)
+    except RoundTripError as error:
+        path: JsonPath = ("spec", "template", "spec", *error.path)
+        return Problem(
+            f"the Trainer controller cannot decode this runtime: {error.message}",
+            runtime.locate(path),
+            runtime.ref,
+            format_path(path),
+            "crd-schema",
+        )
+    return None
+
+
 def admit_runtimes(loaded: LoadResult) -> Admitted:
     """The runtime webhook on every runtime among the inputs (rule ``webhook``).
 
@@ -161,10 +185,13 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
         for error in errors:
             location = runtime.locate(field_path_to_json_path(error.field or ""))
             problems.append(Problem(error.message, location, runtime.ref, error.field, "webhook"))
+        undecodable = None if errors else _undecodable(runtime)
+        if undecodable is not None:
+            problems.append(undecodable)
         if (warning := deprecation_warning(runtime.data)) is not None:
             location = runtime.locate(("metadata", "labels"))
             warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
-        (rejected if errors else admitted).append(runtime)
+        (rejected if errors or undecodable else admitted).append(runtime)
     return Admitted(RuntimeIndex.of(admitted, rejected), problems, warnings)
 
 
@@ -214,13 +241,25 @@ def render_trainjobs(
             continue
         managed = is_managed_by_trainer(trainjob)
         summary.runtime = outcome.runtime
-        result = render_trainjob(
-            trainjob.data,
-            outcome.runtime.data.get("spec") or {},
-            options,
-            phases,
-            validate_only=not managed,
-        )
+        try:
+            result = render_trainjob(
+                trainjob.data,
+                outcome.runtime.data.get("spec") or {},
+                options,
+                phases,
+                validate_only=not managed,
+            )
+        except RoundTripError as error:  # a runtimePatch the controller cannot decode
+            problems.append(
+                Problem(
+                    f"the Trainer controller cannot decode the patched JobSet: {error}",
+                    trainjob.locate(("spec", "runtimePatches")),
+                    trainjob.ref,
+                    "spec.runtimePatches",
+                    "webhook",
+                )
+            )
+            continue
         for error in result.errors:
             location = trainjob.locate(field_path_to_json_path(error.field or ""))
             problems.append(Problem(error.message, location, trainjob.ref, error.field, "webhook"))
