@@ -105,7 +105,7 @@ def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -
     smoke = (EXAMPLE / "jobs" / "smoke.yaml").read_text()
     (previous / "smoke.yaml").write_text(smoke.replace("name: torch-gang", "name: torch-other"))
     result = trainc("check", str(EXAMPLE), "--previous", str(previous))  # a folder
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr  # the API server refuses it
     assert "smoke.yaml:8:3" in result.stdout
     assert "immutable" in result.stdout.lower()
     assert trainc("check", str(EXAMPLE)).returncode == 0
@@ -154,7 +154,7 @@ def test_check_previous_accepts_a_git_revision(tmp_path: Path) -> None:
     smoke = repo / "jobs" / "smoke.yaml"
     smoke.write_text(smoke.read_text().replace("name: torch-gang", "name: torch-other"))
     result = trainc("check", ".", "--previous", "HEAD", cwd=repo)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr  # the API server refuses it
     assert "immutable" in result.stdout.lower()
     listed = subprocess.run(
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True

@@ -276,3 +276,328 @@ def test_value_lock_holds_against_removal(
     assert (
         "removes a field locked to 'production-high'" in err or "removes a field locked to" in err
     )
+
+
+# --- 10. setup is not flaky -------------------------------------------------------------
+
+
+def test_install_cue_version_check_survives_a_long_version_output(tmp_path: Path) -> None:
+    """The check read `cue version | head -n 1 | grep -q` under pipefail: the writer got
+    SIGPIPE when the reader closed early, and an installed cue looked missing."""
+    version = next(
+        line.split("=", 1)[1]
+        for line in (REPO / "scripts" / "install-cue.sh").read_text(encoding="utf-8").splitlines()
+        if line.startswith("CUE_VERSION=")
+    )
+    cue = tmp_path / "cache" / "cue" / version / "cue"
+    cue.parent.mkdir(parents=True)
+    cue.write_text(
+        f"#!/bin/sh\necho 'cue version {version}'\nyes 'go version go1.24 linux/amd64' | head -n 200000\n",
+        encoding="utf-8",
+    )
+    cue.chmod(0o755)
+    no_go = tmp_path / "bin"
+    no_go.mkdir()
+    (no_go / "go").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    (no_go / "go").chmod(0o755)
+    env = {
+        **os.environ,
+        "TRAINC_CACHE": str(tmp_path / "cache"),
+        "PATH": f"{no_go}:{os.environ['PATH']}",
+    }
+    for _ in range(5):
+        done = subprocess.run(
+            ["bash", str(REPO / "scripts" / "install-cue.sh")],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "up to date" in done.stdout
+
+
+# --- 3. tracebacks ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("metadata", ["t", "[a]", "true", "null", "-0."])
+@pytest.mark.parametrize(
+    "api_version, kind",
+    [
+        ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
+        ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
+        ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
+        ("v1", "ConfigMap"),
+    ],
+)
+def test_non_mapping_metadata_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], metadata: str, api_version: str, kind: str
+) -> None:
+    bad = f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {metadata}\nspec: {{}}\n"
+    folder = inputs(tmp_path, job(), bad)
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 2
+    assert f"{folder / 'job1.yaml'}:3:1: {kind} (unnamed): metadata must be a mapping" in err
+    code, out, _ = trainc(capsys, "check", str(folder))
+    assert code == 2
+    assert f"{kind} (unnamed): metadata must be a mapping" in out
+
+
+def test_a_port_beyond_int32_in_a_runtime_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job())
+    runtime = RUNTIME.replace(
+        "                          memory: 8Gi\n",
+        "                          memory: 8Gi\n"
+        "                      readinessProbe: {httpGet: {port: 9223372036854775807}}\n",
+    )
+    (folder / "runtime.yaml").write_text(runtime, encoding="utf-8")
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 2
+    assert "runtime.yaml:41:50: ClusterTrainingRuntime torch-gang: " in err
+    assert "number 9223372036854775807 overflows Go int32" in err
+
+
+def test_output_below_a_regular_file_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job())
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    code, _, err = trainc(capsys, "render", str(folder), "-o", str(tmp_path / "file" / "out"))
+    assert code == 2
+    assert "cannot write the output" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_output_parent_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job())
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o555)
+    try:
+        code, _, err = trainc(capsys, "render", str(folder), "-o", str(parent / "out"))
+    finally:
+        parent.chmod(0o755)
+    assert code == 2 and "Permission denied" in err
+
+
+def test_disk_full_keeps_the_previous_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compiler.emit.output as output
+
+    folder = inputs(tmp_path, job())
+    out = tmp_path / "out"
+    assert trainc(capsys, "render", str(folder), "-o", str(out))[0] == 0
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+
+    def full(path: str, data: bytes) -> None:
+        raise OSError(28, "No space left on device", path)
+
+    monkeypatch.setattr(output, "_write_new_file", full)
+    code, _, err = trainc(capsys, "render", str(folder), "-o", str(out))
+    assert code == 2
+    assert "No space left on device" in err and "previous output is left as it was" in err
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+@pytest.mark.parametrize(
+    "patch, message",
+    [
+        ("{op: replace, path: /metadata, value: null}", "metadata must be a mapping"),
+        ("{op: replace, path: /metadata/name, value: " + "x" * 250 + "}", None),
+        ("{op: replace, path: /metadata/namespace, value: team..a}", "is not a DNS-1123 label"),
+        (
+            "{op: replace, path: /apiVersion, value: jobset..x-k8s.io/v1alpha2}",
+            "is not group/version",
+        ),
+        ("{op: replace, path: /metadata/name, value: LLM}", "is not a DNS-1123 subdomain"),
+        ("{op: remove, path: /spec}", "the output overlays remove the spec"),
+    ],
+    ids=[
+        "metadata-null",
+        "name-too-long",
+        "namespace-dots",
+        "apiversion-dots",
+        "uppercase",
+        "no-spec",
+    ],
+)
+def test_output_overlay_results_are_checked_like_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], patch: str, message: str | None
+) -> None:
+    """9 (and 3): output-overlay results get the identity and schema checks inputs get."""
+    platform = f"  - target: {{kind: JobSet}}\n    patch:\n      - {patch}\n"
+    root = project(tmp_path, "", platform)
+    for output in ("-", str(tmp_path / "out")):
+        code, _, err = trainc(
+            capsys, "render", "--project", str(root / "trainc.yaml"), "-o", output
+        )
+        if message is None and output == "-":
+            continue  # a long name is a valid name; only a file cannot carry it
+        assert code == 2, err
+        assert "Traceback" not in err
+        if message is not None:
+            assert message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_names_differing_only_in_case_are_refused() -> None:
+    from compiler.emit.output import planned_files
+    from compiler.errors import InputError
+    from compiler.plan.compile import RenderedObject
+
+    def obj(kind: str) -> RenderedObject:
+        return RenderedObject(
+            "a",
+            "j",
+            {"apiVersion": "x.io/v1", "kind": kind, "metadata": {"name": "n", "namespace": "a"}},
+        )
+
+    with pytest.raises(InputError, match="differ only in case"):
+        planned_files([obj("JobSet"), obj("Jobset")])
+
+
+def test_a_misspelt_trainer_api_version_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job().replace("trainer.kubeflow.org", "Trainer.Kubeflow.org"))
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 0
+    assert "trainc: warning: " in err and "job0.yaml:1:1: TrainJob team-a/llm: apiVersion:" in err
+    code, out, _ = trainc(capsys, "check", str(folder), "--format", "json")
+    assert code == 0
+    assert '"rule": "yaml"' in out and '"severity": "warning"' in out
+
+
+# --- 6. locations -----------------------------------------------------------------------
+
+
+def test_flux_num_nodes_error_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = REPO / "golden" / "flux-env-settings"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(
+        (case / "runtime.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    trainjob = (case / "trainjob.yaml").read_text(encoding="utf-8").replace("    numNodes: 2\n", "")
+    (folder / "trainjob.yaml").write_text(trainjob, encoding="utf-8")
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 2
+    assert (
+        f"{folder / 'trainjob.yaml'}:" in err
+        and "spec.trainer.numNodes: required for a Flux runtime" in err
+    )
+
+
+def test_a_newline_in_a_name_keeps_one_error_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job(name='"bad\\nname"'))
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 2
+    assert all(line.startswith(str(folder)) for line in err.splitlines()), err
+    assert "bad\\nname" in err
+
+
+def test_a_file_name_cannot_spoof_a_location(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path)
+    (folder / "x.yaml:1:2: fine.yaml").write_text("a: [", encoding="utf-8")
+    code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
+    assert code == 2
+    assert f'"{folder}/x.yaml:1:2: fine.yaml":' in err
+
+
+def test_unreadable_file_has_no_line_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = inputs(tmp_path, job())
+    os.mkfifo(folder / "pipe.yaml")
+    code, out, _ = trainc(capsys, "check", str(folder), "--format", "json")
+    assert code == 2
+    assert f'"location": {{"file": "{folder / "pipe.yaml"}"}}' in out.replace("\n", "").replace(
+        "  ", ""
+    ) or ('"line": 0' not in out)
+
+
+# --- 7. one exit-code contract ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        job().replace("{numNodes: 2}", "{numNodes: two}"),  # schema type error
+        job().replace("torch-gang", "missing-runtime"),  # missing runtime
+        job().replace("{numNodes: 2}", "{numNodes: 2, env: [{name: PET_NNODES, value: '1'}]}"),
+    ],
+    ids=["schema-type", "missing-runtime", "webhook"],
+)
+def test_check_exits_2_wherever_render_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
+    folder = inputs(tmp_path, bad)
+    render_code = trainc(capsys, "render", str(folder), "-o", "-")[0]
+    check_code = trainc(capsys, "check", str(folder))[0]
+    assert (render_code, check_code) == (2, 2)
+
+
+# --- 8. interrupted runs ----------------------------------------------------------------
+
+
+def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path) -> None:
+    folder = inputs(tmp_path, job())
+    out = tmp_path / "out"
+    code = """
+import os, signal, sys
+import compiler.emit.output as output
+real = output._write_new_file
+def die(path, data):
+    real(path, data)
+    os.kill(os.getpid(), signal.SIGKILL)
+output._write_new_file = die
+from compiler.cli import main
+main(sys.argv[1:])
+"""
+    killed = subprocess.run(
+        [sys.executable, "-c", code, "render", str(folder), "-o", str(out)], cwd=REPO
+    )
+    assert killed.returncode == -9
+    stale = [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+    assert stale and all(".out.trainc-" in name for name in stale)
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "render", str(folder), "-o", str(out)],
+        cwd=REPO,
+        capture_output=True,
+    )
+    assert done.returncode == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+def test_the_output_path_always_exists_during_a_swap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compiler.emit.output as output
+
+    folder = inputs(tmp_path, job())
+    out = tmp_path / "out"
+    assert trainc(capsys, "render", str(folder), "-o", str(out))[0] == 0
+    seen = []
+    real_rmtree = output.shutil.rmtree
+
+    def rmtree(path: object, *args: object, **kwargs: object) -> None:
+        seen.append(out.is_dir() and (out / ".trainc-output").is_file())
+        real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(output.shutil, "rmtree", rmtree)
+    monkeypatch.setattr(
+        Path, "rename", lambda *a: pytest.fail("two renames: a window without output")
+    )
+    assert trainc(capsys, "render", str(folder), "-o", str(out))[0] == 0
+    assert seen == [True]

@@ -57,6 +57,8 @@ from compiler.errors import (
 from compiler.load.discover import discover_collect
 from compiler.upstream.names import TRAINER_GROUP
 
+TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
+
 __all__ = [
     "LoadResult",
     "load",
@@ -77,6 +79,8 @@ class LoadResult:
     rejected: list[Manifest] = field(default_factory=list)
     # the text of every source read, by display name (for reports that quote the source)
     texts: dict[str, str | bytes] = field(default_factory=dict)
+    # objects kept as they are that look like Trainer objects with a misspelt apiVersion
+    warnings: list[Problem] = field(default_factory=list)
 
     def of_kind(self, kind: str) -> list[Manifest]:
         return [m for m in self.objects if m.kind == kind]
@@ -222,6 +226,7 @@ class _Loader:
             (self.result.rejected if rejected else self.result.objects).append(manifest)
         else:
             self.result.others.append(manifest)
+            self.check_lookalike(manifest, group)
         self.check_duplicate(manifest, group)
 
     @staticmethod
@@ -229,6 +234,23 @@ class _Loader:
         error: FieldError, source: SourceMap, ref: ObjectRef, rule: str | None = None
     ) -> Problem:
         return Problem(error.message, source.locate(error.path), ref, error.field, rule)
+
+    def check_lookalike(self, manifest: Manifest, group: str) -> None:
+        """A Trainer kind, or the Trainer group spelt in another case, in another group:
+        kept unchanged like any other object, but almost surely meant as a Trainer one."""
+        if group.casefold() != TRAINER_GROUP and manifest.kind not in TRAINER_KINDS:
+            return
+        self.result.warnings.append(
+            Problem(
+                f"apiVersion {manifest.api_version!r} is not the Trainer's "
+                f"({TRAINER_GROUP}/v1alpha1; API groups are case-sensitive): this "
+                f"{manifest.kind} is passed through as an unknown object, not rendered",
+                manifest.locate(("apiVersion",)),
+                _ref(manifest.data),
+                "apiVersion",
+                "yaml",
+            )
+        )
 
     def check_duplicate(self, manifest: Manifest, group: str) -> None:
         meta = manifest.data.get("metadata")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.apiserver.manifest import Manifest, format_path
-from compiler.errors import JsonPath, Problem
+from compiler.errors import InputError, JsonPath, Problem
 from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
 from compiler.render.framework import RenderOptions
@@ -217,6 +217,20 @@ def priority_classes(others: Iterable[Manifest]) -> frozenset[str]:
     )
 
 
+def _located(problem: Problem, trainjob: Manifest) -> Problem:
+    """A plugin's problem, placed in the TrainJob at its field (or the nearest place)."""
+    location = problem.location or trainjob.locate(
+        field_path_to_json_path(problem.field_path or "")
+    )
+    return Problem(
+        problem.message,
+        location,
+        problem.object or trainjob.ref,
+        problem.field_path,
+        problem.rule or "render",
+    )
+
+
 def render_trainjobs(
     resolved: list[tuple[Manifest, Resolved | Problem]],
     others: Iterable[Manifest],
@@ -249,6 +263,9 @@ def render_trainjobs(
                 phases,
                 validate_only=not managed,
             )
+        except InputError as error:  # a plugin cannot build the objects (Flux numNodes)
+            problems += [_located(problem, trainjob) for problem in error.problems]
+            continue
         except RoundTripError as error:  # a runtimePatch the controller cannot decode
             problems.append(
                 Problem(

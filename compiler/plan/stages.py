@@ -24,11 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.crds import CrdSet
 from compiler.apiserver.manifest import Manifest
-from compiler.errors import Finding, InputError, Problem, TraincError, sorted_problems
+from compiler.errors import (
+    Finding,
+    InputError,
+    ObjectRef,
+    Problem,
+    TraincError,
+    sorted_problems,
+)
 from compiler.load.loader import LoadResult, load_collect, load_previous
 from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
 from compiler.plan.compile import (
@@ -118,6 +125,7 @@ def _load(build: Build, paths: list[str]) -> None:
     build.loaded = loaded
     build.originals = list(loaded.objects)
     build.problems += problems
+    build.warnings += loaded.warnings
 
 
 def load(build: Build) -> None:
@@ -204,8 +212,53 @@ def overlay_outputs(build: Build) -> None:
         summary.objects = []
     for (summary, obj), data in zip(owners, patched, strict=True):
         summary.objects.append(replace(obj, data=data))
+        if data is not obj.data and not errors:
+            build.problems += _patched_output_problems(build, summary, obj.data, data)
     build.problems += _with_rule(errors, "overlay")
     build.warnings += _with_rule(warnings, "overlay")
+
+
+def _patched_output_problems(
+    build: Build, summary: TrainJobSummary, rendered: dict[str, Any], data: dict[str, Any]
+) -> list[Problem]:
+    """An object an output overlay changed, through its CRD's schema as an input would go,
+    and with the ``spec`` the controller rendered still there (a JobSet without one does
+    nothing): rule ``overlay``."""
+    import copy
+
+    from compiler.apiserver.crds import admit as admit_object
+    from compiler.plan.check import output_crds
+    from compiler.provenance.locate import locate_output
+
+    if summary.trainjob is None:
+        return []
+    ref = ObjectRef(str(data.get("kind")), str(data["metadata"].get("name")), summary.namespace)
+    if isinstance(rendered.get("spec"), dict) and not isinstance(data.get("spec"), dict):
+        return [
+            Problem(
+                f"the output overlays remove the spec trainc rendered for {ref}: the object "
+                "would do nothing (patch fields of the spec instead)",
+                summary.trainjob.locate(()),
+                ref,
+                "spec",
+                "overlay",
+            )
+        ]
+    crd = output_crds(build.crds, build.plan.trainer_version).get(
+        str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    )
+    if crd is None:
+        return []
+    return [
+        Problem(
+            f"after the output overlays: {error.message}",
+            locate_output(data, error.path, summary.trainjob, summary.runtime),
+            ref,
+            error.field,
+            "overlay",
+        )
+        for error in admit_object(copy.deepcopy(data), crd, build.crds)
+    ]
 
 
 # --- admission, resolution, render ------------------------------------------------------
