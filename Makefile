@@ -8,7 +8,7 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz bench clean
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz fuzz bench clean
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -57,9 +57,14 @@ conformance: setup oracle
 conformance-fuzz: setup oracle
 	$(PY) -m tests.conformance.fuzz --count $(N)
 
+# Robustness: N mutated inputs through the CLI in-process (per-case time and memory
+# limits); closing line: fuzz: N cases, T tracebacks, H hangs, L without location.
+fuzz: setup
+	$(PY) -m tests.fuzz --count $(N)
+
 bench: setup
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
 
 clean:
-	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out
+	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out fuzz-out

@@ -17,7 +17,9 @@ EXAMPLE = REPO / "example"
 
 
 def trainc(*args: str, seed: str = "0", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONHASHSEED": seed}
+    # PYTHONPATH: the code of this checkout, also when ``cwd`` is elsewhere (an editable
+    # install may point at another worktree)
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
     )

@@ -263,13 +263,13 @@ def render_trainjobs(
                 phases,
                 validate_only=not managed,
             )
-        except InputError as error:  # a plugin cannot build the objects (Flux numNodes)
-            problems += [_located(problem, trainjob) for problem in error.problems]
+        except InputError as failure:  # a plugin cannot build the objects (Flux numNodes)
+            problems += [_located(problem, trainjob) for problem in failure.problems]
             continue
-        except RoundTripError as error:  # a runtimePatch the controller cannot decode
+        except RoundTripError as undecodable:  # a runtimePatch the controller cannot decode
             problems.append(
                 Problem(
-                    f"the Trainer controller cannot decode the patched JobSet: {error}",
+                    f"the Trainer controller cannot decode the patched JobSet: {undecodable}",
                     trainjob.locate(("spec", "runtimePatches")),
                     trainjob.ref,
                     "spec.runtimePatches",

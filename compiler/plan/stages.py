@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.crds import CrdSet
+from compiler.apiserver.crds import admit as admit_object
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import (
+    FieldError,
     Finding,
     InputError,
     ObjectRef,
@@ -193,9 +195,54 @@ def overlay_inputs(build: Build) -> None:
     objects, errors, warnings = apply_input_overlays(
         build.loaded.objects, build.overlays, build.plan.strict
     )
-    build.loaded = replace(build.loaded, objects=list(objects))
-    build.problems += _with_rule(errors, "overlay")
+    admitted, rejected, problems = _readmit(build, build.loaded.objects, objects)
+    build.loaded = replace(
+        build.loaded, objects=admitted, rejected=[*build.loaded.rejected, *rejected]
+    )
+    build.problems += _with_rule(errors, "overlay") + problems
     build.warnings += _with_rule(warnings, "overlay")
+
+
+def _readmit(
+    build: Build, before: list[Manifest], after: list[Manifest]
+) -> tuple[list[Manifest], list[Manifest], list[Problem]]:
+    """Objects an input overlay changed, through the API server's create path again (what
+    is applied is the patched object): admitted ones, rejected ones, their problems,
+    located in the overlay where a patch wrote the field (rule ``overlay``)."""
+    from compiler.apiserver.crd_rules import check_rules
+
+    admitted: list[Manifest] = []
+    rejected: list[Manifest] = []
+    problems: list[Problem] = []
+    for original, manifest in zip(before, after, strict=True):
+        if manifest is original:
+            admitted.append(manifest)
+            continue
+        crd = build.crds.get(manifest.api_version, manifest.kind)
+        if crd is None:
+            errors = [
+                FieldError.at(
+                    ("apiVersion",),
+                    "apiVersion",
+                    f"an overlay made this {manifest.api_version} {manifest.kind}, "
+                    "not a Trainer object",
+                )
+            ]
+        else:
+            errors = admit_object(manifest.data, crd, build.crds)
+            errors += check_rules(manifest.data, crd, errors)
+        for error in errors:
+            problems.append(
+                Problem(
+                    f"after the input overlays: {error.message}",
+                    manifest.locate(error.path),
+                    original.ref,
+                    error.field,
+                    "overlay",
+                )
+            )
+        (rejected if errors else admitted).append(manifest)
+    return admitted, rejected, problems
 
 
 def overlay_outputs(build: Build) -> None:
@@ -226,7 +273,6 @@ def _patched_output_problems(
     nothing): rule ``overlay``."""
     import copy
 
-    from compiler.apiserver.crds import admit as admit_object
     from compiler.plan.check import output_crds
     from compiler.provenance.locate import locate_output
 
