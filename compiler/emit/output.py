@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from compiler.emit.yaml_text import dump_document, dump_documents
-from compiler.errors import InputError, TraincError
+from compiler.errors import InputError, TraincError, escape_text
 from compiler.plan.compile import RenderedObject, sorted_objects
 from compiler.plan.stages import Build
 from compiler.render.info import SecretRequirement
@@ -116,8 +116,10 @@ def _os_errors(directory: Path) -> Iterator[None]:
     except OSError as error:
         where = error.filename or directory
         raise OutputError(
-            f"cannot write the output {directory}: {where}: {error.strerror or error} "
-            "(the previous output is left as it was)"
+            escape_text(
+                f"cannot write the output {directory}: {where}: {error.strerror or error} "
+                "(the previous output is left as it was)"
+            )
         ) from None
 
 

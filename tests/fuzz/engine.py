@@ -288,7 +288,9 @@ def run_main(argv: list[str], limit: float) -> tuple[Verdict, str, str]:
 
 
 def _located(line: str, root: Path) -> bool:
-    return line.startswith((str(root), f'"{root}'))
+    """Whether an error line starts with a file of the case (or names the output path
+    that cannot be written)."""
+    return line.startswith((str(root), f'"{root}', f"cannot write the output {root}"))
 
 
 def unlocated_errors(
