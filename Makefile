@@ -8,7 +8,7 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz fuzz bench clean
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench clean
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -34,7 +34,7 @@ kubectl:
 render: setup
 	$(PY) -m compiler render example -o out
 
-test: setup oracle
+test: setup oracle control-plane
 	$(PY) -m pytest
 
 lint: setup
@@ -61,6 +61,15 @@ conformance-fuzz: setup oracle
 # limits); closing line: fuzz: N cases, T tracebacks, H hangs, L without location.
 fuzz: setup
 	$(PY) -m tests.fuzz --count $(N)
+
+# The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
+# manager at pinned versions, built once from the Go module proxy into the cache.
+control-plane:
+	@bash scripts/build-control-plane.sh
+
+# Every golden case through the real control plane; closing line: conformance-live: X/Y cases identical
+conformance-live: setup control-plane
+	$(PY) -m tests.live.conformance_live
 
 bench: setup
 	$(PY) -m tests.bench.render_bench

@@ -143,6 +143,9 @@ class Problem:
     object: ObjectRef | None = None
     field_path: str | None = None
     rule: str | None = None
+    # "output" when the problem is in an object trainc rendered (located at its input)
+    stage: str = "input"
+    details: tuple[tuple[str, str], ...] = ()  # for reports, e.g. (("crd", ...),)
 
     def __str__(self) -> str:
         parts = []
@@ -209,7 +212,14 @@ class Finding:
         cls, problem: Problem, rule: str, severity: Severity = Severity.ERROR
     ) -> Finding:
         return cls(
-            rule, severity, problem.message, problem.object, problem.field_path, problem.location
+            rule,
+            severity,
+            problem.message,
+            problem.object,
+            problem.field_path,
+            problem.location,
+            problem.stage,
+            problem.details,
         )
 
 

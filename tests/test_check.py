@@ -19,7 +19,8 @@ from compiler.apiserver.yaml_source import parse_yaml
 from compiler.errors import Finding, ObjectRef, SetupError, Severity, SourceLocation
 from compiler.load.discover import discover_collect
 from compiler.load.loader import load_collect
-from compiler.plan.check import check_paths, output_crds
+from compiler.plan.check import check_paths
+from compiler.plan.outputs import output_crds
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.artifacts import upstream
 
@@ -70,17 +71,24 @@ def test_every_stage_reports_with_its_rule_and_source_position(
         ("webhook", "gang.yaml", 6, 3),  # deprecated runtime: a warning
         ("webhook", "gang.yaml", 44, 11),  # replicas: 2
         ("output-schema", "ghost.yaml", 21, 23),  # the patched-in job's pod spec: no containers
+        ("output-schema", "ghost.yaml", 6, 3),  # so the controller cannot create the JobSet
     }
     severities = {f.rule + str(f.location): f.severity for f in result.findings}
     assert list(severities.values()).count(Severity.WARNING) == 1
     assert result.exit_code == 2  # render fails on these inputs too (schema, webhook, resolve)
-    assert result.summary() == "5 errors, 1 warning, 0 audit"
+    assert result.summary() == "6 errors, 1 warning, 0 audit"
 
 
 @pytest.mark.usefixtures("no_policy_modules")
 def test_output_violation_points_back_to_the_input_that_produced_the_field() -> None:
     result = check_paths([str(VIOLATIONS / "runtimes"), str(VIOLATIONS / "jobs" / "ghost.yaml")])
-    [finding] = [f for f in result.findings if f.rule == "output-schema"]
+    [failure, finding] = [f for f in result.findings if f.rule == "output-schema"]
+    # what the controller would report: its creation-failure event, at the TrainJob
+    assert failure.object == ObjectRef("TrainJob", "ghost", "team-a")
+    assert failure.message.startswith(
+        'TrainJob resources reconciliation failed: JobSet.jobset.x-k8s.io "ghost" is invalid: '
+        "[spec.replicatedJobs[0].template.spec.template.spec.containers: Required value, "
+    )
     assert finding.stage == "output"
     assert finding.object == ObjectRef("JobSet", "ghost", "team-a")
     assert finding.field_path == "spec.replicatedJobs[0].template.spec.template.spec.containers"
@@ -155,7 +163,7 @@ def test_schemas_dir_replaces_an_output_crd(tmp_path: Path) -> None:
     stricter = text.replace(marker, marker + "                maximum: 1\n")
     (tmp_path / "podgroup.yaml").write_text(stricter)
     result = check_paths([str(CLEAN)], schemas=tmp_path)
-    [finding] = [f for f in result.findings if f.rule == "output-schema"]
+    [finding] = [f for f in result.findings if f.rule == "output-schema" and f.field_path]
     assert finding.object == ObjectRef("PodGroup", "resnet", "team-a")
     assert finding.field_path == "spec.minMember"
     assert "less than or equal to 1" in finding.message
@@ -164,8 +172,8 @@ def test_schemas_dir_replaces_an_output_crd(tmp_path: Path) -> None:
 
 
 def test_pinned_output_crds_accept_what_upstream_creates() -> None:
-    """Every JobSet and PodGroup the real controller created for a golden case is valid,
-    except the one case pinned as "accepted upstream, rejected by the JobSet CRD"."""
+    """Every JobSet and PodGroup the real controller created for a golden case is valid
+    (the case whose JobSet the API server refuses has no objects: it is a rejection)."""
     from compiler.apiserver.crd_rules import check_rules
     from compiler.apiserver.crds import admit, trainer_crds
 
@@ -185,10 +193,7 @@ def test_pinned_output_crds_accept_what_upstream_creates() -> None:
             if errors:
                 rejected.setdefault(expected.parent.name, []).extend(str(e) for e in errors)
     assert checked > 100
-    assert list(rejected) == ["patches-unknown-job-accepted"]
-    assert rejected["patches-unknown-job-accepted"][0] == (
-        "spec.replicatedJobs[0].template.spec.template.spec.containers: Required value"
-    )
+    assert rejected == {}
 
 
 # --- user policies ----------------------------------------------------------------------
@@ -317,7 +322,7 @@ def test_cli_exit_codes() -> None:
     assert trainc("check", rel(CLEAN / "job.yaml"), rel(CLEAN / "runtime.yaml")).returncode == 0
     violations = trainc("check", rel(VIOLATIONS / "jobs"), rel(VIOLATIONS / "runtimes"))
     assert violations.returncode == 2  # input errors, as `trainc render` says
-    assert violations.stdout.endswith("5 errors, 1 warning, 0 audit\n")
+    assert violations.stdout.endswith("6 errors, 1 warning, 0 audit\n")
     broken = trainc("check", rel(FIXTURES / "broken"))
     assert broken.returncode == 2
     assert "Traceback" not in broken.stderr
@@ -380,7 +385,7 @@ def test_cli_writes_nothing_but_the_output_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.endswith("trainc: 5 errors, 1 warning, 0 audit\n")
+    assert result.stderr.endswith("trainc: 6 errors, 1 warning, 0 audit\n")
     assert out.read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
     assert sorted(p.name for p in out.parent.iterdir()) == ["check.xml"]
 

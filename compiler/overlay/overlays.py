@@ -49,7 +49,12 @@ import jsonpatch
 import jsonpointer
 
 from compiler.apiserver.manifest import Manifest, SourceMap, format_path
-from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect, read_yaml
+from compiler.apiserver.yaml_source import (
+    YamlDocument,
+    parse_yaml_collect,
+    read_source,
+    read_yaml,
+)
 from compiler.errors import InputError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.kube.strategic_merge import PatchError, strategic_merge
 from compiler.overlay.locks import (
@@ -336,8 +341,8 @@ class _Reader:
 
     def document_text(self) -> str | None:
         try:
-            return Path(self.source.file).read_text(encoding="utf-8")
-        except OSError:
+            return read_source(self.source.file).decode("utf-8")
+        except (InputError, UnicodeDecodeError):
             return None
 
     def file_body(self, raw: Any, path: JsonPath) -> tuple[Any, SourceMap]:

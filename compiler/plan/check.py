@@ -22,23 +22,19 @@ produced the field (:func:`compiler.provenance.locate.locate_output`), never in 
 
 Nothing is written. :attr:`CheckResult.exit_code` is 2 whenever ``trainc render`` would
 exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yaml``,
-``crd-schema``, ``crd-cel``, ``webhook``, ``resolve``, ``overlay``, ``lock``,
-``scheduler``, ``project``) or a policy cannot be read (``policy``); else 1 when there
-is an ``error`` finding (``output-schema``, ``vap/...``, ``cue/...``); else 0 (warnings
-and audit findings allowed).
+``crd-schema``, ``crd-cel``, ``webhook``, ``resolve``, ``render``, ``overlay``,
+``lock``, ``output-schema``, ``scheduler``, ``project``) or a policy cannot be read
+(``policy``); else 1 when there is an ``error`` finding of a policy (``vap/...``,
+``cue/...``); else 0 (warnings and audit findings allowed).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compiler.apiserver.crd_rules import NOT_CHECKED, check_rules
-from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
 from compiler.apiserver.manifest import Manifest
 from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
@@ -47,7 +43,6 @@ from compiler.errors import (
     EXIT_VIOLATIONS,
     Finding,
     InputError,
-    ObjectRef,
     Problem,
     SetupError,
     Severity,
@@ -56,13 +51,12 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.plan.build_plan import BuildPlan, plan_for_paths
-from compiler.plan.compile import TrainJobSummary, field_path_to_json_path
+from compiler.plan.compile import field_path_to_json_path
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
 from compiler.policy.objects import PolicyObject
 from compiler.policy.vap import PolicySet
 from compiler.provenance.locate import locate_output
-from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
 
 __all__ = [
     "CHECK_STAGES",
@@ -72,7 +66,6 @@ __all__ = [
     "check",
     "check_paths",
     "check_plans",
-    "output_crds",
 ]
 
 # Findings that mean trainc could not read the inputs as intended: exit code 2.
@@ -141,82 +134,6 @@ class CheckResult:
             f"{warnings} warning{'' if warnings == 1 else 's'}, "
             f"{self.count(Severity.AUDIT)} audit"
         )
-
-
-# --- output CRDs ------------------------------------------------------------------------
-
-
-@cache
-def _pinned_output_crds(version: str) -> dict[tuple[str, str], CrdInfo]:
-    out: dict[tuple[str, str], CrdInfo] = {}
-    for path in upstream(version).output_crd_paths():
-        for info in load_crd(path):
-            out.setdefault((info.group, info.kind), info)
-    return out
-
-
-def output_crds(crds: CrdSet, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
-    """The pinned CRDs of the rendered kinds, replaced kind by kind by those in ``crds``.
-
-    ``crds`` holds the Trainer CRDs plus whatever ``--schemas DIR`` gave (a JobSet CRD
-    exported from the cluster wins over the pinned one).
-    """
-    return CrdSet({**_pinned_output_crds(version), **crds.crds}, crds.object_meta)
-
-
-def _crd_name(crd: CrdInfo) -> str:
-    return f"{crd.plural}.{crd.group}/{crd.version}"
-
-
-def _output_ref(data: dict[str, Any]) -> ObjectRef:
-    metadata = data.get("metadata") or {}
-    return ObjectRef(
-        str(data.get("kind", "")), str(metadata.get("name", "")), metadata.get("namespace")
-    )
-
-
-def _validate_output(
-    data: dict[str, Any], summary: TrainJobSummary, crds: CrdSet, notes: set[str]
-) -> tuple[dict[str, Any] | None, list[Finding]]:
-    """The object as the API server would store it (None if rejected), and the findings."""
-    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
-    if "/" not in api_version:  # core kinds (ConfigMap, Secret): no CRD
-        return data, []
-    crd = crds.get(api_version, kind)
-    if crd is None:
-        notes.add(
-            f"{kind} {api_version} outputs are not validated: no CRD for it is pinned "
-            "(pass one with --schemas DIR)"
-        )
-        return data, []
-    stored = copy.deepcopy(data)
-    schema_errors = admit(stored, crd, crds)
-    # The "some validation rules were not checked" error repeats the schema errors.
-    cel_errors = [
-        e for e in check_rules(stored, crd, schema_errors) if not e.message.endswith(NOT_CHECKED)
-    ]
-    trainjob = summary.trainjob
-    assert trainjob is not None
-    findings = []
-    for check, errors in (("schema", schema_errors), ("cel", cel_errors)):
-        for error in errors:
-            findings.append(
-                Finding(
-                    "output-schema",
-                    Severity.ERROR,
-                    error.message,
-                    _output_ref(data),
-                    error.field,
-                    locate_output(data, error.path, trainjob, summary.runtime),
-                    stage="output",
-                    details=(
-                        ("check", check),
-                        ("crd", _crd_name(crd)),
-                        ("renderedFrom", str(trainjob.ref)),
-                    ),
-                )
-            )
-    return (None if findings else stored), findings
 
 
 # --- policies ---------------------------------------------------------------------------
@@ -332,26 +249,22 @@ def findings_of_problems(build: Build) -> None:
     ]
 
 
-def validate_outputs(build: Build) -> None:
-    """Each rendered object through the API server's create path for its CRD (rule
-    ``output-schema``); what the server would store is what policies see."""
+def policy_objects(build: Build) -> None:
+    """What policies see: every input as loaded, then every output as the API server
+    stores it (what it refuses, no policy sees)."""
     loaded = build.loaded
     build.checked = [PolicyObject(m.data, m) for m in [*loaded.objects, *loaded.others]]
-    notes: set[str] = set()
-    targets = output_crds(build.crds, build.plan.trainer_version)
-    for summary in build.summaries:
-        if summary.trainjob is None:
-            continue
-        for rendered in summary.objects:
-            stored, found = _validate_output(rendered.data, summary, targets, notes)
-            build.findings.extend(found)
-            if stored is not None:  # what the API server rejects, no policy sees
-                build.checked.append(
-                    PolicyObject(
-                        stored, summary.trainjob, stage="output", extra={"runtime": summary.runtime}
-                    )
+    for output in build.outputs:
+        trainjob = output.summary.trainjob
+        if output.stored is not None and trainjob is not None:
+            build.checked.append(
+                PolicyObject(
+                    output.stored,
+                    trainjob,
+                    stage="output",
+                    extra={"runtime": output.summary.runtime},
                 )
-    build.notes += sorted(notes)
+            )
 
 
 def _outputs(build: Build) -> list[PolicyObject]:
@@ -380,7 +293,7 @@ CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
     *RENDER_STAGES[1:],
     findings_of_problems,
-    validate_outputs,
+    policy_objects,
     evaluate_policies,
     evaluate_cue,
 )

@@ -4,7 +4,7 @@ Each stage is a small function that reads the build so far and adds to it; a cha
 tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
-                     overlay_outputs, check_cluster)
+                     overlay_outputs, admit_outputs, check_cluster)
 
 ``trainc check`` runs the same chain with the policy files loaded too, then its
 validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
@@ -47,6 +47,7 @@ from compiler.plan.compile import (
     render_trainjobs,
     resolve_trainjobs,
 )
+from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
 from compiler.policy.objects import PolicyObject
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
@@ -82,6 +83,8 @@ class Build:
     problems: list[Problem] = field(default_factory=list)  # errors: the verb's exit 2 (or 1)
     warnings: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # every rendered object after the API server's create path (admit_outputs)
+    outputs: list[AdmittedOutput] = field(default_factory=list)
     # filled by trainc check's validation stages
     findings: list[Finding] = field(default_factory=list)
     checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
@@ -260,50 +263,31 @@ def overlay_outputs(build: Build) -> None:
     for (summary, obj), data in zip(owners, patched, strict=True):
         summary.objects.append(replace(obj, data=data))
         if data is not obj.data and not errors:
-            build.problems += _patched_output_problems(build, summary, obj.data, data)
+            build.problems += _patched_output_problems(summary, obj.data, data)
     build.problems += _with_rule(errors, "overlay")
     build.warnings += _with_rule(warnings, "overlay")
 
 
 def _patched_output_problems(
-    build: Build, summary: TrainJobSummary, rendered: dict[str, Any], data: dict[str, Any]
+    summary: TrainJobSummary, rendered: dict[str, Any], data: dict[str, Any]
 ) -> list[Problem]:
-    """An object an output overlay changed, through its CRD's schema as an input would go,
-    and with the ``spec`` the controller rendered still there (a JobSet without one does
-    nothing): rule ``overlay``."""
-    import copy
-
-    from compiler.plan.check import output_crds
-    from compiler.provenance.locate import locate_output
-
+    """An object an output overlay changed must keep the ``spec`` the controller rendered
+    (a JobSet without one does nothing; its CRD does not require one): rule ``overlay``.
+    Its schema is checked with every output (:func:`admit_outputs`)."""
     if summary.trainjob is None:
         return []
-    ref = ObjectRef(str(data.get("kind")), str(data["metadata"].get("name")), summary.namespace)
-    if isinstance(rendered.get("spec"), dict) and not isinstance(data.get("spec"), dict):
-        return [
-            Problem(
-                f"the output overlays remove the spec trainc rendered for {ref}: the object "
-                "would do nothing (patch fields of the spec instead)",
-                summary.trainjob.locate(()),
-                ref,
-                "spec",
-                "overlay",
-            )
-        ]
-    crd = output_crds(build.crds, build.plan.trainer_version).get(
-        str(data.get("apiVersion", "")), str(data.get("kind", ""))
-    )
-    if crd is None:
+    if not isinstance(rendered.get("spec"), dict) or isinstance(data.get("spec"), dict):
         return []
+    ref = ObjectRef(str(data.get("kind")), str(data["metadata"].get("name")), summary.namespace)
     return [
         Problem(
-            f"after the output overlays: {error.message}",
-            locate_output(data, error.path, summary.trainjob, summary.runtime),
+            f"the output overlays remove the spec trainc rendered for {ref}: the object "
+            "would do nothing (patch fields of the spec instead)",
+            summary.trainjob.locate(()),
             ref,
-            error.field,
+            "spec",
             "overlay",
         )
-        for error in admit_object(copy.deepcopy(data), crd, build.crds)
     ]
 
 
@@ -331,6 +315,27 @@ def render(build: Build) -> None:
     )
     build.summaries = summaries
     build.problems += problems
+
+
+def admit_outputs(build: Build) -> None:
+    """Each rendered object through its CRD's create path: what the API server refuses,
+    the controller cannot create (:mod:`compiler.plan.outputs`)."""
+    crds = output_crds(build.crds, build.plan.trainer_version)
+    unvalidated: set[str] = set()
+    for summary in build.summaries:
+        if summary.trainjob is None:
+            continue
+        for rendered in summary.objects:
+            admitted = admit_output(summary, rendered, crds)
+            build.outputs.append(admitted)
+            build.problems += admitted.problems
+            if not admitted.validated:
+                data = rendered.data
+                unvalidated.add(f"{data.get('kind', '')} {data.get('apiVersion', '')}")
+    build.notes += [
+        f"{kind} outputs are not validated: no CRD for it is pinned (pass one with --schemas DIR)"
+        for kind in sorted(unvalidated)
+    ]
 
 
 # --- cluster checks ---------------------------------------------------------------------
@@ -420,6 +425,7 @@ RENDER_STAGES: tuple[Stage, ...] = (
     resolve,
     render,
     overlay_outputs,
+    admit_outputs,
     check_cluster,
 )
 

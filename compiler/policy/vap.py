@@ -54,7 +54,7 @@ from compiler.apiserver.cel.engine import (
     CelEvalError,
     VarType,
 )
-from compiler.apiserver.cel.k8s_library import (
+from compiler.apiserver.cel.k8s import (
     VARIABLE_PREFIX,
     K8sProgram,
     k8s_engine,

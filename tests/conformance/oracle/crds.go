@@ -153,9 +153,60 @@ type crdSet struct {
 }
 
 func loadCRDs(dir string) (*crdSet, error) {
-	set := &crdSet{dir: dir, byGVK: map[schema.GroupVersionKind]*crdVersion{}, byKind: map[schema.GroupKind][]string{}}
+	var paths []string
 	for _, name := range crdFileNames {
-		path := filepath.Join(dir, name)
+		paths = append(paths, filepath.Join(dir, name))
+	}
+	return loadCRDFiles(dir, paths)
+}
+
+// outputCRDFiles are the CRDs of the kinds the controller creates, as their modules
+// ship them. volcano.sh/apis ships no CRD YAML, so Volcano PodGroups are not admitted.
+var outputCRDFiles = []struct{ module, file string }{
+	{"sigs.k8s.io/jobset", "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"},
+	{"sigs.k8s.io/scheduler-plugins", "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"},
+}
+
+// loadOutputCRDs reads the CRDs of the created kinds from the module cache copies of
+// exactly the module versions linked into this binary.
+func loadOutputCRDs() (*crdSet, error) {
+	var paths []string
+	for _, f := range outputCRDFiles {
+		dir, err := linkedModuleDir(f.module)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, filepath.Join(dir, filepath.FromSlash(f.file)))
+	}
+	return loadCRDFiles("", paths)
+}
+
+// linkedModuleDir is the module cache directory of a module linked into this binary.
+func linkedModuleDir(path string) (string, error) {
+	version, err := linkedModuleVersion(path)
+	if err != nil {
+		return "", err
+	}
+	escPath, err := module.EscapePath(path)
+	if err != nil {
+		return "", err
+	}
+	escVersion, err := module.EscapeVersion(version)
+	if err != nil {
+		return "", err
+	}
+	for _, cache := range moduleCacheCandidates() {
+		dir := filepath.Join(cache, filepath.FromSlash(escPath)+"@"+escVersion)
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir, nil
+		}
+	}
+	return "", inputf("cannot find %s@%s in the module cache; run `go mod download` in the oracle module", path, version)
+}
+
+func loadCRDFiles(dir string, paths []string) (*crdSet, error) {
+	set := &crdSet{dir: dir, byGVK: map[schema.GroupVersionKind]*crdVersion{}, byKind: map[schema.GroupKind][]string{}}
+	for _, path := range paths {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return nil, inputf("reading CRD: %v", err)

@@ -128,13 +128,29 @@ func (s *session) renderOnce(ctx context.Context, verbose bool, stderr io.Writer
 			issues = append(issues, job.entry.issue(originController, issue{Message: err.Error()}))
 			continue
 		}
+		var created []*renderedObject
+		var refused []issue
 		for j, ac := range applyConfigs {
 			o, err := newRenderedObject(i, j, ac)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", job.entry.label, err)
 			}
-			objs = append(objs, o)
+			found, err := s.admitOutput(ctx, o)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", job.entry.label, err)
+			}
+			for _, is := range found {
+				refused = append(refused, job.entry.issue(originController, is))
+			}
+			created = append(created, o)
 		}
+		if len(refused) > 0 {
+			// The API server refuses an object the controller creates: the reconcile
+			// fails and none of this TrainJob's objects exist.
+			issues = append(issues, refused...)
+			continue
+		}
+		objs = append(objs, created...)
 		if verbose && s.opts.verbosity > 0 {
 			reportSideEffects(ctx, c, tj, stderr)
 		}

@@ -1,0 +1,439 @@
+"""The API server's CEL environment: the CEL engine with the Kubernetes libraries.
+
+The API server's CEL environment (k8s.io/apiserver v0.36.2 ``pkg/cel/environment``)
+adds to plain CEL: quantity, URL, regex ``find``/``findAll``, lists (``isSorted``,
+``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``), IP and CIDR, format and
+semver, the strings extension at version 2, the sets and lists extensions, optional
+types and two-variable comprehensions. :func:`k8s_engine` is an
+:class:`~compiler.apiserver.cel.engine.Engine` with all of them::
+
+    >>> engine = k8s_engine()
+    >>> program = engine.compile('quantity(self).isLessThan(quantity("2Gi"))', {"self": "dyn"})
+    >>> program.evaluate({"self": "1536Mi"})
+    True
+
+How it is built, since ``cel-expr-python`` cannot make opaque values nor optional values
+from Python:
+
+* every expression is **type-checked** in a declarations-only environment that declares
+  the libraries with the API server's exact signatures and types (``kubernetes.Quantity``,
+  ``net.IP``, ``optional_type(list(string))``...), so a misuse is a compile error with
+  cel-go's wording and position, as the API server reports it;
+* it is then **run** in a second environment where the same functions are Python code
+  over plain values: a Quantity, URL, Semver or format is a small tagged map, an IP or
+  CIDR its canonical string. A few calls are renamed in the run copy of the expression
+  (``indexOf``/``lastIndexOf``, whose string overloads come from the strings extension
+  and cannot be extended, ``validate`` and ``format.named``, which return optionals: the
+  Python side returns a list and ``.first()`` makes the optional);
+* ``variables.<name>`` (ValidatingAdmissionPolicy composition) is rewritten, keeping
+  every column, to a declared variable ``variables_<name>``.
+
+Each library is a module of :mod:`compiler.apiserver.cel.library`, named for the
+Kubernetes file it reproduces, with what it does not reproduce in its docstring. Beyond
+those, the API server's cost limits are replaced by the engine's fixed iteration budget.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from compiler.apiserver.cel.engine import (
+    DURATION,
+    TIMESTAMP,
+    CelBudgetExceeded,
+    CelCompileError,
+    CelEvalError,
+    Program,
+    VarType,
+    go_error_text,
+    import_cel,
+)
+from compiler.apiserver.cel.library.registry import check_functions, run_functions
+
+__all__ = [
+    "VARIABLE_PREFIX",
+    "K8sEngine",
+    "K8sProgram",
+    "cel_type_name",
+    "k8s_engine",
+    "references",
+    "rewrite_variables",
+    "unbound_variable",
+]
+
+VARIABLE_PREFIX: Final = "variables_"
+
+
+# ==========================================================================================
+# Lexing (only what the rewrites need: identifiers, strings, comments, punctuation)
+# ==========================================================================================
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>\s+|//[^\n]*)
+  | (?P<str>
+        (?:[rR][bB]?|[bB][rR])(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"[^"\n]*"|'[^'\n]*')
+      | [bB]?(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
+               |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+    )
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<other>[\s\S])
+    """,
+    re.X,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tok:
+    kind: str  # "ws", "str", "id", "other"
+    text: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+def _tokens(source: str) -> list[_Tok]:
+    return [_Tok(str(m.lastgroup), m.group(), m.start()) for m in _TOKEN_RE.finditer(source)]
+
+
+def _significant(tokens: list[_Tok]) -> list[_Tok]:
+    return [t for t in tokens if t.kind != "ws"]
+
+
+def _closing_paren(sig: list[_Tok], open_index: int) -> int | None:
+    """Index in ``sig`` of the ``)`` matching the ``(`` at ``open_index``."""
+    depth = 0
+    for index in range(open_index, len(sig)):
+        text = sig[index].text
+        if sig[index].kind != "other":
+            continue
+        if text in "([{":
+            depth += 1
+        elif text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def rewrite_variables(source: str) -> tuple[str, frozenset[str]]:
+    """``variables.x`` -> ``variables_x`` (same length); also the names referenced.
+
+    Only a root ``variables`` (not a field named so) is rewritten.
+    """
+    sig = _significant(_tokens(source))
+    out = list(source)
+    names: set[str] = set()
+    for i, tok in enumerate(sig):
+        if tok.kind != "id" or tok.text != "variables":
+            continue
+        if i > 0 and sig[i - 1].text == ".":
+            continue
+        if i + 2 >= len(sig) or sig[i + 1].text != "." or sig[i + 2].kind != "id":
+            continue
+        name = sig[i + 2].text
+        names.add(name)
+        replacement = f"{VARIABLE_PREFIX}{name}"
+        span = sig[i + 2].end - tok.start
+        replacement = replacement.ljust(span)
+        out[tok.start : sig[i + 2].end] = list(replacement)
+    return "".join(out), frozenset(names)
+
+
+_RENAMED: Final = {"indexOf": "k8s_indexOf", "lastIndexOf": "k8s_lastIndexOf"}
+
+
+def _rewrite_run(source: str) -> str:
+    """The expression the run environment evaluates (see the module docstring).
+
+    The names it calls instead are declared by :mod:`~compiler.apiserver.cel.library.lists`
+    (``k8s_indexOf``, ``k8s_lastIndexOf``) and :mod:`~compiler.apiserver.cel.library.format`
+    (``k8s_validate``, ``k8s_format_named``).
+    """
+    sig = _significant(_tokens(source))
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    for i, tok in enumerate(sig):
+        if tok.kind != "id":
+            continue
+        before = sig[i - 1].text if i > 0 else ""
+        after = sig[i + 1].text if i + 1 < len(sig) else ""
+        if before == "." and after == "(" and tok.text in _RENAMED:
+            edits.append((tok.start, tok.end, _RENAMED[tok.text]))
+        elif before == "." and after == "(" and tok.text == "validate":
+            close = _closing_paren(sig, i + 1)
+            if close is not None:
+                edits.append((tok.start, tok.end, "k8s_validate"))
+                edits.append((sig[close].end, sig[close].end, ".first()"))
+        elif (
+            tok.text == "format"
+            and before != "."
+            and after == "."
+            and i + 3 < len(sig)
+            and sig[i + 2].text == "named"
+            and sig[i + 3].text == "("
+        ):
+            close = _closing_paren(sig, i + 3)
+            if close is not None:
+                edits.append((tok.start, sig[i + 2].end, "k8s_format_named"))
+                edits.append((sig[close].end, sig[close].end, ".first()"))
+    if not edits:
+        return source
+    out = []
+    position = 0
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
+        out.append(source[position:start])
+        out.append(text)
+        position = end
+    out.append(source[position:])
+    return "".join(out)
+
+
+# ==========================================================================================
+# The two environments' configs (the functions come from the libraries)
+# ==========================================================================================
+
+
+def _check_config_yaml() -> str:
+    # JSON is YAML; the engine reads its config from YAML text. The standard string() and
+    # the strings extension are left out: compiler.apiserver.cel.library.strings declares
+    # them, with the overloads the libraries add.
+    config = {
+        "name": "trainc-k8s-check",
+        "stdlib": {"exclude_functions": [{"name": "string"}]},
+        "extensions": [
+            {"name": "optional"},
+            {"name": "sets"},
+            {"name": "lists"},
+            {"name": "two-var-comprehensions"},
+        ],
+        "functions": check_functions(),
+    }
+    return json.dumps(config)
+
+
+_RUN_CONFIG_YAML: Final = """\
+name: trainc-k8s-run
+extensions:
+  - name: optional
+  - name: sets
+  - name: lists
+  - name: two-var-comprehensions
+  - name: strings
+    version: latest
+"""
+
+
+# ==========================================================================================
+# The engine
+# ==========================================================================================
+
+_CROSS_NUMERIC: Final = re.compile(
+    r"found no matching overload for '_(<|<=|>|>=)_' applied to"
+    r" '\((int|uint|double), (int|uint|double)\)'"
+)
+_STATUS_PREFIX: Final = re.compile(r"^[A-Z_]+: ")
+_STATUS_SUFFIX: Final = re.compile(r" \[[A-Z_]+\]$")
+_BUDGET: Final = "Iteration budget exceeded"
+_UNBOUND: Final = re.compile(r'No value with name "([^"]+)" found in Activation')
+
+
+def _strip_status(text: str) -> str:
+    text = _STATUS_SUFFIX.sub("", text.strip())
+    return _STATUS_PREFIX.sub("", text, count=1)
+
+
+_SIMPLE_TYPES: Final = {
+    "BOOL": "bool",
+    "INT": "int",
+    "UINT": "uint",
+    "DOUBLE": "double",
+    "STRING": "string",
+    "BYTES": "bytes",
+    "DYN": "dyn",
+    "NULL": "null_type",
+    "NULL_TYPE": "null_type",
+    "TIMESTAMP": "google.protobuf.Timestamp",
+    "DURATION": "google.protobuf.Duration",
+    "TYPE": "type",
+    "ERROR": "*error*",
+}
+
+
+def cel_type_name(engine_name: str) -> str:
+    """The engine's name of a type in cel-go's spelling: ``LIST<DYN>`` -> ``list(dyn)``."""
+    text = engine_name.strip()
+    head, sep, rest = text.partition("<")
+    if not sep:
+        return _SIMPLE_TYPES.get(text, text)
+    inner = rest[:-1] if rest.endswith(">") else rest
+    args: list[str] = []
+    depth = 0
+    current = ""
+    for ch in inner:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+            continue
+        current += ch
+    if current.strip():
+        args.append(current.strip())
+    name = _SIMPLE_TYPES.get(head, head).lower() if head.isupper() else head
+    return f"{name}({', '.join(cel_type_name(a) for a in args)})"
+
+
+@dataclass
+class K8sProgram:
+    """One expression: type-checked as the API server does, run with the Python library."""
+
+    source: str
+    variables: frozenset[str]
+    result_type: str  # cel-go's spelling: "bool", "string", "list(dyn)", ...
+    checked: bool  # False when only the cross-type numeric fallback compiled it
+    expression: Any
+    error_type: Any
+
+    def evaluate(self, bindings: Mapping[str, Any]) -> Any:
+        try:
+            result = self.expression.eval(data=bindings)
+        except RuntimeError as error:
+            text = str(error)
+            if _BUDGET in text:
+                raise CelBudgetExceeded(_strip_status(text)) from None
+            raise CelEvalError(go_error_text(text)) from None
+        unusable = CelEvalError(
+            "an optional value cannot leave the expression it is made in"
+            " (trainc engine limitation: wrap it in .orValue() or .hasValue())"
+        )
+        if result.type() == self.error_type:
+            try:
+                text = str(result.value())
+            except TypeError:  # the engine reports an optional as an unreadable error
+                raise unusable from None
+            raise CelEvalError(go_error_text(text))
+        try:
+            return result.plain_value()
+        except TypeError:
+            raise unusable from None
+
+
+class K8sEngine:
+    """An :class:`~compiler.apiserver.cel.engine.Engine` with the Kubernetes libraries."""
+
+    name = "cel-expr-python+kubernetes"
+
+    def __init__(self) -> None:
+        cel = import_cel()
+        self._cel = cel
+        self._types = {
+            "dyn": cel.Type.DYN,
+            TIMESTAMP: cel.Type.TIMESTAMP,
+            DURATION: cel.Type.DURATION,
+        }
+        self._check_config = cel.NewEnvConfigFromYaml(_check_config_yaml())
+        self._run_config = cel.NewEnvConfigFromYaml(_RUN_CONFIG_YAML)
+        self._run_functions = run_functions(cel)
+        self._envs: dict[tuple[bool, tuple[tuple[str, VarType], ...]], Any] = {}
+        self._lock = threading.Lock()
+
+    def _env(self, run: bool, variables: Mapping[str, VarType]) -> Any:
+        key = (run, tuple(sorted(variables.items())))
+        with self._lock:
+            env = self._envs.get(key)
+            if env is None:
+                declared = {name: self._types[kind] for name, kind in key[1]}
+                if run:
+                    env = self._cel.NewEnv(
+                        config=self._run_config,
+                        variables=declared,
+                        functions=self._run_functions,
+                    )
+                else:
+                    env = self._cel.NewEnv(config=self._check_config, variables=declared)
+                self._envs[key] = env
+            return env
+
+    def _compile_in(self, env: Any, source: str) -> tuple[Any, bool]:
+        try:
+            return env.compile(source), True
+        except RuntimeError as error:
+            text = _strip_status(str(error))
+        if _CROSS_NUMERIC.search(text):
+            try:
+                return env.compile(source, disable_check=True), False
+            except RuntimeError:
+                pass
+        raise CelCompileError(text)
+
+    def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
+        renamed, names = rewrite_variables(source)
+        try:
+            checked, is_checked = self._compile_in(self._env(False, variables), renamed)
+        except CelCompileError as error:
+            raise CelCompileError(_reword_compile(str(error), names, variables)) from None
+        run_source = _rewrite_run(renamed)
+        try:
+            expression, _ = self._compile_in(self._env(True, variables), run_source)
+        except CelCompileError:
+            try:
+                expression = self._env(True, variables).compile(run_source, disable_check=True)
+            except RuntimeError as error:
+                raise CelCompileError(_strip_status(str(error))) from None
+        used = _referenced(renamed, variables)
+        result_type = cel_type_name(checked.return_type().name()) if is_checked else "dyn"
+        return K8sProgram(source, used, result_type, is_checked, expression, self._cel.Type.ERROR)
+
+
+def _referenced(source: str, variables: Mapping[str, VarType]) -> frozenset[str]:
+    sig = _significant(_tokens(source))
+    used = set()
+    for i, tok in enumerate(sig):
+        if tok.kind == "id" and tok.text in variables and (i == 0 or sig[i - 1].text != "."):
+            used.add(tok.text)
+    return frozenset(used)
+
+
+def _reword_compile(text: str, names: frozenset[str], variables: Mapping[str, VarType]) -> str:
+    for name in names:
+        declared = f"{VARIABLE_PREFIX}{name}"
+        if declared not in variables:
+            text = text.replace(
+                f"undeclared reference to '{declared}' (in container '')",
+                f"undefined field '{name}'",
+            ).replace(f"undeclared reference to '{declared}'", f"undefined field '{name}'")
+        text = text.replace(declared, f"variables.{name}")
+    return text
+
+
+def references(source: str, name: str) -> bool:
+    """Whether ``source`` names the root variable ``name`` (not a field called so)."""
+    return name in _referenced(source, {name: "dyn"})
+
+
+def unbound_variable(error_text: str) -> str | None:
+    """The declared variable an evaluation error says had no value, if that is the error."""
+    match = _UNBOUND.search(error_text)
+    return match.group(1) if match else None
+
+
+_ENGINE: K8sEngine | None = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def k8s_engine() -> K8sEngine:
+    """The process-wide engine with the Kubernetes libraries (created on first use)."""
+    global _ENGINE
+    with _ENGINE_LOCK:
+        if _ENGINE is None:
+            _ENGINE = K8sEngine()
+        return _ENGINE

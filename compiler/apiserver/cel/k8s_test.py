@@ -1,0 +1,114 @@
+"""The Kubernetes CEL environment: extensions, variables, result types and rewriting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compiler.apiserver.cel.engine import CelCompileError, CelEvalError
+from compiler.apiserver.cel.k8s import cel_type_name, k8s_engine, references, rewrite_variables
+
+_VARS = {"self": "dyn"}
+
+
+def _eval(source: str, value: Any = None) -> Any:
+    return k8s_engine().compile(source, _VARS).evaluate({"self": value})  # type: ignore[arg-type]
+
+
+VALUES: list[tuple[str, Any]] = [
+    # sets (cel-go extension)
+    ("sets.contains([1, 2, 3], [2, 3])", True),
+    ("sets.equivalent([1, 2], [2, 1, 1])", True),
+    ("sets.intersects([1], [2])", False),
+    # optional types, two-variable comprehensions, cross-type numeric comparison
+    ('{"a": 1}.?b.orValue(2)', 2),
+    ("[10, 20].all(i, v, v > i)", True),
+    ("1 < 1.5", True),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), VALUES)
+def test_values(source: str, expected: Any) -> None:
+    result = _eval(source)
+    assert result == expected
+    assert type(result) is type(expected)
+
+
+ERRORS: list[tuple[str, str]] = [
+    ('{"a": 1}.b', "no such key: b"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), ERRORS)
+def test_errors(source: str, message: str) -> None:
+    with pytest.raises(CelEvalError) as raised:
+        _eval(source)
+    assert message in str(raised.value)
+
+
+COMPILE_ERRORS: list[tuple[str, str]] = [
+    ("variables.nope == 1", "undefined field 'nope'"),
+    ("1 +", "Syntax error"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), COMPILE_ERRORS)
+def test_compile_errors(source: str, message: str) -> None:
+    with pytest.raises(CelCompileError) as raised:
+        k8s_engine().compile(source, _VARS)  # type: ignore[arg-type]
+    assert message in str(raised.value)
+
+
+def test_compile_error_keeps_the_column_of_a_variable_reference() -> None:
+    with pytest.raises(CelCompileError) as raised:
+        k8s_engine().compile("1 + variables.nope", _VARS)  # type: ignore[arg-type]
+    text = str(raised.value)
+    assert "<input>:1:5:" in text and "variables.nope" in text and "variables_" not in text
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("true", "bool"),
+        ("self", "dyn"),
+        ("[self]", "list(dyn)"),
+        ('{"a": self}', "map(string, dyn)"),
+        ('quantity("1")', "kubernetes.Quantity"),
+        ('ip("1.2.3.4")', "net.IP"),
+        ('timestamp("2024-01-01T00:00:00Z")', "google.protobuf.Timestamp"),
+        ("null", "null_type"),
+        ("[1].first()", "optional_type(int)"),
+    ],
+)
+def test_result_types_in_cel_go_spelling(source: str, expected: str) -> None:
+    assert k8s_engine().compile(source, _VARS).result_type == expected  # type: ignore[arg-type]
+
+
+def test_cel_type_name() -> None:
+    assert cel_type_name("MAP<STRING, LIST<INT>>") == "map(string, list(int))"
+
+
+def test_rewrite_variables_keeps_columns_and_strings() -> None:
+    source = "variables.a + 'variables.b' + x.variables.c + variables . d"
+    rewritten, names = rewrite_variables(source)
+    assert len(rewritten) == len(source)
+    assert rewritten == "variables_a + 'variables.b' + x.variables.c + variables_d  "
+    assert names == frozenset({"a", "d"})
+
+
+def test_references_ignores_fields_and_strings() -> None:
+    assert references("authorizer.group('')", "authorizer")
+    assert not references("object.authorizer == 'authorizer'", "authorizer")
+
+
+def test_variables_are_reported() -> None:
+    program = k8s_engine().compile(
+        "object.a + params.b", {"object": "dyn", "params": "dyn", "x": "dyn"}
+    )
+    assert program.variables == frozenset({"object", "params"})
+
+
+def test_optional_results_cannot_leave_the_expression() -> None:
+    with pytest.raises(CelEvalError, match="optional"):
+        _eval("[1].first()")

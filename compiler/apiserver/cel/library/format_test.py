@@ -1,0 +1,53 @@
+"""The format library: values and type checking as the API server has them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compiler.apiserver.cel.engine import CelCompileError
+from compiler.apiserver.cel.k8s import k8s_engine
+
+_VARS = {"self": "dyn"}
+
+
+def _eval(source: str, value: Any = None) -> Any:
+    return k8s_engine().compile(source, _VARS).evaluate({"self": value})  # type: ignore[arg-type]
+
+
+VALUES: list[tuple[str, Any]] = [
+    ('format.dns1123Label().validate("good-name").hasValue()', False),
+    ('format.dns1123Label().validate("Bad_Name").hasValue()', True),
+    ('format.dns1123Label().validate("a.b").value()', ["must not contain dots"]),
+    ('format.named("dns1035Label").value().validate("1abc").hasValue()', True),
+    ('format.named("nope").hasValue()', False),
+    ('format.labelValue().validate("").hasValue()', False),
+    ('format.qualifiedName().validate("example.com/MyName").hasValue()', False),
+    ('format.uuid().validate("1b4e28ba-2fa1-11d2-883f-0016d3cca427").hasValue()', False),
+    ('format.byte().validate("aGVsbG8=").hasValue()', False),
+    ('format.byte().validate("not base64!").value()', ["invalid base64"]),
+    ('format.date().validate("2024-02-30").value()', ["invalid date"]),
+    ('format.datetime().validate("2024-02-03T10:00:00Z").hasValue()', False),
+    ('format.uri().validate("https://example.com").hasValue()', False),
+    ('format.dns1123LabelPrefix().validate("abc-").hasValue()', False),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), VALUES)
+def test_values(source: str, expected: Any) -> None:
+    result = _eval(source)
+    assert result == expected
+    assert type(result) is type(expected)
+
+
+COMPILE_ERRORS: list[tuple[str, str]] = [
+    ("format.dns1123Label().validate(1)", "found no matching overload for 'validate'"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), COMPILE_ERRORS)
+def test_compile_errors(source: str, message: str) -> None:
+    with pytest.raises(CelCompileError) as raised:
+        k8s_engine().compile(source, _VARS)  # type: ignore[arg-type]
+    assert message in str(raised.value)

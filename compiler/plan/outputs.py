@@ -1,0 +1,141 @@
+"""The API server's create path for what the controller would create.
+
+The Trainer controller creates each object it builds through the API server. An object
+the server refuses (its CRD's schema or CEL rules) is never created: the reconcile
+fails, the TrainJob gets a ``TrainJobResourcesCreationFailed`` event, and none of its
+objects exist. So a rendered object the server would refuse is a problem of the
+render (rule ``output-schema``), located at the input field that produced the bad
+field, never in the output.
+
+The stage also keeps each object as the server would store it (its CRD defaults
+applied): ``check``'s policies see that form, and ``render --server-defaults`` writes
+it. Objects of core kinds (ConfigMap, Secret) have no CRD and are kept as rendered.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from compiler.apiserver.crd_rules import NOT_CHECKED, check_rules
+from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
+from compiler.errors import FieldError, ObjectRef, Problem
+from compiler.plan.compile import RenderedObject, TrainJobSummary
+from compiler.provenance.locate import locate_output
+from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
+
+__all__ = ["AdmittedOutput", "admit_output", "output_crds"]
+
+
+@cache
+def _pinned_output_crds(version: str) -> dict[tuple[str, str], CrdInfo]:
+    out: dict[tuple[str, str], CrdInfo] = {}
+    for path in upstream(version).output_crd_paths():
+        for info in load_crd(path):
+            out.setdefault((info.group, info.kind), info)
+    return out
+
+
+def output_crds(crds: CrdSet, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
+    """The pinned CRDs of the rendered kinds, replaced kind by kind by those in ``crds``.
+
+    ``crds`` holds the Trainer CRDs plus whatever ``--schemas DIR`` gave (a JobSet CRD
+    exported from the cluster wins over the pinned one).
+    """
+    return CrdSet({**_pinned_output_crds(version), **crds.crds}, crds.object_meta)
+
+
+def crd_name(crd: CrdInfo) -> str:
+    return f"{crd.plural}.{crd.group}/{crd.version}"
+
+
+def _ref(data: dict[str, Any]) -> ObjectRef:
+    metadata = data.get("metadata") or {}
+    return ObjectRef(
+        str(data.get("kind", "")), str(metadata.get("name", "")), metadata.get("namespace")
+    )
+
+
+@dataclass
+class AdmittedOutput:
+    """One rendered object after the API server's create path."""
+
+    summary: TrainJobSummary
+    rendered: RenderedObject
+    stored: dict[str, Any] | None  # as the server stores it; None when it refuses it
+    problems: list[Problem]
+    validated: bool  # False: no CRD of its kind is known (the object is kept as rendered)
+
+
+def admit_output(
+    summary: TrainJobSummary, rendered: RenderedObject, crds: CrdSet
+) -> AdmittedOutput:
+    """Run ``rendered`` through the create path of its CRD (schema, defaults, CEL rules)."""
+    data = rendered.data
+    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    crd = crds.get(api_version, kind) if "/" in api_version else None
+    if crd is None:  # a core kind, or a kind whose CRD is not pinned
+        return AdmittedOutput(summary, rendered, data, [], "/" not in api_version)
+    stored = copy.deepcopy(data)
+    schema_errors = admit(stored, crd, crds)
+    all_cel_errors = check_rules(stored, crd, schema_errors)
+    # The "some validation rules were not checked" error repeats the schema errors.
+    cel_errors = [e for e in all_cel_errors if not e.message.endswith(NOT_CHECKED)]
+    problems = [
+        _problem(summary, data, crd, check, error)
+        for check, errors in (("schema", schema_errors), ("cel", cel_errors))
+        for error in errors
+    ]
+    if problems:
+        problems.append(_creation_failure(summary, data, crd, [*schema_errors, *all_cel_errors]))
+    return AdmittedOutput(summary, rendered, None if problems else stored, problems, True)
+
+
+def _problem(
+    summary: TrainJobSummary,
+    data: dict[str, Any],
+    crd: CrdInfo,
+    check: str,
+    error: FieldError,
+) -> Problem:
+    trainjob = summary.trainjob
+    assert trainjob is not None
+    return Problem(
+        error.message,
+        locate_output(data, error.path, trainjob, summary.runtime),
+        _ref(data),
+        error.field,
+        "output-schema",
+        stage="output",
+        details=(("check", check), ("crd", crd_name(crd)), ("renderedFrom", str(trainjob.ref))),
+    )
+
+
+def _creation_failure(
+    summary: TrainJobSummary, data: dict[str, Any], crd: CrdInfo, errors: list[FieldError]
+) -> Problem:
+    """What the controller reports when the server refuses one of its objects.
+
+    Its event reads ``TrainJob resources reconciliation failed: JobSet.jobset.x-k8s.io
+    "name" is invalid: [field: message, ...]`` (the API server's StatusError text).
+    """
+    trainjob = summary.trainjob
+    assert trainjob is not None
+    name = str((data.get("metadata") or {}).get("name", ""))
+    causes = ", ".join(
+        e.message if e.field is None else f"{e.field or '<nil>'}: {e.message}" for e in errors
+    )
+    return Problem(
+        f'TrainJob resources reconciliation failed: {crd.kind}.{crd.group} "{name}" is '
+        f"invalid: [{causes}] (the API server refuses the {crd.kind} the controller would "
+        "create: the TrainJob gets a TrainJobResourcesCreationFailed event and none of its "
+        "objects is created)",
+        trainjob.locate(("metadata", "name")),
+        trainjob.ref,
+        None,
+        "output-schema",
+        stage="output",
+        details=(("crd", crd_name(crd)), ("renderedFrom", str(trainjob.ref))),
+    )

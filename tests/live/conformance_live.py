@@ -1,0 +1,687 @@
+"""``make conformance-live``: every golden case through the real control plane, compared with trainc.
+
+For each case in ``golden/``, on one running etcd + kube-apiserver v1.34.4 + Trainer
+v2.3.0 controller manager (tests/live/controlplane.py), with the cluster cleaned
+between cases:
+
+1. create the inputs as ``kubectl create`` would (JSON bodies, ``fieldValidation=Strict``):
+   PriorityClasses, then ClusterTrainingRuntimes, TrainingRuntimes, TrainJobs, in input
+   order within each kind; a namespace an input names is created first;
+2. for each admitted TrainJob, wait until the controller has created the objects the
+   golden expects (or reported ``TrainJobResourcesCreationFailed``, or a timeout);
+3. read back the JobSets, PodGroups, ConfigMaps and Secrets owned by the TrainJobs;
+4. normalise (below) and compare with what trainc renders for the same inputs with
+   ``--owner-uid`` set to the TrainJob's real UID, using tests/conformance/normalise.py.
+
+A case is *identical* when both sides create the same objects (after normalisation)
+or both reject the input. Rejection texts are not part of the verdict; every error
+case's real messages are written to ``conformance-out/live/errors.json``, with trainc's
+problems beside them and whether each real message appears word for word in them.
+
+Normalisation of the live objects (what the server or the run adds, not the controller):
+
+- metadata the server populates: ``uid``, ``resourceVersion``, ``creationTimestamp``,
+  ``generation``, ``managedFields``; ``status`` (no JobSet, PodGroup or other
+  controller runs; trainc renders no status);
+- the runtime snapshot ConfigMap ``<trainjob>-runtime-snapshot`` (a side effect of
+  the first reconcile holding server metadata; README: not rendered);
+- with several TrainJobs in one case, each TrainJob's real UID in ``ownerReferences``
+  is replaced by the case's ``ownerUID`` and trainc renders with that UID (trainc
+  takes one ``--owner-uid``).
+
+The API server's defaults, applied to trainc's objects where absent (SERVER_DEFAULTS;
+a case identical only after these is counted separately as "with server defaults"):
+
+- JobSet: ``protocol: TCP`` on every container and init container port (the JobSet
+  CRD embeds the core Pod schema, whose ``protocol`` defaults to TCP);
+- Volcano PodGroup: ``spec.queue: default`` (the generated CRD's default);
+- Secret: ``type: Opaque`` (core API default).
+
+Per-case differences go to ``conformance-out/live/<case>.txt``, every case's live objects
+(normalised as above, the case's ``ownerUID`` in place of the real UIDs, generated key
+material masked) to ``conformance-out/live/objects/<case>.yaml``; the closing line is
+``conformance-live: X/Y cases identical``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import yaml
+
+from tests.conformance import trainc_side
+from tests.conformance.cases import REPO, Case, all_cases
+from tests.conformance.normalise import first_difference, normalise
+from tests.live.controlplane import (
+    RESOURCES,
+    ApiError,
+    Client,
+    ControlPlane,
+    Json,
+    build,
+    resource_for,
+    start,
+)
+
+OUT = REPO / "conformance-out" / "live"
+SNAPSHOT_SUFFIX = "-runtime-snapshot"
+CREATION_FAILED = "TrainJobResourcesCreationFailed"
+OWNED_KINDS = (
+    "JobSet",
+    "PodGroup/scheduling.x-k8s.io",
+    "PodGroup/scheduling.volcano.sh",
+    "ConfigMap",
+    "Secret",
+)
+CREATE_ORDER = (
+    "Namespace",
+    "PriorityClass",
+    "ClusterTrainingRuntime",
+    "TrainingRuntime",
+    "TrainJob",
+)
+SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+
+
+# --- the API server's defaults ------------------------------------------------------
+
+
+def _default_port_protocol(obj: Json) -> None:
+    spec = obj.get("spec") or {}
+    for job in spec.get("replicatedJobs") or []:
+        pod = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get(
+            "spec"
+        ) or {}
+        for key in ("containers", "initContainers"):
+            for container in pod.get(key) or []:
+                for port in container.get("ports") or []:
+                    port.setdefault("protocol", "TCP")
+
+
+def _default_volcano_queue(obj: Json) -> None:
+    if isinstance(obj.get("spec"), dict):
+        obj["spec"].setdefault("queue", "default")
+
+
+def _default_secret_type(obj: Json) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+# (apiVersion, kind) -> the defaults the API server applies on create.
+SERVER_DEFAULTS: dict[tuple[str, str], Callable[[Json], None]] = {
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): _default_port_protocol,
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): _default_volcano_queue,
+    ("v1", "Secret"): _default_secret_type,
+}
+
+
+def with_server_defaults(objects: list[Json]) -> list[Json]:
+    out = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        apply = SERVER_DEFAULTS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
+        if apply is not None:
+            apply(obj)
+        out.append(obj)
+    return out
+
+
+# --- one case on the cluster --------------------------------------------------------
+
+
+@dataclass
+class LiveAnswer:
+    """What the real control plane did with a case's inputs."""
+
+    objects: list[Json] = field(default_factory=list)
+    # One entry per rejected create: the object, the HTTP code, the Status.
+    rejections: list[Json] = field(default_factory=list)
+    # Per TrainJob: the controller's creation-failure event messages.
+    creation_failures: list[Json] = field(default_factory=list)
+    trainjob_uids: dict[str, str] = field(default_factory=dict)  # "ns/name" -> uid
+    timed_out: list[str] = field(default_factory=list)
+
+
+def _documents(case: Case) -> list[Json]:
+    docs: list[Json] = []
+    for path in case.inputs:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict):
+                docs.append(doc)
+    ordered = [d for kind in CREATE_ORDER for d in docs if d.get("kind") == kind]
+    return ordered + [d for d in docs if d.get("kind") not in CREATE_ORDER]
+
+
+def _name(obj: Json) -> str:
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace")
+    return f"{namespace}/{metadata.get('name')}" if namespace else str(metadata.get("name"))
+
+
+def _expected_counts(case: Case) -> dict[str, int]:
+    """Objects the golden expects per owning TrainJob (``ns/name``), when it has objects."""
+    if not case.expected_objects_path.exists():
+        return {}
+    counts: dict[str, int] = {}
+    for doc in yaml.safe_load_all(case.expected_objects_path.read_text()):
+        if not doc:
+            continue
+        namespace = (doc.get("metadata") or {}).get("namespace", "default")
+        for ref in (doc.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == "TrainJob":
+                key = f"{namespace}/{ref['name']}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _ensure_namespace(client: Client, namespace: str) -> None:
+    code, _ = client.raw("GET", f"/api/v1/namespaces/{namespace}")
+    if code == 404:
+        client.request(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        )
+
+
+def _owned(client: Client, namespaces: set[str], uids: set[str]) -> list[Json]:
+    out = []
+    for kind in OWNED_KINDS:
+        resource = RESOURCES[kind]
+        for namespace in sorted(namespaces):
+            listing = client.get(resource.path(namespace))
+            for item in listing.get("items") or []:
+                refs = (item.get("metadata") or {}).get("ownerReferences") or []
+                if not any(ref.get("uid") in uids for ref in refs):
+                    continue
+                if kind == "ConfigMap" and item["metadata"]["name"].endswith(SNAPSHOT_SUFFIX):
+                    continue
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", kind.split("/")[0])
+                out.append(item)
+    return out
+
+
+def _failure_events(client: Client, namespace: str, uid: str) -> list[str]:
+    messages = []
+    for path in (
+        f"/api/v1/namespaces/{namespace}/events",
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+    ):
+        for event in client.get(path).get("items") or []:
+            regarding = event.get("involvedObject") or event.get("regarding") or {}
+            if regarding.get("uid") == uid and event.get("reason") == CREATION_FAILED:
+                messages.append(str(event.get("message") or event.get("note") or ""))
+    return sorted(set(messages))
+
+
+def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
+    answer = LiveAnswer()
+    expected = _expected_counts(case)
+    trainjobs: list[Json] = []
+    for doc in _documents(case):
+        doc = copy.deepcopy(doc)
+        try:
+            resource = resource_for(doc)
+        except KeyError as error:
+            answer.rejections.append({"object": _name(doc), "code": 0, "message": str(error)})
+            continue
+        if resource.namespaced:
+            doc.setdefault("metadata", {}).setdefault("namespace", "default")
+            _ensure_namespace(client, doc["metadata"]["namespace"])
+        namespace = doc["metadata"].get("namespace") if resource.namespaced else None
+        code, got = client.raw(
+            "POST",
+            resource.path(namespace),
+            doc,
+            {"fieldValidation": "Strict", "fieldManager": "kubectl-create"},
+        )
+        if code >= 300:
+            status: Json = got if isinstance(got, dict) else {"message": str(got)}
+            answer.rejections.append(
+                {
+                    "object": f"{doc.get('kind')} {_name(doc)}",
+                    "code": code,
+                    "reason": status.get("reason"),
+                    "message": status.get("message"),
+                    "causes": (status.get("details") or {}).get("causes") or [],
+                }
+            )
+        elif doc.get("kind") == "TrainJob":
+            trainjobs.append(got)
+            answer.trainjob_uids[_name(got)] = got["metadata"]["uid"]
+    if not trainjobs:
+        return answer
+    namespaces = {t["metadata"]["namespace"] for t in trainjobs}
+    uids = set(answer.trainjob_uids.values())
+    deadline = time.monotonic() + timeout
+    want = sum(expected.get(_name(t), 0) for t in trainjobs)
+    settle_until = time.monotonic() + (1.5 if want == 0 else 0.0)
+    while True:
+        objects = _owned(client, namespaces, uids)
+        failures = {
+            _name(t): _failure_events(client, t["metadata"]["namespace"], t["metadata"]["uid"])
+            for t in trainjobs
+        }
+        failed = {k for k, v in failures.items() if v}
+        done_jobs = {
+            _name(t)
+            for t in trainjobs
+            if _name(t) in failed
+            or sum(1 for o in objects if _owner_name(o) == _name(t)) >= expected.get(_name(t), 0)
+        }
+        if len(done_jobs) == len(trainjobs) and time.monotonic() >= settle_until:
+            # one more read: objects of one reconcile arrive one by one
+            time.sleep(0.3)
+            objects = _owned(client, namespaces, uids)
+            break
+        if time.monotonic() > deadline:
+            answer.timed_out = sorted(_name(t) for t in trainjobs if _name(t) not in done_jobs)
+            break
+        time.sleep(0.1)
+    answer.objects = objects
+    answer.creation_failures = [
+        {"trainJob": k, "events": v} for k, v in sorted(failures.items()) if v
+    ]
+    return answer
+
+
+def _owner_name(obj: Json) -> str:
+    namespace = (obj.get("metadata") or {}).get("namespace", "")
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("kind") == "TrainJob":
+            return f"{namespace}/{ref.get('name')}"
+    return ""
+
+
+def clean(client: Client) -> None:
+    """Delete what a case created (no garbage collector runs) until nothing is left."""
+    for _ in range(5):
+        leftovers = 0
+        for kind in (
+            "TrainJob",
+            *OWNED_KINDS,
+            "TrainingRuntime",
+            "ClusterTrainingRuntime",
+            "PriorityClass",
+            "Event",
+        ):
+            resource = RESOURCES[kind]
+            for item in client.get(resource.path()).get("items") or []:
+                metadata = item["metadata"]
+                if kind == "PriorityClass" and metadata["name"].startswith("system-"):
+                    continue
+                if kind in ("ConfigMap", "Secret") and not any(
+                    r.get("kind") == "TrainJob" for r in metadata.get("ownerReferences") or []
+                ):
+                    continue
+                leftovers += 1
+                path = resource.path(metadata.get("namespace"), metadata["name"])
+                if metadata.get("finalizers"):
+                    client.raw(
+                        "PATCH",
+                        path,
+                        {"metadata": {"finalizers": None}},
+                        content_type="application/merge-patch+json",
+                    )
+                client.raw("DELETE", path)
+            if kind == "TrainJob" and leftovers:
+                time.sleep(0.3)  # let an in-flight reconcile finish before deleting its objects
+        if leftovers == 0:
+            return
+    raise RuntimeError("the cluster does not come clean between cases")
+
+
+# --- comparison ---------------------------------------------------------------------
+
+
+def strip_server_fields(objects: list[Json], uid_map: dict[str, str]) -> list[Json]:
+    out = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        obj.pop("status", None)
+        metadata = obj.get("metadata") or {}
+        for key in SERVER_METADATA:
+            metadata.pop(key, None)
+        for ref in metadata.get("ownerReferences") or []:
+            if ref.get("uid") in uid_map:
+                ref["uid"] = uid_map[ref["uid"]]
+        out.append(obj)
+    return out
+
+
+@dataclass
+class Verdict:
+    name: str
+    kind: str  # "objects", "errors", "trainc-error"
+    identical: bool
+    byte_identical: bool
+    difference: str | None
+    seconds: float
+    live: LiveAnswer
+    trainc_problems: list[str] | None
+    golden_difference: str | None
+    env_order_random: bool = False
+    owner_uid: str = ""
+    golden_messages: list[str] = field(default_factory=list)  # expected-errors.json
+
+    def live_objects(self) -> list[Json]:
+        """The live objects as goldens hold them: server fields stripped, the TrainJobs'
+        UIDs replaced by the case's ``ownerUID``, generated key material masked."""
+        uid_map = {uid: self.owner_uid for uid in self.live.trainjob_uids.values()}
+        return normalise(strip_server_fields(self.live.objects, uid_map), self.env_order_random)
+
+
+def compare(client: Client, case: Case, timeout: float) -> Verdict:
+    began = time.monotonic()
+    if case.expect_trainc_error is not None:
+        # Input no upstream component can read (YAML syntax): nothing reaches the server.
+        actual = trainc_side.render(list(case.inputs), case.owner_uid)
+        readable = True
+        try:
+            _documents(case)
+        except yaml.YAMLError:
+            readable = False
+        ok = actual.objects is None and not readable
+        return Verdict(
+            case.name,
+            "trainc-error",
+            ok,
+            ok,
+            None if ok else "trainc renders, or the input parses",
+            time.monotonic() - began,
+            LiveAnswer(),
+            [str(p) for p in actual.problems or []],
+            None,
+        )
+    live = run_case(client, case, timeout)
+    uids = list(live.trainjob_uids.values())
+    owner_uid = uids[0] if len(uids) == 1 else case.owner_uid
+    uid_map = {uid: owner_uid for uid in uids}
+    actual = trainc_side.render(list(case.inputs), owner_uid)
+    trainc_problems = None if actual.problems is None else [str(p) for p in actual.problems]
+    env_random = case.env_order_random
+    live_objects = normalise(strip_server_fields(live.objects, uid_map), env_random)
+    golden_difference = _golden_difference(case, live, env_random)
+    failures = "; ".join(m for f in live.creation_failures for m in f["events"])
+    if live.rejections:
+        kind = "errors"
+        if actual.objects is None:
+            difference = None
+        else:
+            difference = "the API server rejects ({}), trainc renders".format(
+                "; ".join(str(r.get("message")) for r in live.rejections)
+            )
+        byte_identical = difference is None
+    elif live.creation_failures and not live.objects:
+        # Admitted, but the controller cannot create its objects: trainc must refuse too.
+        kind = "creation-failure"
+        if actual.objects is None:
+            difference = None
+        else:
+            difference = (
+                f"the controller reports {CREATION_FAILED} ({failures}) and creates nothing, "
+                f"trainc renders {len(actual.objects)} objects"
+            )
+        byte_identical = difference is None
+    else:
+        kind = "objects"
+        if live.timed_out:
+            difference = f"timed out waiting for the controller: {', '.join(live.timed_out)}"
+            byte_identical = False
+        elif actual.objects is None:
+            difference = "the cluster admits it, trainc rejects: " + "; ".join(
+                trainc_problems or []
+            )
+            byte_identical = False
+        else:
+            trainc_objects = normalise(actual.objects, env_random)
+            byte_identical = first_difference(live_objects, trainc_objects) is None
+            difference = first_difference(
+                live_objects, normalise(with_server_defaults(actual.objects), env_random)
+            )
+        if live.creation_failures:
+            # Some objects were created, then one failed.
+            difference = f"the controller reports {CREATION_FAILED} ({failures}); {difference}"
+            byte_identical = False
+    return Verdict(
+        case.name,
+        kind,
+        difference is None,
+        byte_identical,
+        difference,
+        time.monotonic() - began,
+        live,
+        trainc_problems,
+        golden_difference,
+        env_random,
+        case.owner_uid,
+        _golden_messages(case),
+    )
+
+
+def _golden_messages(case: Case) -> list[str]:
+    if not case.expected_errors_path.exists():
+        return []
+    errors = json.loads(case.expected_errors_path.read_text()).get("errors") or []
+    return [str(e.get("message", "")) for e in errors]
+
+
+def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | None:
+    """The live answer against the committed golden (the fast oracle's expectation)."""
+    kind, expected = case.expectation()
+    if kind == "errors":
+        if live.rejections:
+            return None
+        origins = {e.get("origin") for e in expected.get("errors", [])}
+        if origins == {"controller"} and live.creation_failures and not live.objects:
+            return None  # the oracle's controller error is the cluster's creation failure
+        return "the golden says rejected, the cluster admits it"
+    if live.creation_failures and not live.objects:
+        return "the golden has objects, the controller creates nothing: " + "; ".join(
+            m for f in live.creation_failures for m in f["events"]
+        )
+    if live.rejections:
+        return "the golden has objects, the cluster rejects"
+    uid_map = {uid: case.owner_uid for uid in live.trainjob_uids.values()}
+    objects = normalise(strip_server_fields(live.objects, uid_map), env_random)
+    return first_difference(objects, normalise(with_server_defaults(expected), env_random))
+
+
+_WEBHOOK_DENIED = re.compile(r'^admission webhook "[^"]+" denied the request: ')
+# Between two field errors of an aggregate: ", " before the next field path.
+_AGGREGATE_SPLIT = re.compile(r", (?=(?:spec|metadata|status)[\w.\[\]/-]*: |<nil>: )")
+_RECONCILE_FAILED = "TrainJob resources reconciliation failed: "
+
+
+def real_findings(rejection: Json) -> list[str]:
+    """The findings of one rejection, each as ``field: message`` the way trainc prints them.
+
+    A 422 Status lists them as causes; a webhook denial is one message (``[a, b]`` when
+    several) after the ``admission webhook "..." denied the request:`` prefix.
+    """
+    causes = rejection.get("causes") or []
+    if causes:
+        return [
+            f"{c['field']}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
+            for c in causes
+        ]
+    message = str(rejection.get("message") or "")
+    body = _WEBHOOK_DENIED.sub("", message)
+    if body != message and body.startswith("[") and body.endswith("]"):
+        return _AGGREGATE_SPLIT.split(body[1:-1])
+    return [body]
+
+
+def _message_report(verdict: Verdict) -> Json:
+    """The real server's findings for an error case, and whether trainc says each word for word."""
+    problems = verdict.trainc_problems or []
+    rejections: list[Json] = []
+    for rejection in verdict.live.rejections:
+        texts = real_findings(rejection)
+        rejections.append(
+            {
+                **rejection,
+                "findings": [
+                    {
+                        "text": t,
+                        "inTrainc": any(t in p for p in problems),
+                        "inGolden": t in verdict.golden_messages,
+                    }
+                    for t in texts
+                ],
+            }
+        )
+    failures: list[Json] = []
+    for failure in verdict.live.creation_failures:
+        for event in failure["events"]:
+            text = event.removeprefix(_RECONCILE_FAILED)
+            failures.append(
+                {
+                    "trainJob": failure["trainJob"],
+                    "event": event,
+                    "finding": {
+                        "text": text,
+                        "inTrainc": any(text in p for p in problems),
+                        "inGolden": text in verdict.golden_messages,
+                    },
+                }
+            )
+    findings: list[Json] = [f for r in rejections for f in r["findings"]] + [
+        f["finding"] for f in failures
+    ]
+    return {
+        "case": verdict.name,
+        "verdict": "identical" if verdict.identical else "different",
+        "rejections": rejections,
+        "creationFailures": failures,
+        "traincProblems": problems,
+        "goldenMessages": verdict.golden_messages,
+        "allFindingsInTrainc": all(f["inTrainc"] for f in findings),
+        "allFindingsInGolden": all(f["inGolden"] for f in findings),
+    }
+
+
+def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    errors = [_message_report(v) for v in verdicts if v.live.rejections or v.live.creation_failures]
+    (OUT / "errors.json").write_text(json.dumps(errors, indent=2, sort_keys=True) + "\n")
+    (OUT / "objects").mkdir()
+    for verdict in verdicts:
+        if verdict.live.trainjob_uids:
+            (OUT / "objects" / f"{verdict.name}.yaml").write_text(
+                yaml.safe_dump_all(verdict.live_objects(), sort_keys=False)
+            )
+        if verdict.identical and verdict.golden_difference is None:
+            continue
+        lines = [f"case: {verdict.name}", f"kind: {verdict.kind}"]
+        if verdict.difference:
+            lines.append(f"trainc vs live: {verdict.difference}")
+        if verdict.golden_difference:
+            lines.append(f"golden vs live: {verdict.golden_difference}")
+        if verdict.live.objects:
+            lines.append("live objects (normalised; also in objects/):")
+            lines.append(yaml.safe_dump_all(verdict.live_objects(), sort_keys=False))
+        (OUT / f"{verdict.name}.txt").write_text("\n".join(lines) + "\n")
+    summary = {
+        "versions": plane.artifacts.versions,
+        "coldBuildSeconds": plane.artifacts.cold_build_seconds,
+        "startSeconds": round(plane.started_seconds, 2),
+        "trainerStartSeconds": round(plane.controller_started_seconds or 0.0, 2),
+        "cases": {
+            v.name: {
+                "kind": v.kind,
+                "identical": v.identical,
+                "byteIdentical": v.byte_identical,
+                "difference": v.difference,
+                "goldenDifference": v.golden_difference,
+                "seconds": round(v.seconds, 2),
+            }
+            for v in verdicts
+        },
+    }
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="conformance-live", description=__doc__.split("\n")[0])
+    parser.add_argument("cases", nargs="*", help="case names (default: every golden case)")
+    parser.add_argument(
+        "--timeout", type=float, default=20.0, help="seconds to wait for the controller per case"
+    )
+    args = parser.parse_args(argv)
+    cases = all_cases()
+    if args.cases:
+        wanted = set(args.cases)
+        cases = [c for c in cases if c.name in wanted]
+    began = time.monotonic()
+    artifacts = build()
+    plane = start(artifacts, trainer=True)
+    print(
+        f"control plane up in {plane.started_seconds:.1f}s (Trainer controller "
+        f"{plane.controller_started_seconds or 0:.1f}s): kube-apiserver {artifacts.versions['kube-apiserver']}, "
+        f"etcd {artifacts.versions['etcd']}, Trainer {artifacts.versions['trainer']}"
+    )
+    verdicts: list[Verdict] = []
+    try:
+        client = plane.client()
+        for case in cases:
+            try:
+                clean(client)
+                verdict = compare(client, case, args.timeout)
+            except (ApiError, OSError, RuntimeError) as error:
+                verdict = Verdict(
+                    case.name,
+                    "crash",
+                    False,
+                    False,
+                    f"error: {error}",
+                    0.0,
+                    LiveAnswer(),
+                    None,
+                    None,
+                )
+            verdicts.append(verdict)
+            if verdict.identical:
+                tag = "ok   " if verdict.byte_identical else "ok*  "
+                print(f"{tag} {case.name}")
+            else:
+                print(f"DIFF  {case.name}: {verdict.difference}")
+            sys.stdout.flush()
+        clean(client)
+        client.close()
+        write_outputs(verdicts, plane)
+    finally:
+        plane.stop()
+    identical = sum(v.identical for v in verdicts)
+    byte_identical = sum(v.byte_identical for v in verdicts)
+    errors = [v for v in verdicts if v.live.rejections or v.live.creation_failures]
+    reports = [_message_report(v) for v in errors]
+    message_matches = sum(r["allFindingsInTrainc"] for r in reports)
+    golden_matches = sum(r["allFindingsInGolden"] for r in reports)
+    golden_agree = sum(v.golden_difference is None for v in verdicts)
+    print(
+        f"{byte_identical} identical as created, {identical - byte_identical} with server defaults "
+        f"(ok*); goldens agreeing with the cluster: {golden_agree}/{len(verdicts)}"
+    )
+    print(
+        f"error cases whose every real message trainc says word for word: "
+        f"{message_matches}/{len(errors)}; that the golden records word for word: "
+        f"{golden_matches}/{len(errors)}"
+    )
+    print(f"{time.monotonic() - began:.0f}s; details in {OUT.relative_to(REPO)}/")
+    print(f"conformance-live: {identical}/{len(verdicts)} cases identical")
+    return 0 if identical == len(verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

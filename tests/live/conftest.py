@@ -1,0 +1,37 @@
+"""Fixtures that give tests a real control plane (tests/live/controlplane.py).
+
+``control_plane``: etcd + kube-apiserver v1.34.4 with the Trainer, JobSet, coscheduling
+and Volcano PodGroup CRDs, started once per session (the binaries are built by
+``make control-plane``, or on first use); skipped with the reason when Go is missing.
+``trainer_controller``: the same control plane with the Trainer v2.3.0 controller
+manager running and its webhooks registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.live.controlplane import ControlPlane, ControlPlaneUnavailable, build, start
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    try:
+        plane = start(build())
+    except ControlPlaneUnavailable as error:
+        pytest.skip(f"no live control plane: {error}")
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def trainer_controller(control_plane: ControlPlane) -> ControlPlane:
+    try:
+        control_plane.start_trainer()
+    except ControlPlaneUnavailable as error:
+        pytest.skip(f"the Trainer controller manager does not start: {error}")
+    return control_plane
