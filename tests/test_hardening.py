@@ -602,3 +602,20 @@ def test_the_output_path_always_exists_during_a_swap(
     )
     assert trainc(capsys, "render", str(folder), "-o", str(out))[0] == 0
     assert seen == [True]
+
+
+def test_a_project_path_too_long_for_the_filesystem_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `make fuzz` (case 79274 of seed 0): an overlay path of 300 characters in
+    trainc.yaml made the path's stat raise ENAMETOOLONG."""
+    root = project(tmp_path, "")
+    text = (root / "trainc.yaml").read_text(encoding="utf-8")
+    (root / "trainc.yaml").write_text(
+        text.replace("overlays: [overlays/platform.yaml]", f"overlays: [{'x' * 300}]"),
+        encoding="utf-8",
+    )
+    code, _, err = trainc(capsys, "render", "--project", str(root / "trainc.yaml"), "-o", "-")
+    assert code == 2
+    assert f"{root / 'trainc.yaml'}:10:16: clusters[0].overlays[0]: 'xxx" in err
+    assert "does not exist" in err
