@@ -67,6 +67,7 @@ def test_every_stage_reports_with_its_rule_and_source_position(
     assert {where(f) for f in result.findings} == {
         ("crd-cel", "typo.yaml", 1, 1),  # the API server's "rules not checked" after a type error
         ("crd-schema", "typo.yaml", 10, 5),  # numNodes: two
+        ("webhook", "typo.yaml", 10, 5),  # which the defaulting webhook cannot decode, first
         ("resolve", "missing.yaml", 8, 5),  # runtimeRef.name: no-such-runtime
         ("webhook", "gang.yaml", 6, 3),  # deprecated runtime: a warning
         ("webhook", "gang.yaml", 44, 11),  # replicas: 2
@@ -76,7 +77,7 @@ def test_every_stage_reports_with_its_rule_and_source_position(
     severities = {f.rule + str(f.location): f.severity for f in result.findings}
     assert list(severities.values()).count(Severity.WARNING) == 1
     assert result.exit_code == 2  # render fails on these inputs too (schema, webhook, resolve)
-    assert result.summary() == "6 errors, 1 warning, 0 audit"
+    assert result.summary() == "7 errors, 1 warning, 0 audit"
 
 
 @pytest.mark.usefixtures("no_policy_modules")
@@ -322,7 +323,7 @@ def test_cli_exit_codes() -> None:
     assert trainc("check", rel(CLEAN / "job.yaml"), rel(CLEAN / "runtime.yaml")).returncode == 0
     violations = trainc("check", rel(VIOLATIONS / "jobs"), rel(VIOLATIONS / "runtimes"))
     assert violations.returncode == 2  # input errors, as `trainc render` says
-    assert violations.stdout.endswith("6 errors, 1 warning, 0 audit\n")
+    assert violations.stdout.endswith("7 errors, 1 warning, 0 audit\n")
     broken = trainc("check", rel(FIXTURES / "broken"))
     assert broken.returncode == 2
     assert "Traceback" not in broken.stderr
@@ -385,7 +386,7 @@ def test_cli_writes_nothing_but_the_output_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.endswith("trainc: 6 errors, 1 warning, 0 audit\n")
+    assert result.stderr.endswith("trainc: 7 errors, 1 warning, 0 audit\n")
     assert out.read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
     assert sorted(p.name for p in out.parent.iterdir()) == ["check.xml"]
 

@@ -81,7 +81,7 @@ def test_missing_runtime_names_the_runtime_ref(tmp_path: Path) -> None:
     result = trainc("render", str(tmp_path / "smoke.yaml"))
     assert result.returncode == 2
     assert "smoke.yaml:9:5: TrainJob vision/smoke: spec.RuntimeRef:" in result.stderr
-    assert 'clustertrainingruntimes.trainer.kubeflow.org "torch-gang" not found' in result.stderr
+    assert 'ClusterTrainingRuntime.trainer.kubeflow.org "torch-gang" not found' in result.stderr
 
 
 def test_schemas_replace_the_pinned_crds(tmp_path: Path) -> None:

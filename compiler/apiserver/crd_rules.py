@@ -1,6 +1,6 @@
 """A CRD's CEL rules (``x-kubernetes-validations``), evaluated the API server's way.
 
-After the OpenAPI schema check the API server (apiextensions-apiserver v0.36.2,
+After the OpenAPI schema check the API server (apiextensions-apiserver,
 ``pkg/apiserver/schema/cel``) runs every rule of every schema node that has a value in
 the object: ``self`` is the node's value (once per array item, once per map value),
 ``oldSelf`` its old value. :func:`check_rules` does the same on one object::
@@ -11,6 +11,9 @@ the object: ``self`` is the node's value (once per array item, once per map valu
     ...        "metadata": {"name": "job", "namespace": "default"},
     ...        "spec": {"runtimeRef": {"name": "torch"}, "managedBy": "me"}}
     >>> [str(e) for e in check_rules(job, crd)]  # doctest: +NORMALIZE_WHITESPACE
+    ['spec.managedBy: Invalid value: "string": ManagedBy must be
+      trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set']
+    >>> [str(e) for e in check_rules(job, crd, kubernetes=(1, 35))]  # doctest: +NORMALIZE_WHITESPACE
     ['spec.managedBy: Invalid value: "me": ManagedBy must be
       trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set']
 
@@ -34,8 +37,9 @@ What is reproduced:
   sorted before binding when the rule compares values and does not look at positions);
 * the error: the node's field path (``<nil>`` in Go's print of the root: here ``""``),
   ``fieldPath`` appended, ``reason``, ``messageExpression`` (when it fails, the message),
-  ``message`` or ``failed rule: <rule>``; the value is shown for scalars and left out for
-  objects and arrays; runtime errors read ``<error> evaluating rule: <rule>`` with the
+  ``message`` or ``failed rule: <rule>``; the bad value shown: up to Kubernetes 1.34 the
+  node's schema type (``"object"``, ``"string"``), since 1.35 a scalar's value and nothing
+  for objects and arrays (the version is the ``kubernetes`` argument); runtime errors read ``<error> evaluating rule: <rule>`` with the
   node's type as the value, and an exhausted evaluation budget stops the remaining
   rules of the object.
 
@@ -75,6 +79,7 @@ from compiler.apiserver.cel.engine import (
     VarType,
     default_engine,
 )
+from compiler.apiserver.crds import DEFAULT_KUBERNETES
 from compiler.apiserver.structural import Schema, go_value
 from compiler.errors import FieldError, JsonPath, SetupError
 from compiler.kube.gotext import go_quote
@@ -713,10 +718,11 @@ _Corr = tuple[Schema | None, Any, Any]  # a correlated node: its schema, new and
 
 
 class _Run:
-    __slots__ = ("errors", "stopped", "update", "warnings")
+    __slots__ = ("errors", "kubernetes", "stopped", "update", "warnings")
 
-    def __init__(self, update: bool) -> None:
+    def __init__(self, update: bool, kubernetes: tuple[int, int]) -> None:
         self.update = update
+        self.kubernetes = kubernetes
         self.errors: list[FieldError] = []
         self.warnings: list[str] = []
         self.stopped = False
@@ -867,18 +873,25 @@ class _Run:
                 trimmed = evaluated.strip()
                 if trimmed and "\n" not in trimmed and len(trimmed.encode()) <= _MAX_MESSAGE_BYTES:
                     detail = trimmed
-        omit = node.type_name in ("object", "array")
         reason = rule.reason
         if reason == "FieldValueForbidden":
             body = f"Forbidden: {detail}"
         elif reason == "FieldValueRequired":
             body = f"Required value: {detail}"
-        elif reason == "FieldValueDuplicate":
-            body = "Duplicate value" if omit else f"Duplicate value: {go_value(value)}"
-        elif omit:
-            body = f"Invalid value: {detail}"
         else:
-            body = f"Invalid value: {go_value(value)}: {detail}"
+            # What the error shows as the bad value changed in Kubernetes 1.35: before, the
+            # schema type ("object", "string"); since, a scalar's value, and no value for
+            # an object or a list.
+            if self.kubernetes < (1, 35):
+                shown: str | None = go_quote(node.type_name)
+            elif node.type_name in ("object", "array"):
+                shown = None
+            else:
+                shown = go_value(value)
+            kind = "Duplicate value" if reason == "FieldValueDuplicate" else "Invalid value"
+            body = kind if shown is None else f"{kind}: {shown}"
+            if reason != "FieldValueDuplicate":
+                body = f"{body}: {detail}"
         self.add(FieldError.at(path, text, body), rule, corr)
 
     @staticmethod
@@ -907,8 +920,10 @@ def check_rules(
     old: dict[str, Any] | None = None,
     warnings: list[str] | None = None,
     engine: Engine | None = None,
+    kubernetes: tuple[int, int] = DEFAULT_KUBERNETES,
 ) -> list[FieldError]:
-    """The CEL errors of ``obj``, an object of ``crd`` that went through the schema step.
+    """The CEL errors of ``obj``, an object of ``crd`` that went through the schema step,
+    as an API server of Kubernetes ``kubernetes`` (major, minor) words them.
 
     ``found`` are the errors of the schema step: when one of them blocks CEL (see
     :func:`blocks_rules`) the answer is the single "not checked" error, as the API
@@ -927,7 +942,7 @@ def check_rules(
     update = old is not None
     if not (update or tree.creates):
         return []
-    run = _Run(update)
+    run = _Run(update, kubernetes)
     run.walk(tree, obj, old, (), "", (tree.schema, obj, old) if update else None)
     if warnings is not None:
         warnings.extend(run.warnings)

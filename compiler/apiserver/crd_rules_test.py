@@ -46,8 +46,15 @@ def admitted(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+# The expected texts below are those of apiextensions-apiserver v0.36.2 (Kubernetes 1.36,
+# the conformance oracle's library): since 1.35 a failed rule shows a scalar's value and no
+# value for an object or array. Kubernetes 1.34's form (the schema type) is tested at the
+# end of this file, against what the live v1.34.4 API server answered.
+MODERN = (1, 36)
+
+
 def cel(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
-    return texts(check_rules(obj, crd(obj["kind"]), old=old))
+    return texts(check_rules(obj, crd(obj["kind"]), old=old, kubernetes=MODERN))
 
 
 # --- objects ---------------------------------------------------------------------------------
@@ -844,7 +851,7 @@ def test_blocking_schema_errors_skip_cel() -> None:
     }
     found = admit(obj, crd("TrainJob"), trainer_crds())
     assert [blocks_rules(e) for e in found] == [True]
-    assert texts(check_rules(obj, crd("TrainJob"), found)) == [
+    assert texts(check_rules(obj, crd("TrainJob"), found, kubernetes=MODERN)) == [
         f"<nil>: Invalid value: null: {NOT_CHECKED}"
     ]
 
@@ -876,7 +883,7 @@ def test_unknown_fields_and_name_errors_do_not_block() -> None:
     }
     found = admit(obj, crd("TrainJob"), trainer_crds())
     assert len(found) == 2  # unknown field, metadata.name
-    assert texts(check_rules(obj, crd("TrainJob"), found)) == [
+    assert texts(check_rules(obj, crd("TrainJob"), found, kubernetes=MODERN)) == [
         "<nil>: Invalid value: metadata.name must match RFC 1035 DNS label format",
         'spec.managedBy: Invalid value: "me": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set',
     ]
@@ -909,11 +916,15 @@ spec:
         load_texts([("job.yaml", text)])
     problems = [(str(p.location), p.field_path, p.message) for p in raised.value.problems]
     assert problems == [
-        ("job.yaml:1:1", "", "Invalid value: metadata.name must match RFC 1035 DNS label format"),
+        (
+            "job.yaml:1:1",
+            "<nil>",
+            'Invalid value: "object": metadata.name must match RFC 1035 DNS label format',
+        ),
         (
             "job.yaml:7:3",
             "spec.managedBy",
-            'Invalid value: "me": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set',
+            'Invalid value: "string": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set',
         ),
     ]
 
@@ -945,7 +956,9 @@ def widget(spec: Any) -> dict[str, Any]:
 
 def run(schema: dict[str, Any], spec: Any, old: Any = None, kind: str = "Widget") -> list[str]:
     info = made_up(schema, kind)
-    return texts(check_rules(widget(spec), info, old=None if old is None else widget(old)))
+    return texts(
+        check_rules(widget(spec), info, old=None if old is None else widget(old), kubernetes=MODERN)
+    )
 
 
 def rules(*items: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1040,7 +1053,7 @@ def test_root_sees_type_meta_and_only_name_of_metadata() -> None:
         ],
     }
     info = CrdInfo("example.com", "v1", "Widget", "widgets", True, False, compile_schema(root))
-    assert texts(check_rules(widget({}), info)) == [
+    assert texts(check_rules(widget({}), info, kubernetes=MODERN)) == [
         "<nil>: Invalid value: \"object\": no such key: namespace evaluating rule: self.metadata.namespace == 'ns'"
     ]
 
@@ -1154,7 +1167,11 @@ def test_ratcheting_keeps_unchanged_invalid_values() -> None:
     warnings: list[str] = []
     info = made_up(schema)
     errors = check_rules(
-        widget({"a": "bad", "b": 2}), info, old=widget({"a": "bad", "b": 1}), warnings=warnings
+        widget({"a": "bad", "b": 2}),
+        info,
+        old=widget({"a": "bad", "b": 1}),
+        warnings=warnings,
+        kubernetes=MODERN,
     )
     assert errors == [] and warnings == ['spec.a: Invalid value: "bad": x']
     assert run(schema, {"a": "worse"}, {"a": "bad"}) == ['spec.a: Invalid value: "worse": x']
@@ -1303,3 +1320,32 @@ def test_message_expression_sees_old_self_on_update() -> None:
         },
     }
     assert run(schema, {"n": 2}, {"n": 1}) == ["spec.n: Invalid value: 2: was 1"]
+
+
+# --- Kubernetes 1.34: the schema type as the bad value ------------------------------------
+
+
+def test_kubernetes_1_34_shows_the_schema_type_of_the_failing_node() -> None:
+    """The texts kube-apiserver v1.34.4 answered for these inputs (tests/live, make
+    conformance-live: error-managedby-invalid, error-runtime-two-mlpolicies,
+    flux-error-runtime-numprocpernode-zero, error-trainjob-name-invalid)."""
+    job = trainjob(managedBy="example.com/custom-controller")
+    assert texts(check_rules(job, crd("TrainJob"), kubernetes=(1, 34))) == [
+        'spec.managedBy: Invalid value: "string": ManagedBy must be '
+        "trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set"
+    ]
+    assert texts(check_rules(job, crd("TrainJob"), kubernetes=(1, 35))) == [
+        'spec.managedBy: Invalid value: "example.com/custom-controller": ManagedBy must be '
+        "trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set"
+    ]
+    both = runtime("TrainingRuntime", {"mlPolicy": {"torch": {}, "mpi": {}}})
+    assert texts(check_rules(both, crd("TrainingRuntime"), kubernetes=(1, 34))) == [
+        'spec.mlPolicy: Invalid value: "object": Only one of the policy can be configured'
+    ]
+    assert texts(check_rules(both, crd("TrainingRuntime"), kubernetes=(1, 35))) == [
+        "spec.mlPolicy: Invalid value: Only one of the policy can be configured"
+    ]
+    named = trainjob(name="a.b")
+    assert texts(check_rules(named, crd("TrainJob"), kubernetes=(1, 34))) == [
+        '<nil>: Invalid value: "object": metadata.name must match RFC 1035 DNS label format'
+    ]

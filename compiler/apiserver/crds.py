@@ -26,7 +26,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -488,12 +488,36 @@ def _validate_owner_references(references: list[Any]) -> list[FieldError]:
 # --- the CRD set and the create path ----------------------------------------------------
 
 
+# The Kubernetes version whose API server trainc emulates unless told otherwise: the one
+# the live conformance oracle runs (tests/live). A cluster's ``kubernetes:`` in
+# trainc.yaml (or ``--kubernetes``) chooses another; it changes message texts only.
+DEFAULT_KUBERNETES: tuple[int, int] = (1, 34)
+
+
+def parse_kubernetes_version(text: str) -> tuple[int, int]:
+    """``v1.31.0`` or ``1.31`` -> ``(1, 31)``; a ValueError for anything else.
+
+    >>> parse_kubernetes_version("v1.35.2")
+    (1, 35)
+    """
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a Kubernetes version (e.g. v1.34 or v1.34.4)")
+    return int(match.group(1)), int(match.group(2))
+
+
 @dataclass(frozen=True)
 class CrdSet:
-    """The CRDs trainc knows, by (API group, kind), plus ObjectMeta's Go shape."""
+    """The CRDs trainc knows, by (API group, kind), plus ObjectMeta's Go shape, as an API
+    server of ``kubernetes`` (major, minor) serves them."""
 
     crds: dict[tuple[str, str], CrdInfo]
     object_meta: _GoType = field(repr=False)
+    kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
+
+    def served_by(self, kubernetes: tuple[int, int]) -> CrdSet:
+        """The same CRDs on an API server of another Kubernetes version."""
+        return self if kubernetes == self.kubernetes else replace(self, kubernetes=kubernetes)
 
     def get(self, api_version: str, kind: str) -> CrdInfo | None:
         group, _, version = api_version.rpartition("/")
@@ -581,4 +605,25 @@ def admit(obj: dict[str, Any], crd: CrdInfo, crds: CrdSet) -> list[FieldError]:
         found = [e for e in found if e.unknown or not e.path or e.path[0] != "status"]
     problems.extend(found)
     problems.extend(validate_object_meta(obj.get("metadata") or {}, crd.namespaced))
-    return problems
+    return _strict_decoding(problems, crd)
+
+
+def _strict_decoding(problems: list[FieldError], crd: CrdInfo) -> list[FieldError]:
+    """With strict field validation the API server refuses unknown fields in one message
+    that lists them all; the first unknown field's error carries it word for word::
+
+        TrainJob in version "v1alpha1" cannot be handled as a TrainJob: strict decoding
+        error: unknown field "spec.a", unknown field "spec.b"
+    """
+    unknown = [e for e in problems if e.unknown]
+    if not unknown:
+        return problems
+    listed = ", ".join(e.message for e in unknown)
+    first = unknown[0]
+    whole = FieldError.at(
+        first.path,
+        first.field,
+        f"{crd.kind} in version {json.dumps(crd.version)} cannot be handled as a "
+        f"{crd.kind}: strict decoding error: {listed}",
+    )
+    return [whole if e is first else e for e in problems]

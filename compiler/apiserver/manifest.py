@@ -11,6 +11,7 @@ node, so any stage can point a message at ``file:line:col``::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -120,3 +121,22 @@ class Manifest:
 
     def locate(self, path: JsonPath) -> SourceLocation:
         return self.source.locate(path)
+
+
+_INDEX = re.compile(r"\[([^\]]*)\]")
+
+
+def parse_field_path(path: str) -> JsonPath:
+    """``spec.trainer.env[2].name`` -> ``("spec", "trainer", "env", 2, "name")``.
+
+    >>> parse_field_path("spec.annotations[a.b/c]")
+    ('spec', 'annotations', 'a.b/c')
+    """
+    parts: list[str | int] = []
+    for segment in re.split(r"\.(?![^\[]*\])", path):
+        head = segment.split("[", 1)[0]
+        if head:
+            parts.append(head)
+        for index in _INDEX.findall(segment):
+            parts.append(int(index) if index.isdigit() else index)
+    return tuple(parts)

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -64,6 +65,26 @@ def add_schemas(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _kubernetes_version(text: str) -> tuple[int, int]:
+    from compiler.apiserver.crds import parse_kubernetes_version
+
+    try:
+        return parse_kubernetes_version(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_kubernetes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubernetes",
+        metavar="VERSION",
+        type=_kubernetes_version,
+        default=None,
+        help="the Kubernetes version of the target API server, for its exact message texts "
+        "(default: v1.34, or the project cluster's `kubernetes`)",
+    )
+
+
 def add_owner_uid(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--owner-uid",
@@ -97,6 +118,7 @@ def add_build_flags(parser: argparse.ArgumentParser, *, owner_uid: bool = False)
     add_paths(parser)
     add_namespace(parser)
     add_schemas(parser)
+    add_kubernetes(parser)
     if owner_uid:
         add_owner_uid(parser)
     add_project(parser)
@@ -126,15 +148,19 @@ def build_plans(
                 owner_uid=owner_uid,
                 strict=args.strict,
                 previous=None if previous is None else list(previous),
+                **({} if args.kubernetes is None else {"kubernetes": args.kubernetes}),
             )
         ]
-    return plans_for_project(
+    plans = plans_for_project(
         project_of(args),
         args.cluster,
         schemas=args.schemas,
         owner_uid=owner_uid,
         strict=args.strict,
     )
+    if args.kubernetes is not None:  # the flag wins over the project file
+        plans = [replace(plan, kubernetes=args.kubernetes) for plan in plans]
+    return plans
 
 
 def one_plan(args: argparse.Namespace, plans: list[BuildPlan]) -> BuildPlan:

@@ -114,8 +114,10 @@ def go_json_float(value: float) -> str:
     return layout(sign, digits, exp, low=-6, high=21, exponent_digits=1)
 
 
-def go_json(value: Any) -> str:
-    """Go's ``json.Marshal`` text: sorted keys, compact, ``<>&`` escaped.
+def go_json(value: Any, *, sort_keys: bool = True) -> str:
+    """Go's ``json.Marshal`` text: compact, ``<>&`` escaped; mapping keys sorted, as for a
+    Go map (``sort_keys=False``: in the given order, as for a struct already in Go field
+    order).
 
     >>> go_json({"b": [1, 2.5, None], "a": "x<y"})
     '{"a":"x\\\\u003cy","b":[1,2.5,null]}'
@@ -140,7 +142,12 @@ def go_json(value: Any) -> str:
             .replace("\u2029", "\\u2029")
         )
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{go_json(str(k))}:{go_json(value[k])}" for k in sorted(value)) + "}"
+        keys = sorted(value) if sort_keys else list(value)
+        return (
+            "{"
+            + ",".join(f"{go_json(str(k))}:{go_json(value[k], sort_keys=sort_keys)}" for k in keys)
+            + "}"
+        )
     if isinstance(value, Iterable):
-        return "[" + ",".join(go_json(item) for item in value) + "]"
+        return "[" + ",".join(go_json(item, sort_keys=sort_keys) for item in value) + "]"
     return go_json(str(value))

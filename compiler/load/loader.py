@@ -216,7 +216,8 @@ class _Loader:
                 data["metadata"] = {"namespace": self.default_namespace}
             errors = admit(data, crd, self.crds)
             old = self.previous.get(object_key(data))
-            rules = check_rules(data, crd, errors, old=old)  # CEL, when the schema step allows
+            # CEL, when the schema step allows
+            rules = check_rules(data, crd, errors, old=old, kubernetes=self.crds.kubernetes)
             ref = _ref(data, crd.namespaced)
             for error in errors:
                 self.problems.append(self.field_problem(error, source, ref, "crd-schema"))
@@ -233,7 +234,9 @@ class _Loader:
     def field_problem(
         error: FieldError, source: SourceMap, ref: ObjectRef, rule: str | None = None
     ) -> Problem:
-        return Problem(error.message, source.locate(error.path), ref, error.field, rule)
+        # Go prints the root's empty field path as "<nil>"
+        field = "<nil>" if error.field == "" else error.field
+        return Problem(error.message, source.locate(error.path), ref, field, rule)
 
     def check_lookalike(self, manifest: Manifest, group: str) -> None:
         """A Trainer kind, or the Trainer group spelt in another case, in another group:

@@ -134,20 +134,25 @@ def test_runtime_defaults() -> None:
 
 def test_unknown_fields_at_several_depths() -> None:
     assert messages((FIXTURES / "bad-runtime.yaml").read_text()) == [
-        f"f0.yaml:1:1: ClusterTrainingRuntime bad-runtime: {NOT_CHECKED}",
+        f"f0.yaml:1:1: ClusterTrainingRuntime bad-runtime: <nil>: {NOT_CHECKED}",
         "f0.yaml:5:3: ClusterTrainingRuntime bad-runtime: metadata.namespace: Forbidden: not allowed on this type",
         'f0.yaml:9:7: ClusterTrainingRuntime bad-runtime: spec.mlPolicy.mpi.mpiImplementation: Unsupported value: "Intel": supported values: "OpenMPI", ""',
         "f0.yaml:22:23: ClusterTrainingRuntime bad-runtime: "
         "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez: "
-        'unknown field "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez"',
+        'ClusterTrainingRuntime in version "v1alpha1" cannot be handled as a ClusterTrainingRuntime: '
+        'strict decoding error: unknown field "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resourcez"',
     ]
 
 
 def test_bad_trainjob_reports_everything_at_once() -> None:
     found = messages((FIXTURES / "bad-job.yaml").read_text())
     assert found == [
-        f"f0.yaml:1:1: TrainJob default/bad: {NOT_CHECKED}",
-        'f0.yaml:6:3: TrainJob default/bad: metadata.bogusMeta: unknown field "metadata.bogusMeta"',
+        f"f0.yaml:1:1: TrainJob default/bad: <nil>: {NOT_CHECKED}",
+        # the API server's strict decoding error lists every unknown field, at the first
+        'f0.yaml:6:3: TrainJob default/bad: metadata.bogusMeta: TrainJob in version "v1alpha1" '
+        'cannot be handled as a TrainJob: strict decoding error: unknown field "metadata.bogusMeta", '
+        'unknown field "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec.hostNetwork", '
+        'unknown field "spec.trainer.numNodez"',
         'f0.yaml:10:3: TrainJob default/bad: spec.suspend: Invalid value: "string": spec.suspend in body must be of type boolean: "string"',
         'f0.yaml:12:5: TrainJob default/bad: spec.trainer.numNodes: Invalid value: "string": spec.trainer.numNodes in body must be of type integer: "string"',
         'f0.yaml:13:5: TrainJob default/bad: spec.trainer.numNodez: unknown field "spec.trainer.numNodez"',
@@ -216,14 +221,14 @@ def test_list_map_keys_must_be_unique() -> None:
 
 def test_metadata_rules() -> None:
     assert messages(trainjob("  runtimeRef: {name: x}\n", meta="  labels: {a: b}\n")) == [
-        f"f0.yaml:1:1: TrainJob default/(unnamed): {NOT_CHECKED}",
+        f"f0.yaml:1:1: TrainJob default/(unnamed): <nil>: {NOT_CHECKED}",
         "f0.yaml:3:1: TrainJob default/(unnamed): metadata.name: Required value: name or generateName is required",
     ]
     # the CRD's CEL rule on the name runs too (a bad name does not stop CEL)
     cel, message = messages(trainjob("  runtimeRef: {name: x}\n", meta="  name: Bad_Name\n"))
     assert cel == (
         "f0.yaml:1:1: TrainJob default/Bad_Name: "
-        "Invalid value: metadata.name must match RFC 1035 DNS label format"
+        '<nil>: Invalid value: "object": metadata.name must match RFC 1035 DNS label format'
     )
     assert message.startswith(
         'f0.yaml:4:3: TrainJob default/Bad_Name: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'

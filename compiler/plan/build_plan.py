@@ -19,7 +19,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.apiserver.crds import CrdSet, crds_with_schemas_from, trainer_crds
+from compiler.apiserver.crds import (
+    DEFAULT_KUBERNETES,
+    CrdSet,
+    crds_with_schemas_from,
+    parse_kubernetes_version,
+    trainer_crds,
+)
 from compiler.errors import UsageError
 from compiler.render.framework import RenderOptions
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
@@ -89,6 +95,8 @@ class BuildPlan:
     # the load an update, so the CRDs' transition rules (oldSelf) run
     previous: tuple[Path, ...] | None = None
     cluster: ClusterTarget | None = None
+    # the target cluster's Kubernetes (major, minor): the API server's message texts
+    kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
 
     @property
     def cluster_name(self) -> str | None:
@@ -98,8 +106,10 @@ class BuildPlan:
     def crds(self) -> CrdSet:
         """The Trainer CRDs of the emulated version, replaced kind by kind by ``schemas``."""
         if self.schemas is not None:
-            return crds_with_schemas_from(self.schemas, self.trainer_version)
-        return trainer_crds(self.trainer_version)
+            crds = crds_with_schemas_from(self.schemas, self.trainer_version)
+        else:
+            crds = trainer_crds(self.trainer_version)
+        return crds.served_by(self.kubernetes)
 
 
 def plan_for_paths(
@@ -110,6 +120,7 @@ def plan_for_paths(
     owner_uid: str | None = None,
     strict: bool = False,
     previous: Sequence[Path] | None = None,
+    kubernetes: tuple[int, int] = DEFAULT_KUBERNETES,
 ) -> BuildPlan:
     """The plan of a command given PATHs."""
     return BuildPlan(
@@ -119,6 +130,7 @@ def plan_for_paths(
         render=RenderOptions(owner_uid=owner_uid),
         strict=strict,
         previous=None if previous is None else tuple(previous),
+        kubernetes=kubernetes,
     )
 
 
@@ -148,6 +160,11 @@ def plans_for_project(
             render=RenderOptions(owner_uid=owner_uid),
             strict=strict,
             cluster=ClusterTarget.of(project, cluster),
+            kubernetes=(
+                DEFAULT_KUBERNETES
+                if cluster.kubernetes is None
+                else parse_kubernetes_version(cluster.kubernetes)
+            ),
         )
         for cluster in project.clusters
         if wanted is None or cluster.name in wanted

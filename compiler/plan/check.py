@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.apiserver.manifest import Manifest
+from compiler.apiserver.manifest import Manifest, parse_field_path
 from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
     EXIT_INPUT_ERROR,
@@ -51,7 +51,6 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.plan.build_plan import BuildPlan, plan_for_paths
-from compiler.plan.compile import field_path_to_json_path
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
 from compiler.policy.objects import PolicyObject
@@ -219,7 +218,7 @@ def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> l
             continue
         runtime = target.extra.get("runtime")
         if finding.field_path:
-            path = field_path_to_json_path(finding.field_path)
+            path = parse_field_path(finding.field_path)
             location = locate_output(target.data, path, target.origin, runtime)
         else:
             location = finding.location or target.origin.locate(())

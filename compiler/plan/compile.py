@@ -12,12 +12,11 @@ fails the way it would in the cluster; every TrainJob that can be rendered is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.apiserver.manifest import Manifest, format_path
+from compiler.apiserver.manifest import Manifest, format_path, parse_field_path
 from compiler.errors import InputError, JsonPath, Problem
 from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
@@ -26,7 +25,13 @@ from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases
 from compiler.render.runtime_info import typed_template
-from compiler.render.webhooks import deprecation_warning, validate_runtime
+from compiler.render.webhooks import (
+    as_defaulted,
+    defaulting_errors,
+    deprecation_warning,
+    validate_runtime,
+    webhook_text,
+)
 from compiler.resolve.runtimes import Resolved, RuntimeIndex, is_managed_by_trainer, resolve
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -35,6 +40,12 @@ from compiler.upstream.names import (
 )
 
 RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
+# the Go type of each input kind the webhooks validate (typeinfo names)
+TYPE_ROOTS = {
+    TRAINJOB_KIND: "trainer.v1alpha1.TrainJob",
+    TRAINING_RUNTIME_KIND: "trainer.v1alpha1.TrainingRuntime",
+    CLUSTER_TRAINING_RUNTIME_KIND: "trainer.v1alpha1.ClusterTrainingRuntime",
+}
 
 
 @dataclass(frozen=True)
@@ -121,25 +132,6 @@ class CompileResult:
         return [r for s in self.summaries for r in s.secret_requirements]
 
 
-_INDEX = re.compile(r"\[([^\]]*)\]")
-
-
-def field_path_to_json_path(path: str) -> JsonPath:
-    """``spec.trainer.env[2].name`` -> ``("spec", "trainer", "env", 2, "name")``.
-
-    >>> field_path_to_json_path("spec.annotations[a.b/c]")
-    ('spec', 'annotations', 'a.b/c')
-    """
-    parts: list[str | int] = []
-    for segment in re.split(r"\.(?![^\[]*\])", path):
-        head = segment.split("[", 1)[0]
-        if head:
-            parts.append(head)
-        for index in _INDEX.findall(segment):
-            parts.append(int(index) if index.isdigit() else index)
-    return tuple(parts)
-
-
 @dataclass
 class Admitted:
     """The runtimes admission lets through (and those it rejects), indexed for lookup."""
@@ -172,9 +164,12 @@ def _undecodable(runtime: Manifest) -> Problem | None:
 
 
 def admit_runtimes(loaded: LoadResult) -> Admitted:
-    """The runtime webhook on every runtime among the inputs (rule ``webhook``).
+    """The runtime webhook on every runtime among the inputs, and the TrainJob defaulting
+    webhook's decoding of every TrainJob (rule ``webhook``).
 
-    Deprecated runtimes are admitted with a warning.
+    Deprecated runtimes are admitted with a warning. A TrainJob the defaulting webhook
+    cannot decode is denied before the schema is checked; trainc reports that denial
+    beside the schema's errors.
     """
     problems: list[Problem] = []
     warnings: list[Problem] = []
@@ -182,9 +177,11 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
     rejected: list[Manifest] = [m for m in loaded.rejected if m.kind in RUNTIME_KINDS]
     for runtime in (m for m in loaded.objects if m.kind in RUNTIME_KINDS):
         errors = validate_runtime(runtime.data)
+        root = TYPE_ROOTS[runtime.kind]
         for error in errors:
-            location = runtime.locate(field_path_to_json_path(error.field or ""))
-            problems.append(Problem(error.message, location, runtime.ref, error.field, "webhook"))
+            location = runtime.locate(parse_field_path(error.field or ""))
+            message = webhook_text(error, runtime.data, root)
+            problems.append(Problem(message, location, runtime.ref, error.field, "webhook"))
         undecodable = None if errors else _undecodable(runtime)
         if undecodable is not None:
             problems.append(undecodable)
@@ -192,6 +189,11 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
             location = runtime.locate(("metadata", "labels"))
             warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
         (rejected if errors or undecodable else admitted).append(runtime)
+    for trainjob in (m for m in [*loaded.objects, *loaded.rejected] if m.kind == TRAINJOB_KIND):
+        if (denied := defaulting_errors(trainjob.data)) is not None:
+            message, path = denied
+            location = trainjob.locate(path)
+            problems.append(Problem(message, location, trainjob.ref, None, "webhook"))
     return Admitted(RuntimeIndex.of(admitted, rejected), problems, warnings)
 
 
@@ -219,9 +221,7 @@ def priority_classes(others: Iterable[Manifest]) -> frozenset[str]:
 
 def _located(problem: Problem, trainjob: Manifest) -> Problem:
     """A plugin's problem, placed in the TrainJob at its field (or the nearest place)."""
-    location = problem.location or trainjob.locate(
-        field_path_to_json_path(problem.field_path or "")
-    )
+    location = problem.location or trainjob.locate(parse_field_path(problem.field_path or ""))
     return Problem(
         problem.message,
         location,
@@ -255,9 +255,11 @@ def render_trainjobs(
             continue
         managed = is_managed_by_trainer(trainjob)
         summary.runtime = outcome.runtime
+        # what the validating webhook and the controller see: the defaulted TrainJob
+        defaulted = as_defaulted(trainjob.data)
         try:
             result = render_trainjob(
-                trainjob.data,
+                defaulted,
                 outcome.runtime.data.get("spec") or {},
                 options,
                 phases,
@@ -278,8 +280,9 @@ def render_trainjobs(
             )
             continue
         for error in result.errors:
-            location = trainjob.locate(field_path_to_json_path(error.field or ""))
-            problems.append(Problem(error.message, location, trainjob.ref, error.field, "webhook"))
+            location = trainjob.locate(parse_field_path(error.field or ""))
+            message = webhook_text(error, defaulted, TYPE_ROOTS[TRAINJOB_KIND])
+            problems.append(Problem(message, location, trainjob.ref, error.field, "webhook"))
         if not managed:
             summary.skipped = f"managed by {trainjob.data['spec']['managedBy']}"
             continue

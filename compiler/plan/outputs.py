@@ -44,7 +44,7 @@ def output_crds(crds: CrdSet, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
     ``crds`` holds the Trainer CRDs plus whatever ``--schemas DIR`` gave (a JobSet CRD
     exported from the cluster wins over the pinned one).
     """
-    return CrdSet({**_pinned_output_crds(version), **crds.crds}, crds.object_meta)
+    return CrdSet({**_pinned_output_crds(version), **crds.crds}, crds.object_meta, crds.kubernetes)
 
 
 def crd_name(crd: CrdInfo) -> str:
@@ -80,7 +80,7 @@ def admit_output(
         return AdmittedOutput(summary, rendered, data, [], "/" not in api_version)
     stored = copy.deepcopy(data)
     schema_errors = admit(stored, crd, crds)
-    all_cel_errors = check_rules(stored, crd, schema_errors)
+    all_cel_errors = check_rules(stored, crd, schema_errors, kubernetes=crds.kubernetes)
     # The "some validation rules were not checked" error repeats the schema errors.
     cel_errors = [e for e in all_cel_errors if not e.message.endswith(NOT_CHECKED)]
     problems = [

@@ -15,10 +15,14 @@ The webhook configuration skips runtimes labelled
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Set
 from typing import Any
 
+from compiler.apiserver.manifest import parse_field_path
 from compiler.errors import FieldError
+from compiler.kube.fielderror import error_body, field_type, go_value
+from compiler.kube.godecode import unmarshal_error
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
@@ -29,6 +33,56 @@ from compiler.upstream.names import (
     SUPPORT_LABEL,
     WEBHOOK_VALIDATION_LABEL,
 )
+
+# --- what a webhook's denial says
+
+# The defaulting webhook stamps every runtimePatches entry with the admission time,
+# which the validating webhook's messages then show; trainc cannot know that time.
+ADMISSION_TIME = "<admission time>"
+TRAINJOB_TYPE = "trainer.v1alpha1.TrainJob"
+_TIME_SENTINEL = "1970-01-01T00:00:00Z"
+
+
+def as_defaulted(trainjob: dict[str, Any]) -> dict[str, Any]:
+    """The TrainJob as the validating webhook sees it, after the defaulting webhook: each
+    ``spec.runtimePatches[]`` without ``time`` gets one (a sentinel, see
+    :data:`ADMISSION_TIME`)."""
+    patches = (trainjob.get("spec") or {}).get("runtimePatches")
+    if not isinstance(patches, list) or not patches:
+        return trainjob
+    out = copy.deepcopy(trainjob)
+    for patch in out["spec"]["runtimePatches"]:
+        if isinstance(patch, dict) and patch.get("time") is None:
+            patch["time"] = _TIME_SENTINEL
+    return out
+
+
+def webhook_text(error: FieldError, obj: dict[str, Any], root: str) -> str:
+    """The body of a webhook's field error about ``obj`` (Go type ``root``), word for word
+    as the denial prints it: ``Invalid value: <the field's value as Go marshals it>: ...``.
+
+    An error made with a preformatted message (no ``type``) is returned as it is.
+    """
+    if not error.type:
+        return error.message
+    value = error.value
+    go_type = field_type(root, error.path or parse_field_path(error.field or ""))
+    if go_type is not None:
+        value = go_value(value, go_type)
+    text = error_body(error.type, value, error.message, go_type)
+    return text.replace(f'"{_TIME_SENTINEL}"', f'"{ADMISSION_TIME}"')
+
+
+def defaulting_errors(trainjob: dict[str, Any]) -> tuple[str, tuple[str | int, ...]] | None:
+    """The TrainJob defaulting webhook's denial, if it cannot decode the TrainJob.
+
+    It runs before the API server checks the schema, and decodes the object into Go
+    first: a value of the wrong JSON type is denied with ``encoding/json``'s error
+    (``json: cannot unmarshal string into Go struct field Trainer.spec.trainer.numNodes
+    of type int32``), whatever else is wrong. Returns the message and where it is.
+    """
+    return unmarshal_error(trainjob, TRAINJOB_TYPE)
+
 
 # --- checks the TrainJob webhook's plugins share
 

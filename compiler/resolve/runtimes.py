@@ -13,12 +13,15 @@ from dataclasses import dataclass
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
+from compiler.kube.fielderror import error_body, field_type, go_value
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINER_GROUP,
     TRAINING_RUNTIME_KIND,
     TRAINJOB_CONTROLLER,
 )
+
+TRAINJOB_TYPE = "trainer.v1alpha1.TrainJob"
 
 
 @dataclass(frozen=True)
@@ -71,16 +74,12 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
         if runtime is None:
             hint = ""
             if (CLUSTER_TRAINING_RUNTIME_KIND, None, name) in index.rejected:
-                hint = "; it is among the inputs but admission rejects it (see its errors)"
+                hint = "it is among the inputs but admission rejects it (see its errors)"
             elif any(n == name for (_, n) in index.namespaced):
-                hint = f'; a TrainingRuntime "{name}" exists: did you mean runtimeRef.kind: TrainingRuntime?'
-            return Problem(
-                f'clustertrainingruntimes.trainer.kubeflow.org "{name}" not found: specified '
-                f"clusterTrainingRuntime must be created before the TrainJob is created{hint}",
-                trainjob.locate(("spec", "runtimeRef", "name")),
-                trainjob.ref,
-                # Upstream's field path, capital R included (clustertrainingruntime.go).
-                "spec.RuntimeRef",
+                hint = f'a TrainingRuntime "{name}" exists: did you mean runtimeRef.kind: TrainingRuntime?'
+            # Upstream's field path, capital R included (clustertrainingruntime.go).
+            return _not_found(
+                trainjob, "spec.RuntimeRef", kind, name, "clusterTrainingRuntime", hint
             )
         return Resolved(trainjob, runtime)
     runtime = index.namespaced.get((namespace, name))
@@ -88,19 +87,36 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
         elsewhere = sorted(ns for (ns, n) in index.namespaced if n == name)
         hint = ""
         if (TRAINING_RUNTIME_KIND, namespace, name) in index.rejected:
-            hint = "; it is among the inputs but admission rejects it (see its errors)"
+            hint = "it is among the inputs but admission rejects it (see its errors)"
         elif elsewhere:
             hint = (
-                "; TrainingRuntimes are namespaced and looked up in the TrainJob's namespace, "
+                "TrainingRuntimes are namespaced and looked up in the TrainJob's namespace, "
                 f"but this one is in namespace {', '.join(elsewhere)}"
             )
         elif name in index.cluster:
-            hint = f'; a ClusterTrainingRuntime "{name}" exists: did you mean runtimeRef.kind: ClusterTrainingRuntime?'
-        return Problem(
-            f'trainingruntimes.trainer.kubeflow.org "{name}" not found: specified '
-            f"trainingRuntime must be created before the TrainJob is created{hint}",
-            trainjob.locate(("spec", "runtimeRef", "name")),
-            trainjob.ref,
-            "spec.runtimeRef",
-        )
+            hint = f'a ClusterTrainingRuntime "{name}" exists: did you mean runtimeRef.kind: ClusterTrainingRuntime?'
+        return _not_found(trainjob, "spec.runtimeRef", kind, name, "trainingRuntime", hint)
     return Resolved(trainjob, runtime)
+
+
+def _not_found(
+    trainjob: Manifest, field: str, kind: str, name: str, what: str, hint: str
+) -> Problem:
+    """The TrainJob webhook's denial for a runtime it cannot find, word for word: the
+    client's not-found error names the Kind (``ClusterTrainingRuntime.trainer.kubeflow.org
+    "x" not found``), after the TrainJob's runtimeRef as Go marshals it."""
+    go_type = field_type(TRAINJOB_TYPE, ("spec", "runtimeRef"))
+    value = (trainjob.data.get("spec") or {}).get("runtimeRef")
+    detail = (
+        f'{kind}.{TRAINER_GROUP} "{name}" not found: specified {what} must be created '
+        "before the TrainJob is created"
+    )
+    message = error_body(
+        "FieldValueInvalid", go_value(value, go_type) if go_type else value, detail, go_type
+    )
+    return Problem(
+        f"{message} ({hint})" if hint else message,
+        trainjob.locate(("spec", "runtimeRef", "name")),
+        trainjob.ref,
+        field,
+    )

@@ -169,11 +169,12 @@ def open_mpi_envs(slots: int) -> list[JsonObject]:
 
 
 def _unsupported_message(implementation: str) -> str:
-    # Upstream formats the *pointer* to the value (an address); trainc prints the value
-    # and says where it comes from.
+    # The controller's reconcile error, word for word but for the address: upstream
+    # formats the *pointer* to the value, a new address each time.
     return (
-        f'MPI implementation for "{implementation}" doesn\'t supported '
-        "(runtime mlPolicy.mpi.mpiImplementation; only OpenMPI is implemented)"
+        "TrainJob resources reconciliation failed: MPI implementation for 0x<address> "
+        "doesn't supported (the address of the runtime's mlPolicy.mpi.mpiImplementation, "
+        f'which is "{implementation}": only OpenMPI is implemented)'
     )
 
 
@@ -318,5 +319,5 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         if not errors and _raises_unsupported(info, policy):
             message = _unsupported_message(_implementation(policy))
             # Upstream's reconcile error names no field: the TrainJob as a whole.
-            errors.append(FieldError(INVALID, "", message, _implementation(policy)))
+            errors.append(FieldError("", "", message))
         return errors

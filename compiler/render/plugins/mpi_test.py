@@ -299,8 +299,13 @@ def test_unsupported_implementation() -> None:
     assert MPIPlugin().validate(without, make_job()) == []
     with_node = make_info(mpi_policy(implementation=""), pod_set(LAUNCHER, containers=(NODE,)))
     errors = MPIPlugin().validate(with_node, make_job())
-    assert [(e.field, e.value) for e in errors] == [("", "")]
-    assert errors[0].message.startswith('MPI implementation for "" doesn\'t supported')
+    # the controller's reconcile error: no field, no error type (it is not a field error)
+    assert [(e.field, e.type) for e in errors] == [("", "")]
+    assert errors[0].message.startswith(
+        "TrainJob resources reconciliation failed: MPI implementation for 0x<address> "
+        "doesn't supported"
+    )
+    assert 'which is "":' in errors[0].message
     with pytest.raises(InputError):
         MPIPlugin().enforce_ml_policy(with_node, make_job())
 

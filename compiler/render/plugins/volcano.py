@@ -109,7 +109,7 @@ class VolcanoPlugin(EnforcePodGroupPolicyPlugin, ComponentBuilderPlugin, CustomV
                         "FieldValueInvalid",
                         "spec.templateSpec.priorityClassName",
                         f'PriorityClass "{name}" doesn\'t exist: '
-                        f'priorityclasses.scheduling.k8s.io "{name}" not found '
+                        f'PriorityClass.scheduling.k8s.io "{name}" not found '
                         "(declare the PriorityClass among the inputs if the cluster has it)",
                         name,
                     )
