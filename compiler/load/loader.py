@@ -192,16 +192,16 @@ class _Loader:
             )
             return
         assert isinstance(api_version, str) and isinstance(kind, str)
-        if "metadata" in data and not isinstance(data["metadata"], dict):
-            # The API server cannot decode it into an ObjectMeta: no object at all.
+        group = api_version.rpartition("/")[0]
+        if group != TRAINER_GROUP and "metadata" in data and not isinstance(data["metadata"], dict):
+            # The API server cannot decode it into an ObjectMeta: no object at all. (For
+            # Trainer kinds the create path below says so in the API server's words.)
             self.problem(
                 f"metadata must be a mapping (an ObjectMeta), got {_json_type(data['metadata'])}",
                 source.locate(("metadata",)),
                 ObjectRef(kind, "(unnamed)"),
-                "crd-schema" if api_version.rpartition("/")[0] == TRAINER_GROUP else "yaml",
             )
             return
-        group = api_version.rpartition("/")[0]
         manifest = Manifest(data, source)
         if group == TRAINER_GROUP:
             crd = self.crds.get(api_version, kind)
