@@ -69,7 +69,7 @@ control-plane:
 
 # Every golden case through the real control plane; closing line: conformance-live: X/Y cases identical
 conformance-live: setup control-plane
-	$(PY) -m tests.live.conformance_live
+	$(PY) -m tests.live.conformance_live $(ARGS)
 
 bench: setup
 	$(PY) -m tests.bench.render_bench

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance import trainc_side
-from tests.conformance.cases import Case, all_cases
+from tests.conformance.cases import Case, all_cases, message_key
 from tests.conformance.compare import rejection_difference, trainc_error_difference
 from tests.conformance.normalise import first_difference, normalise
 
@@ -37,3 +37,55 @@ def test_golden_case(case: Case) -> None:
     else:
         difference = rejection_difference(expected.get("errors", []), actual)
         assert difference is None, difference
+
+
+LIVE_CASES = [case for case in CASES if case.live_messages]
+
+
+def test_every_error_golden_records_the_real_messages() -> None:
+    rejected = [case.name for case in CASES if case.expected_errors_path.exists()]
+    assert sorted(case.name for case in LIVE_CASES) == sorted(rejected)
+
+
+@pytest.mark.parametrize("case", LIVE_CASES, ids=_case_id)
+def test_messages_are_the_real_servers_word_for_word(case: Case) -> None:
+    """Each message the real control plane gave for this case is in trainc's output,
+    word for word (trainc may add its location before and a hint after)."""
+    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    lines = [
+        message_key(f"{p.field_path}: {p.message}" if p.field_path else p.message)
+        for p in actual.problems or []
+    ]
+    missing = [m for m in case.live_messages if not any(m in line for line in lines)]
+    assert missing == [], "\n".join(["not in trainc's output:", *missing, "trainc:", *lines])
+
+
+def _server_defaults_comparable(case: Case) -> bool:
+    """Object cases whose stored form trainc can compute: no Volcano PodGroup (its CRD is
+    not pinned) and no generated Secret (a requirement, not rendered)."""
+    kind, expected = case.expectation()
+    return kind == "objects" and not any(
+        obj.get("kind") == "Secret" or obj.get("apiVersion", "").startswith("scheduling.volcano")
+        for obj in expected
+    )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _server_defaults_comparable(c)], ids=_case_id)
+def test_server_defaults_are_what_the_api_server_stores(case: Case) -> None:
+    """``render --server-defaults`` writes what the API server stores: the golden with
+    the defaults kube-apiserver v1.34.4 applied on create (tests/live/conformance_live.py
+    SERVER_DEFAULTS, read back from the live control plane)."""
+    from compiler.plan.build_plan import plan_for_paths
+    from compiler.plan.stages import run
+    from tests.live.conformance_live import with_server_defaults
+
+    _, expected = case.expectation()
+    plan = plan_for_paths([str(p) for p in case.inputs], owner_uid=case.owner_uid)
+    build = run(plan)
+    assert build.problems == []
+    stored = [o.data for o in build.stored_objects()]
+    random_env = case.env_order_random
+    difference = first_difference(
+        normalise(with_server_defaults(expected), random_env), normalise(stored, random_env)
+    )
+    assert difference is None, difference

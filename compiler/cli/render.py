@@ -40,6 +40,12 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     parser.add_argument(
+        "--server-defaults",
+        action="store_true",
+        help="write objects as the API server stores them, their CRDs' defaults applied (to "
+        "compare with `kubectl get -o yaml`); off by default: the controller's own objects",
+    )
+    parser.add_argument(
         "--provenance",
         metavar="FILE",
         help="also write where every output field came from, as JSON, to FILE",
@@ -69,6 +75,10 @@ def run_verb(args: argparse.Namespace) -> int:
         for warning in build.warnings:
             warn(warning, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
+    objects = {
+        id(build): build.stored_objects() if args.server_defaults else build.objects
+        for build in builds
+    }
     # Provenance is per cluster: refuse before anything is written.
     provenance = None
     if args.provenance:
@@ -79,7 +89,7 @@ def run_verb(args: argparse.Namespace) -> int:
         for build in builds:
             if project_mode:
                 sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
-            sys.stdout.write(stream_text(build.objects))
+            sys.stdout.write(stream_text(objects[id(build)]))
             if not project_mode:
                 _secret_notes(build)
         if provenance is not None:
@@ -90,11 +100,13 @@ def run_verb(args: argparse.Namespace) -> int:
         assert target is not None
         output = Path(args.output) if args.output is not None else target.output
         by_cluster = {build.plan.cluster_name or "": build for build in builds}
-        count = write_project(by_cluster, output, whole=args.cluster is None)
+        count = write_project(
+            by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
+        )
     else:
         output = Path(args.output)
         build = builds[0]
-        count = write_directory(build.objects, output, build.secret_requirements)
+        count = write_directory(objects[id(build)], output, build.secret_requirements)
     if provenance is not None:
         write_atomically(Path(args.provenance), provenance, "--provenance")
     if not args.quiet:

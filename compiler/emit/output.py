@@ -304,18 +304,24 @@ def _swap(staging: Path, directory: Path) -> None:
     shutil.rmtree(retired, ignore_errors=True)
 
 
-def write_project(results: Mapping[str, Build], directory: Path, *, whole: bool) -> int:
+def write_project(
+    results: Mapping[str, Build], directory: Path, *, whole: bool, stored: bool = False
+) -> int:
     """Write ``<directory>/<cluster>/...``; returns the number of objects written.
+
+    ``stored``: the objects as the API server stores them (``render --server-defaults``).
 
     ``whole``: the tree holds every cluster and is swapped in at once (clusters no
     longer in the project disappear). Otherwise only the given clusters' folders are
     replaced, each atomically, and the others stay as they are.
     """
     with _os_errors(directory):
-        return _write_project(results, directory, whole=whole)
+        return _write_project(results, directory, whole=whole, stored=stored)
 
 
-def _write_project(results: Mapping[str, Build], directory: Path, *, whole: bool) -> int:
+def _write_project(
+    results: Mapping[str, Build], directory: Path, *, whole: bool, stored: bool
+) -> int:
     directory = directory.resolve()
     check_replaceable(directory)
     count = 0
@@ -325,9 +331,11 @@ def _write_project(results: Mapping[str, Build], directory: Path, *, whole: bool
             "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
         )
         for name, result in results.items():
-            count += _write_directory(result.objects, directory / name, result.secret_requirements)
+            objects = result.stored_objects() if stored else result.objects
+            count += _write_directory(objects, directory / name, result.secret_requirements)
         return count
     with staged_directory(directory) as staging:
         for name, result in results.items():
-            count += _write_directory(result.objects, staging / name, result.secret_requirements)
+            objects = result.stored_objects() if stored else result.objects
+            count += _write_directory(objects, staging / name, result.secret_requirements)
     return count

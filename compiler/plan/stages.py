@@ -97,6 +97,14 @@ class Build:
     def secret_requirements(self) -> list[SecretRequirement]:
         return [r for s in self.summaries for r in s.secret_requirements]
 
+    def stored_objects(self) -> list[RenderedObject]:
+        """The rendered objects as the API server stores them: their CRD's defaults applied
+        (kinds without a known CRD as rendered)."""
+        return [
+            replace(o.rendered, data=o.stored) if o.stored is not None else o.rendered
+            for o in self.outputs
+        ]
+
     @property
     def crds(self) -> CrdSet:
         return self.plan.crds

@@ -12,6 +12,11 @@ Expectations, written by ``make goldens`` from the oracle's answer:
 
 - ``expected.yaml``: the objects the controller creates (a case upstream accepts), or
 - ``expected-errors.json``: upstream's rejection (API server schema/CEL or webhook), or
+  the controller's creation failure; its ``live`` section, written by
+  ``make conformance-live ARGS=--write-goldens``, holds what the real control plane
+  (kube-apiserver, etcd and the Trainer controller of tests/live) said, word for word
+  but for the times and Go pointer addresses in it (:func:`message_key`), and which
+  versions said it: the messages trainc must print; or
 - ``expectTraincError: {line, column, contains}`` in case.yaml, only for input no upstream
   component can read (a YAML syntax error): where the error must point.
 
@@ -21,6 +26,7 @@ Both start by naming the upstream version that produced them.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +76,14 @@ class Case:
                     return True
         return False
 
+    @property
+    def live_messages(self) -> list[str]:
+        """What the real control plane said rejecting this case (empty when not recorded)."""
+        if not self.expected_errors_path.exists():
+            return []
+        live = json.loads(self.expected_errors_path.read_text()).get("live") or {}
+        return [str(m) for m in live.get("messages") or []]
+
     def expectation(self) -> tuple[str, Any]:
         """``("objects", [...])`` or ``("errors", {...})`` as the oracle recorded it, or
         ``("trainc-error", {...})`` for input the oracle cannot parse."""
@@ -81,6 +95,20 @@ class Case:
         if self.expected_errors_path.exists():
             return "errors", json.loads(self.expected_errors_path.read_text())
         raise FileNotFoundError(f"{self.name}: no expectation; run `make goldens`")
+
+
+_TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"')
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+
+
+def message_key(text: str) -> str:
+    """A message with what changes on every run masked: the admission time the Trainer
+    defaulting webhook stamps on runtimePatches, and Go pointer addresses.
+
+    >>> message_key('[{"time":"2026-11-25T15:24:52Z"}] at 0xc000a1b2c3')
+    '[{"time":"<admission time>"}] at 0x<address>'
+    """
+    return _ADDRESS.sub("0x<address>", _TIME.sub('"<admission time>"', text))
 
 
 def load_case(directory: Path) -> Case:

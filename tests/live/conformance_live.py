@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from tests.conformance import trainc_side
-from tests.conformance.cases import REPO, Case, all_cases
+from tests.conformance.cases import REPO, Case, all_cases, message_key
 from tests.conformance.normalise import first_difference, normalise
 from tests.live.controlplane import (
     RESOURCES,
@@ -469,10 +469,41 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
 
 
 def _golden_messages(case: Case) -> list[str]:
+    """The messages the golden records: the live ones where it has them."""
     if not case.expected_errors_path.exists():
         return []
+    if case.live_messages:
+        return case.live_messages
     errors = json.loads(case.expected_errors_path.read_text()).get("errors") or []
-    return [str(e.get("message", "")) for e in errors]
+    return [message_key(str(e.get("message", ""))) for e in errors]
+
+
+def live_messages(verdict: Verdict) -> list[str]:
+    """Every message the control plane gave for a case: each finding of each rejection,
+    then each creation-failure event, as :func:`message_key` masks them."""
+    texts = [t for rejection in verdict.live.rejections for t in real_findings(rejection)]
+    texts += [
+        event.removeprefix(_RECONCILE_FAILED)
+        for failure in verdict.live.creation_failures
+        for event in failure["events"]
+    ]
+    return [message_key(t) for t in texts]
+
+
+def write_goldens(verdicts: list[Verdict], versions: dict[str, str]) -> int:
+    """Record the live messages in each error case's expected-errors.json; the count."""
+    by_name = {case.name: case for case in all_cases()}
+    written = 0
+    for verdict in verdicts:
+        case = by_name[verdict.name]
+        messages = live_messages(verdict)
+        if not messages or not case.expected_errors_path.exists():
+            continue
+        document = json.loads(case.expected_errors_path.read_text())
+        document["live"] = {"producedBy": versions, "messages": messages}
+        case.expected_errors_path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        written += 1
+    return written
 
 
 def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | None:
@@ -533,8 +564,8 @@ def _message_report(verdict: Verdict) -> Json:
                 "findings": [
                     {
                         "text": t,
-                        "inTrainc": any(t in p for p in problems),
-                        "inGolden": t in verdict.golden_messages,
+                        "inTrainc": any(message_key(t) in message_key(p) for p in problems),
+                        "inGolden": message_key(t) in verdict.golden_messages,
                     }
                     for t in texts
                 ],
@@ -550,8 +581,8 @@ def _message_report(verdict: Verdict) -> Json:
                     "event": event,
                     "finding": {
                         "text": text,
-                        "inTrainc": any(text in p for p in problems),
-                        "inGolden": text in verdict.golden_messages,
+                        "inTrainc": any(message_key(text) in message_key(p) for p in problems),
+                        "inGolden": message_key(text) in verdict.golden_messages,
                     },
                 }
             )
@@ -618,6 +649,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=20.0, help="seconds to wait for the controller per case"
     )
+    parser.add_argument(
+        "--write-goldens",
+        action="store_true",
+        help="record what the control plane said in each error case's expected-errors.json",
+    )
     args = parser.parse_args(argv)
     cases = all_cases()
     if args.cases:
@@ -662,6 +698,14 @@ def main(argv: list[str] | None = None) -> int:
         write_outputs(verdicts, plane)
     finally:
         plane.stop()
+    if args.write_goldens:
+        versions = {
+            "kube-apiserver": artifacts.versions["kube-apiserver"],
+            "etcd": artifacts.versions["etcd"],
+            "github.com/kubeflow/trainer/v2": artifacts.versions["trainer"],
+            "harness": "tests/live",
+        }
+        print(f"live messages recorded in {write_goldens(verdicts, versions)} error goldens")
     identical = sum(v.identical for v in verdicts)
     byte_identical = sum(v.byte_identical for v in verdicts)
     errors = [v for v in verdicts if v.live.rejections or v.live.creation_failures]
