@@ -6,9 +6,11 @@ PY := $(VENV)/bin/python
 TRAINER_VERSION := v2.3.0
 ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
+MIGRATE_ORACLE_DIR := tests/migrate/oracle
+MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench clean
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -71,9 +73,23 @@ control-plane:
 conformance-live: setup control-plane
 	$(PY) -m tests.live.conformance_live $(ARGS)
 
+# The migration oracle: Training Operator v1.9.4 and MPI Operator v0.7.0 building the
+# pods of a v1 job (defaulting, validation, pod construction), without a cluster.
+migrate-oracle: $(MIGRATE_ORACLE)
+$(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/go.mod $(MIGRATE_ORACLE_DIR)/go.sum
+	cd $(MIGRATE_ORACLE_DIR) && go build -o bin/v1oracle .
+
+# Every migration case: the v1 operator's pods vs the pods of the migrated TrainJob.
+migrate-conformance: setup migrate-oracle
+	$(PY) -m tests.migrate.conformance
+
 bench: setup
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
 
+# trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
+bench-apply: setup control-plane
+	$(PY) -m tests.bench.apply_bench
+
 clean:
-	rm -rf $(VENV) out $(ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out

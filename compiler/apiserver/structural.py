@@ -816,13 +816,14 @@ class _Walk:
         additional = s.additional
         skip_meta = root or s.embedded
         if not s.preserve_unknown and additional is None and s.additional_allowed is not True:
-            extra = value.keys() - properties.keys()
-            if extra:
-                for key in [
-                    k for k in value if k in extra and not (skip_meta and k in _META_FIELDS)
-                ]:
-                    self.record((*path, key))
-                    del value[key]
+            # membership per key of the value: a set difference with the schema's keys
+            # would walk every property of the schema (PodSpec has dozens) on every object
+            extra = [
+                k for k in value if k not in properties and not (skip_meta and k in _META_FIELDS)
+            ]
+            for key in extra:
+                self.record((*path, key))
+                del value[key]
         if None in value.values():
             # non-nullable nulls without a default are dropped; with one they get it below
             for key in [k for k, v in value.items() if v is None]:

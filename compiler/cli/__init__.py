@@ -7,6 +7,8 @@
     trainc explain PATH... --object OBJECT FIELDPATH   (where a field came from)
     trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
     trainc policy test DIR...
+    trainc migrate PATH... [-o DIR | -o -] [--report FILE]   (v1 jobs -> TrainJobs)
+    trainc apply PATH... [--dry-run=server] [--diff] [--prune] [--wait]   (server-side apply)
 
 A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every verb
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
@@ -24,7 +26,7 @@ import sys
 from typing import Protocol
 
 from compiler import __version__
-from compiler.cli import check, diff, explain, policy, render
+from compiler.cli import apply, check, diff, explain, migrate, policy, render
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
 
@@ -43,6 +45,8 @@ VERBS: dict[str, Verb] = {
     "diff": diff,
     "explain": explain,
     "policy": policy,
+    "apply": apply,
+    "migrate": migrate,
 }
 
 

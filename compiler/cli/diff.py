@@ -1,6 +1,7 @@
 """``trainc diff``: what a change does to the rendered output, against a git revision.
 
 trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
+trainc diff --live [PATH...] [--kubeconfig FILE] [--context NAME]   (against the cluster)
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from compiler.cli.apply import add_cluster_flags
 from compiler.cli.common import Commands, add_build_flags, write_atomically
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
 
@@ -22,10 +24,16 @@ def add_parser(commands: Commands) -> None:
         "container, and which TrainJobs each changed input affects. Exit codes: 0 (with "
         "--exit-code: no changes), 1 changes with --exit-code, 2 input or usage error.",
     )
-    parser.add_argument(
-        "--base", required=True, metavar="REV", help="the git revision to compare with"
+    against = parser.add_mutually_exclusive_group(required=True)
+    against.add_argument("--base", metavar="REV", help="the git revision to compare with")
+    against.add_argument(
+        "--live",
+        action="store_true",
+        help="compare with the live objects of the kubeconfig's cluster instead, as "
+        "'trainc apply --diff' (exit 0 no changes, 1 changes, 2 errors)",
     )
     add_build_flags(parser)
+    add_cluster_flags(parser)
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the diff to FILE (atomically)")
     parser.add_argument("--exit-code", action="store_true", help="exit 1 when the output changes")
@@ -35,6 +43,10 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    if args.live:
+        from compiler.cli.apply import live_diff_verb
+
+        return live_diff_verb(args)
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.diff_format import render_markdown, render_text
     from compiler.deliver.git_revision import diff_against

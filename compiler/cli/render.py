@@ -21,7 +21,7 @@ from compiler.cli.common import (
     warn,
     write_atomically,
 )
-from compiler.errors import EXIT_OK
+from compiler.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from compiler.plan.stages import Build
@@ -44,6 +44,13 @@ def add_parser(commands: Commands) -> None:
         action="store_true",
         help="write objects as the API server stores them, their CRDs' defaults applied (to "
         "compare with `kubectl get -o yaml`); off by default: the controller's own objects",
+    )
+    parser.add_argument(
+        "--emit",
+        choices=("resolved", "trainjobs"),
+        default="resolved",
+        help="trainjobs: the policy-mutated runtimes and TrainJobs (after overlays and "
+        "admission, validated as for resolved) instead of the objects the controller makes",
     )
     parser.add_argument(
         "--provenance",
@@ -75,6 +82,12 @@ def run_verb(args: argparse.Namespace) -> int:
         for warning in build.warnings:
             warn(warning, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
+    if args.emit == "trainjobs":
+        if args.server_defaults:
+            raise UsageError("trainc render: --server-defaults is for --emit resolved")
+        from compiler.deliver.apply.plan import as_trainjobs
+
+        builds = [as_trainjobs(build) for build in builds]
     objects = {
         id(build): build.stored_objects() if args.server_defaults else build.objects
         for build in builds

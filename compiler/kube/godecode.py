@@ -25,6 +25,7 @@ from typing import Any
 from compiler.errors import JsonPath
 from compiler.kube.gotext import go_json
 from compiler.kube.quantity import Quantity, QuantityError
+from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 from compiler.upstream.typeinfo import TypeInfo, TypeRef, typeinfo
 
 __all__ = ["first_unmarshal_error", "unmarshal_error"]
@@ -175,6 +176,11 @@ def unmarshal_error(
     """``json.Unmarshal``'s error for ``value`` into the Go struct ``root`` and where in
     ``value`` it is, or None."""
     info = info or typeinfo()
+    try:  # the compiled round trip is several times faster; it fails where Go fails
+        go_roundtrip(value, root, info=info)
+        return None
+    except RoundTripError:
+        pass
     return _Walk(info).walk(value, TypeRef("struct", name=root), None, [], ())
 
 

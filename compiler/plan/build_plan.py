@@ -59,6 +59,7 @@ class ClusterTarget:
     namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # (namespace or None, overlay paths), in layer order base -> cluster -> namespace
     overlay_layers: tuple[OverlayLayer, ...] = ()
+    delivery: str = "resolved"  # resolved | trainjobs: what apply pushes
 
     def has_scheduler(self, scheduler: str) -> bool | None:
         """Whether the cluster runs ``scheduler``; None when the project does not say."""
@@ -75,6 +76,7 @@ class ClusterTarget:
             overlay_layers=tuple(
                 (namespace, tuple(paths)) for namespace, paths in project.overlay_layers(cluster)
             ),
+            delivery=cluster.delivery,
         )
 
 

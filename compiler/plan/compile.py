@@ -189,7 +189,10 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
             location = runtime.locate(("metadata", "labels"))
             warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
         (rejected if errors or undecodable else admitted).append(runtime)
-    for trainjob in (m for m in [*loaded.objects, *loaded.rejected] if m.kind == TRAINJOB_KIND):
+    # The schema and the Go types are generated from one another, so a TrainJob the schema
+    # admits decodes; only those it rejects can meet the defaulting webhook's decode error
+    # (which the cluster reports first).
+    for trainjob in (m for m in loaded.rejected if m.kind == TRAINJOB_KIND):
         if (denied := defaulting_errors(trainjob.data)) is not None:
             message, path = denied
             location = trainjob.locate(path)

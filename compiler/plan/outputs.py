@@ -14,7 +14,6 @@ it. Objects of core kinds (ConfigMap, Secret) have no CRD and are kept as render
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -24,6 +23,7 @@ from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
 from compiler.errors import FieldError, ObjectRef, Problem
 from compiler.plan.compile import RenderedObject, TrainJobSummary
 from compiler.provenance.locate import locate_output
+from compiler.render.info import json_copy
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
 
 __all__ = ["AdmittedOutput", "admit_output", "output_crds"]
@@ -78,7 +78,7 @@ def admit_output(
     crd = crds.get(api_version, kind) if "/" in api_version else None
     if crd is None:  # a core kind, or a kind whose CRD is not pinned
         return AdmittedOutput(summary, rendered, data, [], "/" not in api_version)
-    stored = copy.deepcopy(data)
+    stored = json_copy(data)
     schema_errors = admit(stored, crd, crds)
     all_cel_errors = check_rules(stored, crd, schema_errors, kubernetes=crds.kubernetes)
     # The "some validation rules were not checked" error repeats the schema errors.

@@ -140,3 +140,10 @@ def test_find_project_stops_at_repo_root(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     assert find_project(repo) is None
+
+
+def test_cluster_delivery_mode(tmp_path: Path) -> None:
+    path = _project(tmp_path, GOOD + "    delivery: trainjobs\n")
+    assert load_project(path).clusters[0].delivery == "trainjobs"
+    path.write_text(GOOD + "    delivery: kustomize\n")
+    assert "delivery" in _error(path)

@@ -16,6 +16,7 @@
         schedulers: [coscheduling, kueue]
         overlays: [overlays/production]  # cluster layer
         policies: []                     # in addition to inputs.policies
+        delivery: resolved               # trainc apply: resolved objects, or trainjobs
         namespaces:
           - name: vision
             labels: {team: vision}
@@ -100,6 +101,8 @@ class Cluster(_Model):
     schedulers: list[Scheduler] | None = None
     overlays: list[NonEmpty] = []
     policies: list[NonEmpty] = []
+    # what trainc apply pushes: the resolved objects, or the TrainJobs and runtimes
+    delivery: Literal["resolved", "trainjobs"] = "resolved"
 
     @field_validator("name")
     @classmethod

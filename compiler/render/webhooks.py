@@ -15,7 +15,6 @@ The webhook configuration skips runtimes labelled
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Set
 from typing import Any
 
@@ -46,15 +45,26 @@ _TIME_SENTINEL = "1970-01-01T00:00:00Z"
 def as_defaulted(trainjob: dict[str, Any]) -> dict[str, Any]:
     """The TrainJob as the validating webhook sees it, after the defaulting webhook: each
     ``spec.runtimePatches[]`` without ``time`` gets one (a sentinel, see
-    :data:`ADMISSION_TIME`)."""
-    patches = (trainjob.get("spec") or {}).get("runtimePatches")
-    if not isinstance(patches, list) or not patches:
+    :data:`ADMISSION_TIME`). Only the changed path is copied; the rest is shared.
+
+        >>> job = {"spec": {"runtimePatches": [{"manager": "a"}], "x": {}}}
+        >>> done = as_defaulted(job)
+        >>> done["spec"]["runtimePatches"][0]["time"], "time" in job["spec"]["runtimePatches"][0]
+        ('1970-01-01T00:00:00Z', False)
+    """
+    spec = trainjob.get("spec")
+    if not isinstance(spec, dict):
         return trainjob
-    out = copy.deepcopy(trainjob)
-    for patch in out["spec"]["runtimePatches"]:
-        if isinstance(patch, dict) and patch.get("time") is None:
-            patch["time"] = _TIME_SENTINEL
-    return out
+    patches = spec.get("runtimePatches")
+    if not isinstance(patches, list) or not any(
+        isinstance(p, dict) and p.get("time") is None for p in patches
+    ):
+        return trainjob
+    stamped = [
+        {**p, "time": _TIME_SENTINEL} if isinstance(p, dict) and p.get("time") is None else p
+        for p in patches
+    ]
+    return {**trainjob, "spec": {**spec, "runtimePatches": stamped}}
 
 
 def webhook_text(error: FieldError, obj: dict[str, Any], root: str) -> str:

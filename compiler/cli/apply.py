@@ -1,0 +1,276 @@
+"""``trainc apply``: render, then push the objects to a cluster with server-side apply.
+
+trainc apply PATH... [--kubeconfig FILE] [--context NAME] [--namespace NS]
+trainc apply [--project FILE] --cluster NAME          (one project cluster)
+    [--field-manager NAME] [--force-conflicts] [--dry-run=server] [--diff]
+    [--prune [--applyset NAME]] [--recreate] [--wait] [--timeout SECONDS]
+    [--emit resolved|trainjobs] [-o text|json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compiler.cli.common import (
+    Commands,
+    add_kubernetes,
+    add_owner_uid,
+    add_paths,
+    add_project,
+    add_schemas,
+    build_plans,
+    note,
+    one_plan,
+    report_problems,
+    warn,
+    write_atomically,
+)
+from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, EXIT_VIOLATIONS, UsageError
+
+if TYPE_CHECKING:
+    from compiler.deliver.apply.client import Connection
+    from compiler.deliver.apply.plan import ApplyPlan
+
+
+def add_parser(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "apply",
+        help="render, then server-side apply the objects to the current kubeconfig cluster",
+        description="Renders like 'trainc render' (PATHs, or one project cluster) and applies "
+        "every object with server-side apply, in order: the project's Namespaces, "
+        "ConfigMaps, PodGroups, JobSets, then the required Secrets (generated keys, created "
+        "only if absent); with --emit trainjobs, runtimes then TrainJobs. One line per "
+        "object (created, configured, recreated, unchanged, pruned, skipped, failed), "
+        "counts at the end. Exit codes: 0 applied, 1 with --diff: changes (or with --wait: "
+        "a JobSet failed), 2 errors (input, cluster, a refused object, timeout).",
+    )
+    add_paths(parser)
+    add_schemas(parser)
+    add_kubernetes(parser)
+    add_owner_uid(parser)
+    add_project(parser)
+    add_cluster_flags(parser)
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        help="namespace of objects that set none, and of the ApplySet parent (default: the "
+        "context's namespace, else 'default')",
+    )
+    parser.add_argument(
+        "--force-conflicts",
+        action="store_true",
+        help="take over fields another field manager owns, as kubectl does",
+    )
+    parser.add_argument(
+        "--dry-run",
+        choices=("server", "none"),
+        default="none",
+        help="server: send everything with dryRun=All and report what would happen",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print per-field changes between the live and the desired objects, write "
+        "nothing (exit 0 no changes, 1 changes, 2 errors)",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "markdown"), default="text", help="--diff format"
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete objects this ApplySet applied before and no longer renders (never "
+        "objects trainc did not apply)",
+    )
+    parser.add_argument(
+        "--applyset",
+        metavar="NAME",
+        help="the ApplySet parent Secret's name (default: trainc, or trainc-<cluster>)",
+    )
+    parser.add_argument(
+        "--recreate",
+        action="store_true",
+        help="DESTRUCTIVE: a JobSet whose immutable fields changed is deleted (its jobs and "
+        "pods with it) and created again; without it such a change is refused",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait until each applied JobSet has started (or failed)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="for retries while the API server is away, and for --wait (default: 60)",
+    )
+    parser.add_argument(
+        "--emit",
+        choices=("resolved", "trainjobs"),
+        default=None,
+        help="resolved: the JobSets, PodGroups, ConfigMaps (default); trainjobs: the "
+        "policy-mutated runtimes and TrainJobs, for clusters running the Trainer "
+        "controller (default: the project cluster's 'delivery')",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json"),
+        default="text",
+        help="json: one document with every outcome and the counts",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no per-object lines")
+
+
+def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    """Which cluster, as kubectl says it (shared with ``trainc diff --live``)."""
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    parser.add_argument(
+        "--field-manager",
+        default="trainc",
+        metavar="NAME",
+        help="server-side apply field manager (default: trainc)",
+    )
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise UsageError("trainc apply: --timeout must be positive")
+    if args.applyset is not None and not args.prune:
+        raise UsageError("trainc apply: --applyset goes with --prune")
+    connection, to_apply, cluster = _connect_and_plan(args)
+    try:
+        if args.diff:
+            return _diff(args, connection, to_apply)
+        return _apply(args, connection, to_apply, cluster)
+    finally:
+        connection.close()
+
+
+def live_diff_verb(args: argparse.Namespace) -> int:
+    """``trainc diff --live``: as ``trainc apply --diff``."""
+    args.timeout, args.emit = 60.0, None
+    connection, to_apply, _ = _connect_and_plan(args)
+    try:
+        return _diff(args, connection, to_apply)
+    finally:
+        connection.close()
+
+
+def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, str | None]:
+    """The connection, and what to apply: rendered as ``trainc render`` would."""
+    # Imported here: see compiler/cli/render.py.
+    from compiler.deliver.apply.client import connect
+    from compiler.deliver.apply.plan import apply_plan
+    from compiler.plan.stages import run
+
+    connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
+    try:
+        args.namespace = connection.namespace
+        args.strict = getattr(args, "strict", False)
+        plan = one_plan(args, build_plans(args))
+        build = run(plan)
+        for message in build.notes:
+            note(message, plan.cluster_name)
+        for warning in build.warnings:
+            warn(warning, plan.cluster_name)
+        report_problems(build.problems)
+        wanted = args.emit or (plan.cluster.delivery if plan.cluster is not None else None)
+        to_apply = apply_plan(build, "trainjobs" if wanted == "trainjobs" else "resolved")
+    except BaseException:
+        connection.close()
+        raise
+    return connection, to_apply, plan.cluster_name
+
+
+def _diff(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan) -> int:
+    from compiler.deliver.apply.live_diff import live_diff
+    from compiler.deliver.diff_format import render_markdown, render_text
+
+    result = live_diff(connection, to_apply, args.field_manager)
+    text = render_markdown(result) if args.format == "markdown" else render_text(result)
+    if args.command == "diff" and args.output is not None:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_VIOLATIONS if result.changed else EXIT_OK
+
+
+def _apply(
+    args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan, cluster: str | None
+) -> int:
+    from compiler.deliver.apply.run import ApplyOptions, Outcome, apply
+    from compiler.deliver.apply.wait import wait_for_jobsets
+
+    dry_run = args.dry_run == "server"
+    applyset = None
+    if args.prune:
+        applyset = args.applyset or (f"trainc-{cluster}" if cluster else "trainc")
+    options = ApplyOptions(
+        field_manager=args.field_manager,
+        force_conflicts=args.force_conflicts,
+        dry_run=dry_run,
+        recreate=args.recreate,
+        applyset=applyset,
+        applyset_namespace=connection.namespace,
+    )
+    text = args.output == "text"
+
+    def progress(outcome: Outcome) -> None:
+        if text and not args.quiet:
+            print(outcome.line(dry_run), flush=True)
+
+    report = apply(connection, to_apply, options, progress)
+    counts = report.counts()
+    states: dict[str, str] = {}
+    if args.wait and not dry_run and report.applied_jobsets:
+        states = wait_for_jobsets(
+            connection,
+            sorted(set(report.applied_jobsets)),
+            args.timeout,
+            lambda line: print(line, flush=True) if text else None,
+        )
+    if text:
+        shown = ", ".join(
+            f"{counts[s]} {s}"
+            for s in counts
+            if counts[s] or s in ("created", "configured", "unchanged")
+        )
+        where = f" ({cluster})" if cluster else ""
+        mode = " (server dry run: nothing was written)" if dry_run else ""
+        print(f"trainc apply{where}: {report.changed} changed: {shown}{mode}")
+    else:
+        document = {
+            "dryRun": dry_run,
+            "changed": report.changed,
+            "counts": counts,
+            "objects": [
+                {
+                    "object": o.title,
+                    "status": o.status,
+                    **({"detail": o.detail} if o.detail else {}),
+                }
+                for o in report.outcomes
+            ],
+            **({"wait": states} if args.wait else {}),
+        }
+        print(json.dumps(document, indent=2, sort_keys=True))
+    if report.failed:
+        return EXIT_INPUT_ERROR
+    if states:
+        if any(s == "failed" for s in states.values()):
+            return EXIT_VIOLATIONS
+        if any(s == "waiting" for s in states.values()):
+            sys.stderr.write(f"trainc: error: --wait: timed out after {args.timeout:g}s\n")
+            return EXIT_INPUT_ERROR
+    return EXIT_OK

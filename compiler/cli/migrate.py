@@ -1,0 +1,142 @@
+"""``trainc migrate``: Training Operator v1 jobs, MPI Operator MPIJobs and Volcano Jobs
+into TrainJobs (and a dedicated runtime where none fits), with a report per job.
+
+trainc migrate PATH... [-o DIR | -o -] [--report FILE] [--report-format text|json]
+    [--no-compat-env] [--v1-gang-scheduler none|volcano|NAME] [--allow-lossy]
+    [--merge-template worker|master] [--namespace NS]
+
+Exit codes: 0 every job migrated, 1 a job has an error in its report (not written;
+``--allow-lossy`` writes the documented fallback), 2 input error (the v1 webhook's
+rejection, at file:line:col).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compiler.cli.common import Commands, write_atomically
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
+
+MARKER = ".trainc-migrate"
+
+
+def add_parser(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "migrate", help="turn v1 jobs (PyTorchJob, TFJob, MPIJob, ...) into TrainJobs"
+    )
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files or directories ('-' for stdin)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="DIR",
+        help="output directory, replaced atomically; '-' (default) writes one YAML stream to stdout",
+    )
+    parser.add_argument(
+        "--report", metavar="FILE", help="write the report to FILE (default: stderr)"
+    )
+    parser.add_argument("--report-format", choices=("text", "json"), default="text")
+    parser.add_argument("--namespace", default="default", help="namespace of jobs that set none")
+    parser.add_argument(
+        "--no-compat-env",
+        dest="compat_env",
+        action="store_false",
+        help="do not add the v1 variables (MASTER_ADDR, WORLD_SIZE, RANK, TF_CONFIG, ...)",
+    )
+    parser.add_argument(
+        "--v1-gang-scheduler",
+        default="none",
+        metavar="NAME",
+        help="the v1 operator's --gang-scheduler-name: none (default), volcano or a scheduler-plugins scheduler name",
+    )
+    parser.add_argument(
+        "--allow-lossy",
+        action="store_true",
+        help="write the documented fallback for jobs with errors (they become warnings)",
+    )
+    parser.add_argument(
+        "--merge-template",
+        choices=("worker", "master"),
+        default="",
+        help="when Master and Worker templates differ, use this one",
+    )
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    from compiler.migrate import Options, migrate_paths
+    from compiler.migrate.report import reports_json, reports_text
+
+    options = Options(
+        namespace=args.namespace,
+        compat_env=args.compat_env,
+        gang_scheduler=args.v1_gang_scheduler,
+        allow_lossy=args.allow_lossy,
+        merge_template=args.merge_template,
+    )
+    result = migrate_paths(args.paths, options)
+    report = (
+        reports_json(result.reports)
+        if args.report_format == "json"
+        else reports_text(result.reports)
+    )
+    if args.report:
+        write_atomically(Path(args.report), report, "--report")
+    else:
+        sys.stderr.write(report)
+    files = documents(result.objects)
+    if args.output == "-":
+        sys.stdout.write("---\n".join(files.values()))
+    else:
+        write_tree(Path(args.output), files)
+    return EXIT_VIOLATIONS if result.has_errors else EXIT_OK
+
+
+def dump(obj: object) -> str:
+    from compiler.migrate.source import round_trip
+
+    out = io.StringIO()
+    round_trip().dump(obj, out)
+    return out.getvalue()
+
+
+def documents(objects: list[CommentedMap]) -> dict[str, str]:
+    """One file per migrated job: ``<namespace>/<name>.yaml`` with its runtime (if any)
+    and its TrainJob, in that order."""
+    files: dict[str, list[str]] = {}
+    for obj in objects:
+        meta = obj["metadata"]
+        files.setdefault(f"{meta['namespace']}/{meta['name']}.yaml", []).append(dump(obj))
+    return {name: "---\n".join(parts) for name, parts in sorted(files.items())}
+
+
+def write_tree(output: Path, files: dict[str, str]) -> None:
+    if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():
+        raise UsageError(
+            f"-o {output}: not empty and not written by trainc migrate; refusing to replace it"
+        )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    for name, text in files.items():
+        path = staging / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (staging / MARKER).write_text("")
+    if output.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{output.name}.old.", dir=output.parent))
+        os.replace(output, old / "tree")
+        os.replace(staging, output)
+        shutil.rmtree(old)
+    else:
+        os.replace(staging, output)

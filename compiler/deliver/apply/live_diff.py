@@ -1,0 +1,59 @@
+"""``trainc apply --diff``: the live objects against the desired ones, as ``trainc diff``.
+
+Each desired object is compared with its live version projected on what an apply can
+change (:mod:`.live`: server-populated fields, status, defaults and other managers'
+fields are left out), and the result is a :class:`~compiler.deliver.diff.RenderDiff`
+with the base ``live``, printed by the same formatter as ``trainc diff``. An object
+that does not exist is ``added``; a required Secret that does not exist is ``added``
+with its keys only (its values do not exist yet and are never shown). Nothing is
+written to the cluster.
+"""
+
+from __future__ import annotations
+
+from compiler.deliver.apply.client import Connection
+from compiler.deliver.apply.live import changes, owned_fields
+from compiler.deliver.apply.plan import ApplyPlan
+from compiler.deliver.apply.run import LiveIndex
+from compiler.deliver.diff import ObjectChange, RenderDiff, TrainJobDiff
+
+__all__ = ["live_diff"]
+
+
+def live_diff(connection: Connection, plan: ApplyPlan, field_manager: str) -> RenderDiff:
+    live_index = LiveIndex(connection)
+    by_trainjob: dict[tuple[str, str], list[ObjectChange]] = {}
+    for desired in plan.objects:
+        resource = connection.resource(desired.api_version, desired.kind)
+        namespace = desired.namespace if resource.namespaced else ""
+        live = live_index.get(desired.api_version, desired.kind, namespace, desired.name)
+        key = (desired.trainjob_namespace, desired.trainjob_name)
+        if live is None:
+            change = ObjectChange(
+                desired.api_version, desired.kind, namespace, desired.name, "added"
+            )
+        else:
+            found = changes(desired.obj, live, owned_fields(live, field_manager))
+            if not found:
+                continue
+            change = ObjectChange(
+                desired.api_version, desired.kind, namespace, desired.name, "changed", found
+            )
+        by_trainjob.setdefault(key, []).append(change)
+    for required in plan.secrets:
+        requirement = required.requirement
+        if live_index.get("v1", "Secret", requirement.namespace, requirement.name) is None:
+            by_trainjob.setdefault((requirement.namespace, required.trainjob_name), []).append(
+                ObjectChange("v1", "Secret", requirement.namespace, requirement.name, "added")
+            )
+    trainjobs = [
+        TrainJobDiff(
+            "",
+            namespace or "(project)",
+            name or "namespaces",
+            "added" if all(o.status == "added" for o in objects) else "changed",
+            objects,
+        )
+        for (namespace, name), objects in sorted(by_trainjob.items())
+    ]
+    return RenderDiff("live", trainjobs)

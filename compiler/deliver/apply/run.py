@@ -1,0 +1,404 @@
+"""One apply: the plan's objects to the cluster, in order, with a result per object.
+
+    live index   one LIST per (kind, namespace) the plan touches (Secrets as metadata
+                 only), so an unchanged object costs no request of its own
+    per object   compare with the live object (:mod:`.live`): no change, no write;
+                 a JobSet change its rules forbid is refused (:mod:`.immutable`) or, with
+                 ``recreate``, the JobSet is deleted and created again; else a
+                 server-side apply (:mod:`.ssa`)
+    secrets      required Secrets after the JobSets, created only if absent (:mod:`.secrets`)
+    prune        with an ApplySet (:mod:`.applyset`), members no longer rendered are deleted
+
+A refused object (conflict, immutable field, invalid) is reported and the rest goes on;
+the run then exits 2. An API server that stops answering within the timeout stops the
+run with :class:`Interrupted`, which names what was applied and what was not: a
+second run completes the rest (everything already applied is ``unchanged``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.deliver.apply.applyset import (
+    PART_OF_LABEL,
+    ApplySet,
+    members_to_prune,
+    split_group_kind,
+)
+from compiler.deliver.apply.client import RESOURCES, ClusterError, Connection, Resource, Unreachable
+from compiler.deliver.apply.immutable import forbidden_changes
+from compiler.deliver.apply.live import changes, owned_fields
+from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
+from compiler.deliver.apply.secrets import secret_object
+from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
+from compiler.deliver.diff import format_path
+
+__all__ = ["STATUSES", "ApplyOptions", "ApplyReport", "Interrupted", "Outcome", "apply"]
+
+Json = dict[str, Any]
+STATUSES = ("created", "configured", "recreated", "unchanged", "pruned", "skipped", "failed")
+CHANGED = frozenset({"created", "configured", "recreated", "pruned"})
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    field_manager: str = "trainc"
+    force_conflicts: bool = False
+    dry_run: bool = False
+    recreate: bool = False
+    applyset: str | None = None  # --prune: the ApplySet parent Secret's name
+    applyset_namespace: str = "default"
+
+
+@dataclass
+class Outcome:
+    title: str
+    status: str
+    detail: str = ""
+
+    def line(self, dry_run: bool = False) -> str:
+        suffix = " (server dry run)" if dry_run and self.status in CHANGED else ""
+        detail = f": {self.detail}" if self.detail else ""
+        return f"{self.title} {self.status}{suffix}{detail}"
+
+
+@dataclass
+class ApplyReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+    applied_jobsets: list[tuple[str, str]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for o in self.outcomes if o.status in CHANGED)
+
+    @property
+    def failed(self) -> bool:
+        return any(o.status == "failed" for o in self.outcomes)
+
+
+class Interrupted(ClusterError):
+    """The API server went away mid-apply; says what was and was not applied."""
+
+    def __init__(self, cause: Unreachable, done: list[Outcome], pending: list[str]) -> None:
+        applied = [o.title for o in done if o.status in CHANGED or o.status == "unchanged"]
+        lines = [
+            str(cause),
+            f"applied ({len(applied)}): " + (", ".join(applied) or "nothing"),
+            f"not applied ({len(pending)}): " + (", ".join(pending) or "nothing"),
+            "run the same command again to apply the rest",
+        ]
+        super().__init__("\n".join(lines))
+        self.done = done
+        self.pending = pending
+
+
+# --- the live index ---------------------------------------------------------------------
+
+
+class LiveIndex:
+    """Live objects by (apiVersion, kind, namespace, name), one LIST per kind and namespace."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self._objects: dict[tuple[str, str, str, str], Json] = {}
+        self._listed: set[tuple[str, str, str]] = set()
+
+    def load(self, api_version: str, kind: str, namespace: str) -> None:
+        key = (api_version, kind, namespace)
+        if key in self._listed:
+            return
+        resource = self.connection.resource(api_version, kind)
+        path = resource.path(namespace if resource.namespaced else None)
+        if kind == "Secret":
+            answer = self.connection.list_metadata(path)
+        else:
+            answer = self.connection.get(path)
+        if answer.code == 404:
+            items: list[Json] = []  # a namespace that does not exist yet
+        elif answer.code != 200:
+            raise ClusterError(
+                f"cannot list {kind} in {namespace or 'the cluster'}: {answer.message}"
+            )
+        else:
+            items = answer.body.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", api_version)  # core lists leave them out
+            item.setdefault("kind", kind)
+            metadata = item.get("metadata") or {}
+            ns = str(metadata.get("namespace") or "") if resource.namespaced else ""
+            self._objects[(api_version, kind, ns, str(metadata.get("name")))] = item
+        self._listed.add(key)
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Json | None:
+        self.load(api_version, kind, namespace)
+        return self._objects.get((api_version, kind, namespace, name))
+
+    def put(self, api_version: str, kind: str, namespace: str, name: str, obj: Json) -> None:
+        self._objects[(api_version, kind, namespace, name)] = obj
+
+
+# --- one apply --------------------------------------------------------------------------
+
+
+class _Run:
+    def __init__(
+        self,
+        connection: Connection,
+        plan: ApplyPlan,
+        options: ApplyOptions,
+        progress: Callable[[Outcome], None],
+    ) -> None:
+        self.connection = connection
+        self.plan = plan
+        self.options = options
+        self.progress = progress
+        self.report = ApplyReport()
+        self.live = LiveIndex(connection)
+        self.jobset_uids: dict[tuple[str, str], str] = {}
+        self.applyset: ApplySet | None = None
+        self.applied_keys: set[tuple[str, str, str, str]] = set()
+
+    def record(self, title: str, status: str, detail: str = "") -> None:
+        outcome = Outcome(title, status, detail)
+        self.report.outcomes.append(outcome)
+        self.progress(outcome)
+
+    # objects -----------------------------------------------------------------------
+
+    def apply_object(self, desired: Desired) -> None:
+        options = self.options
+        resource = self.connection.resource(desired.api_version, desired.kind)
+        namespace = desired.namespace if resource.namespaced else ""
+        live = self.live.get(desired.api_version, desired.kind, namespace, desired.name)
+        group = desired.api_version.rpartition("/")[0]
+        self.applied_keys.add((group, desired.kind, namespace, desired.name))
+        status_prefix = ""
+        if live is not None:
+            owned = owned_fields(live, options.field_manager)
+            found = changes(desired.obj, live, owned)
+            # an object this manager never applied is applied once, to own its fields
+            if not found and owned:
+                self._remember(desired, live)
+                self.record(desired.title, "unchanged")
+                return
+            if desired.kind == "JobSet":
+                suspended = bool((live.get("spec") or {}).get("suspend")) or bool(
+                    (desired.obj.get("spec") or {}).get("suspend")
+                )
+                forbidden = forbidden_changes(found, suspended)
+                if forbidden:
+                    fields = ", ".join(format_path(c.path) for c in forbidden)
+                    if not options.recreate:
+                        self.record(
+                            desired.title,
+                            "failed",
+                            f"immutable fields changed: {fields} (--recreate deletes and "
+                            "recreates the JobSet)",
+                        )
+                        return
+                    if options.dry_run:
+                        self._remember(desired, live)
+                        self.record(desired.title, "recreated", f"would delete it: {fields}")
+                        return
+                    self._delete(resource, namespace, desired.name, wait=True)
+                    live = None
+                    status_prefix = "re"
+        try:
+            applied = server_side_apply(
+                self.connection,
+                resource,
+                desired.obj,
+                field_manager=options.field_manager,
+                force=options.force_conflicts,
+                dry_run=options.dry_run,
+                live_version=None
+                if live is None
+                else str((live.get("metadata") or {}).get("resourceVersion")),
+            )
+        except ApplyFailure as failure:
+            self.record(desired.title, "failed", str(failure))
+            return
+        self._remember(desired, applied.obj)
+        status = "recreated" if status_prefix else applied.status
+        self.record(desired.title, status)
+
+    def _remember(self, desired: Desired, obj: Json) -> None:
+        if desired.kind == "JobSet":
+            uid = (obj.get("metadata") or {}).get("uid")
+            if uid:
+                self.jobset_uids[(desired.namespace, desired.name)] = str(uid)
+            self.report.applied_jobsets.append((desired.namespace, desired.name))
+
+    def _delete(self, resource: Resource, namespace: str, name: str, wait: bool) -> None:
+        params = {"propagationPolicy": "Background"}
+        if self.options.dry_run:
+            params["dryRun"] = "All"
+        path = resource.path(namespace or None, name)
+        answer = self.connection.request("DELETE", path, params=params)
+        if answer.code >= 300 and answer.code != 404:
+            raise ClusterError(f"cannot delete {path}: {answer.message}")
+        while wait and not self.options.dry_run:
+            if self.connection.get(path).code == 404:
+                return
+            if time.monotonic() > self.connection.deadline:
+                raise Unreachable(f"{path} was not deleted before the timeout")
+            time.sleep(0.2)
+
+    # required secrets --------------------------------------------------------------
+
+    def ensure_secret(self, required: Required) -> None:
+        requirement = required.requirement
+        self.applied_keys.add(("", "Secret", requirement.namespace, requirement.name))
+        if self.live.get("v1", "Secret", requirement.namespace, requirement.name) is not None:
+            self.record(required.title, "unchanged", "exists: left alone")
+            return
+        owner = None
+        if not requirement.owner_references and required.jobset is not None:
+            uid = self.jobset_uids.get((requirement.namespace, required.jobset))
+            if uid is None:
+                self.record(
+                    required.title, "skipped", f"its JobSet {required.jobset} was not applied"
+                )
+                return
+            owner = {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "name": required.jobset,
+                "uid": uid,
+            }
+        labels = {PART_OF_LABEL: self.applyset.id} if self.applyset is not None else None
+        body = secret_object(requirement, labels, owner)
+        params = {"fieldManager": self.options.field_manager}
+        if self.options.dry_run:
+            params["dryRun"] = "All"
+        path = RESOURCES[("v1", "Secret")].path(requirement.namespace)
+        answer = self.connection.request("POST", path, body, params)
+        del body  # the key material: nowhere but in that request
+        if answer.code == 409:
+            self.record(required.title, "unchanged", "exists: left alone")
+        elif answer.code >= 300:
+            self.record(required.title, "failed", f"not created ({answer.code}): {answer.message}")
+        else:
+            self.record(required.title, "created", "keys generated")
+
+    # prune -------------------------------------------------------------------------
+
+    def _apply_parent(self, widened: bool) -> None:
+        assert self.applyset is not None
+        parent = self.applyset.parent(widened=widened)
+        try:
+            server_side_apply(
+                self.connection,
+                RESOURCES[("v1", "Secret")],
+                parent,
+                field_manager=self.options.field_manager,
+                force=True,
+                dry_run=self.options.dry_run,
+                live_version=None,
+            )
+        except ApplyFailure as failure:
+            raise ClusterError(
+                f"cannot update the ApplySet parent Secret "
+                f"{self.applyset.namespace}/{self.applyset.name}: {failure}"
+            ) from None
+
+    def start_applyset(self) -> None:
+        name = self.options.applyset
+        if name is None:
+            return
+        applyset = ApplySet(name, self.options.applyset_namespace)
+        path = RESOURCES[("v1", "Secret")].path(applyset.namespace, name)
+        answer = self.connection.request(
+            "GET", path, accept="application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+        )
+        problem = applyset.read_live(answer.body if answer.code == 200 else None)
+        if problem is not None:
+            raise ClusterError(problem)
+        for desired in self.plan.objects:
+            if desired.kind != "Namespace":
+                applyset.add(desired.obj)
+        for required in self.plan.secrets:
+            applyset.group_kinds.add("Secret")
+            applyset.namespaces.add(required.requirement.namespace)
+        self.applyset = applyset
+        self._apply_parent(widened=True)
+
+    def prune(self) -> None:
+        applyset = self.applyset
+        if applyset is None:
+            return
+        kinds, namespaces = applyset.prune_scope()
+        for group_kind in sorted(kinds):
+            kind, group = split_group_kind(group_kind)
+            resource = self._resource_of_group_kind(group, kind)
+            if resource is None:
+                continue
+            scopes = sorted(namespaces) if resource.namespaced else [""]
+            for namespace in scopes:
+                answer = self.connection.get(
+                    resource.path(namespace or None),
+                    {"labelSelector": f"{PART_OF_LABEL}={applyset.id}"},
+                )
+                if answer.code != 200:
+                    continue
+                for obj in members_to_prune(
+                    answer.body.get("items") or [],
+                    group,
+                    kind,
+                    self.applied_keys,
+                    self.options.field_manager,
+                    applyset.id,
+                ):
+                    metadata = obj["metadata"]
+                    self._delete(resource, namespace, metadata["name"], wait=False)
+                    where = f"{namespace}/{metadata['name']}" if namespace else metadata["name"]
+                    self.record(f"{kind} {where}", "pruned")
+        self._apply_parent(widened=False)
+
+    def _resource_of_group_kind(self, group: str, kind: str) -> Resource | None:
+        for (_, known_kind), resource in RESOURCES.items():
+            if known_kind == kind and resource.group == group:
+                return resource
+        answer = self.connection.get(f"/apis/{group}")
+        preferred = (answer.body.get("preferredVersion") or {}).get("groupVersion")
+        if answer.code != 200 or not preferred:
+            return None
+        try:
+            return self.connection.resource(str(preferred), kind)
+        except ClusterError:
+            return None
+
+    # the whole run -------------------------------------------------------------------
+
+    def run(self) -> ApplyReport:
+        pending = [d.title for d in self.plan.objects] + [r.title for r in self.plan.secrets]
+        try:
+            self.start_applyset()
+            for desired in self.plan.objects:
+                self.apply_object(desired)
+                pending.remove(desired.title)
+            for required in self.plan.secrets:
+                self.ensure_secret(required)
+                pending.remove(required.title)
+            for title, why in self.plan.skipped:
+                self.record(title, "skipped", why)
+            self.prune()
+        except Unreachable as error:
+            raise Interrupted(error, self.report.outcomes, pending) from None
+        return self.report
+
+
+def apply(
+    connection: Connection,
+    plan: ApplyPlan,
+    options: ApplyOptions,
+    progress: Callable[[Outcome], None] = lambda _: None,
+) -> ApplyReport:
+    """Apply ``plan`` (see the module docstring); ``progress`` sees each outcome."""
+    return _Run(connection, plan, options, progress).run()

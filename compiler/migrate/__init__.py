@@ -1,0 +1,170 @@
+"""Front ends that turn other job kinds into Trainer v2 inputs: Training Operator v1
+jobs (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob), the MPI Operator's
+``kubeflow.org/v2beta1`` MPIJob and Volcano Jobs become a TrainJob each, plus a
+dedicated TrainingRuntime where no existing one fits, and a report per job.
+
+One module per source kind (``pytorch``, ``tensorflow``, ``mpi``, ``xgboost``,
+``paddle``, ``jax``, ``volcano``); ``common`` and ``peers`` hold what they share;
+``report`` is the report model; ``runtimes`` finds a reusable runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ruamel.yaml.comments import CommentedMap
+
+from compiler.errors import InputError, ObjectRef, Problem
+from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
+from compiler.migrate.common import Job, Options, object_id
+from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
+from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
+from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
+
+__all__ = ["Migration", "Options", "migrate_objects", "migrate_paths"]
+
+Translator = Callable[[Job], list[CommentedMap]]
+
+TRANSLATORS: dict[tuple[str, str], Translator] = {
+    (V1, "PyTorchJob"): pytorch.migrate,
+    (V1, "TFJob"): tensorflow.migrate,
+    (V1, "MPIJob"): mpi.migrate,
+    (V1, "XGBoostJob"): xgboost.migrate,
+    (V1, "PaddleJob"): paddle.migrate,
+    (V1, "JAXJob"): jax.migrate,
+    (MPI_V2, "MPIJob"): mpi.migrate,
+    (VOLCANO, "Job"): volcano.migrate,
+}
+UNSUPPORTED = {
+    (V1, "MXJob"): "MXJob was removed from the Training Operator in v1.9.0 and has no Trainer v2 "
+    "equivalent (no MXNet policy); keep it on Training Operator v1.8 or port the job to PyTorch",
+}
+
+
+@dataclass
+class Migration:
+    objects: list[CommentedMap] = field(default_factory=list)
+    reports: list[JobReport] = field(default_factory=list)
+    passthrough: int = 0  # Trainer objects among the inputs (runtimes offered for reuse)
+    runtime_files: list[str] = field(default_factory=list)  # files of the reused runtimes
+
+    @property
+    def has_errors(self) -> bool:
+        return any(r.errors for r in self.reports)
+
+
+def migrate_paths(paths: list[str], options: Options | None = None) -> Migration:
+    return migrate_objects(list(read_sources(paths)), options)
+
+
+def migrate_objects(sources: list[SourceObject], options: Options | None = None) -> Migration:
+    options = options or Options()
+    result = Migration()
+    problems: list[Problem] = []
+    candidates: list[Candidate] = []
+    for src in sources:
+        if src.api_version == TRAINER and src.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+            meta = src.data.get("metadata") or {}
+            namespace = (
+                str(meta.get("namespace") or options.namespace)
+                if src.kind == "TrainingRuntime"
+                else ""
+            )
+            candidates.append(
+                Candidate(
+                    src.kind,
+                    src.name,
+                    namespace,
+                    plain(src.data.get("spec") or {}),
+                    src.file,
+                    src.file,
+                )
+            )
+            result.passthrough += 1
+    candidates += upstream_candidates()
+    for src in sources:
+        key = (src.api_version, src.kind)
+        if src.api_version == TRAINER:
+            continue
+        namespace = str((src.data.get("metadata") or {}).get("namespace") or options.namespace)
+        report = JobReport(ObjectId(src.api_version, src.kind, namespace, src.name), src.file)
+        if key in UNSUPPORTED:
+            report.add(
+                Diagnostic(
+                    "UNSUPPORTED_KIND",
+                    "error",
+                    "kind",
+                    UNSUPPORTED[key],
+                    action="rejected",
+                    covers=("*",),
+                )
+            )
+            result.reports.append(report)
+            continue
+        translator = TRANSLATORS.get(key)
+        group = src.api_version.split("/")[0]
+        if translator is None and group not in ("kubeflow.org", "batch.volcano.sh"):
+            report.add(
+                Diagnostic(
+                    "NOT_A_JOB",
+                    "info",
+                    "kind",
+                    f"{src.api_version} {src.kind} is not a job kind; left as it is (not copied to the output)",
+                    action="dropped",
+                )
+            )
+            result.reports.append(report)
+            continue
+        if translator is None:
+            report.add(
+                Diagnostic(
+                    "UNSUPPORTED_KIND",
+                    "error",
+                    "kind",
+                    f"{src.api_version} {src.kind} is not a job kind trainc migrates",
+                    action="rejected",
+                    covers=("*",),
+                )
+            )
+            result.reports.append(report)
+            continue
+        job = Job(src, options, report)
+        if not src.name:
+            problems.append(
+                Problem(
+                    "Required value: name or generateName is required",
+                    src.location(("metadata",)),
+                    ObjectRef(src.kind, "", namespace),
+                    "metadata.name",
+                    rule="yaml",
+                )
+            )
+            continue
+        try:
+            objects = translator(job)
+        except InputError as error:
+            problems.extend(error.problems)
+            continue
+        finally:
+            report.accounted = set(job.consumed)
+        if len(objects) == 2:
+            runtime, trainjob = objects
+            chosen, reason = choose(runtime, trainjob, candidates, report)
+            report.runtime_reason = reason
+            if chosen is not None:
+                objects = [trainjob]
+                over = f"TrainJob.spec.trainer over {chosen.kind} {chosen.name}"
+                report.mappings = [
+                    Mapping(m.source_path, over)
+                    if m.target_path == "TrainingRuntime pod template"
+                    else m
+                    for m in report.mappings
+                ]
+                if chosen.path and chosen.path not in result.runtime_files:
+                    result.runtime_files.append(chosen.path)
+        report.outputs = [object_id(o) for o in objects]
+        result.objects.extend(objects)
+        result.reports.append(report)
+    if problems:
+        raise InputError(problems)
+    return result

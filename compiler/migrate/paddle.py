@@ -1,0 +1,234 @@
+"""PaddleJob (kubeflow.org/v1) -> TrainJob + plain runtime (v2.3.0 has no Paddle policy).
+
+Collective mode (Workers only) merges into ``node``. Parameter-server mode (a Master)
+becomes two replicated jobs, ``master`` and ``node`` (the workers, which the TrainJob
+sizes), with v1's per-role variables written into each template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from compiler.migrate.common import Job, Kind, env_value
+from compiler.migrate.peers import Peers, migrate_peers
+
+KIND = Kind(
+    "PaddleJob",
+    "paddleReplicaSpecs",
+    ("Master", "Worker"),
+    "paddle",
+    "master",
+    36543,
+    "OnFailure",
+    "paddle",
+)
+
+
+def migrate(job: Job) -> list[CommentedMap]:
+    specs = job.spec.get(KIND.replica_field)
+    if isinstance(specs, dict) and any(str(k).lower() == "master" for k in specs):
+        return _migrate_ps(job)
+    return migrate_peers(job, KIND, None, _paddle, pre=_pre)
+
+
+def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
+    elastic = job.spec.get("elasticPolicy")
+    if elastic is not None:
+        job.diag(
+            "PADDLE_ELASTIC_DROPPED",
+            "warning",
+            "spec.elasticPolicy",
+            "v1 read the Paddle elastic policy only when defaulting; v2 has none",
+            action="dropped",
+        )
+
+
+def _paddle(peers: Peers) -> None:
+    job = peers.job
+    port = peers.port("Worker")
+    job.diag(
+        "PADDLE_NO_NATIVE_RUNTIME",
+        "warning",
+        f"spec.{KIND.replica_field}",
+        "v2.3.0 has no Paddle policy: a plain runtime (numNodes only) with static env",
+        action="approximated",
+    )
+    peers.compat(
+        env_value("PYTHONUNBUFFERED", "1"),
+        env_value("PADDLE_JOB_ID", job.name),
+        env_value("PADDLE_NNODES", str(peers.total)),
+        env_value("PADDLE_MASTER", f"{peers.host(0)}:{port}"),
+    )
+    job.diag(
+        "PADDLE_MASTER_BY_DNS",
+        "warning",
+        f"spec.{KIND.replica_field}[Worker]",
+        "v1 gave rank 0 its own pod IP as PADDLE_MASTER ($(POD_IP_DUMMY)); v2 gives every pod rank 0's DNS name",
+        target="TrainJob.spec.trainer.env[PADDLE_MASTER]",
+        action="approximated",
+        covers=("env:main:POD_IP_DUMMY", "env:main:PADDLE_MASTER@rank-0"),
+    )
+
+
+def _migrate_ps(job: Job) -> list[CommentedMap]:
+    """Parameter-server mode: replicated jobs ``master`` and ``node``; every pod gets
+    PADDLE_JOB_ID, PADDLE_NNODES and PADDLE_MASTER (master-0's DNS name; v1 gave master-0
+    its own pod IP), masters PADDLE_SERVER_NUM=1 and workers PADDLE_TRAINER_NUM=1."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    from compiler.migrate.common import (
+        ReplicatedJob,
+        Runtime,
+        check_metadata,
+        cmap,
+        common_notes,
+        hardcoded_addresses,
+        name_length,
+        normalise_types,
+        pod_template,
+        port_of,
+        replicas_of,
+        restart_policy,
+        run_policy,
+        runtime_object,
+        trainjob_object,
+        trainjob_run_fields,
+        webhook_checks,
+    )
+
+    webhook_checks(job, KIND)
+    job.raise_problems()
+    check_metadata(job)
+    specs = normalise_types(job, KIND)
+    base = f"spec.{KIND.replica_field}"
+    _pre(job, specs)
+    if "Worker" not in specs:
+        job.diag(
+            "PADDLE_PS_MODE_UNSUPPORTED",
+            "error",
+            base,
+            "parameter-server mode without Workers: the TrainJob has no workers to size",
+            action="rejected",
+            decide=True,
+            covers=("*",),
+            hard=True,
+        )
+        return []
+    counts = {rtype: replicas_of(rspec) for rtype, rspec in specs.items()}
+    total = sum(counts.values())
+    port = port_of(specs["Master"], KIND.main, KIND.port_name, KIND.port)
+    master_host = f"{job.name}-master-0-0.{job.name}:{port}"
+    jobs: list[ReplicatedJob] = []
+    policies: list[str] = []
+    exit_code = False
+    sidecars: list[str] = []
+    for rtype, rjob in (("Worker", "node"), ("Master", "master")):
+        rspec = specs[rtype]
+        path = f"{base}[{rtype}]"
+        if "replicas" in rspec:
+            job.mapped(
+                f"{path}.replicas",
+                "TrainJob.spec.trainer.numNodes"
+                if rtype == "Worker"
+                else "replicated job master parallelism",
+            )
+        hardcoded_addresses(job, rspec.get("template") or {}, f"{path}.template", "master|worker")
+        policy, code = restart_policy(
+            job, f"{path}.restartPolicy", rspec.get("restartPolicy"), KIND.restart
+        )
+        policies.append(rspec.get("restartPolicy") or KIND.restart)
+        exit_code = exit_code or code
+        pod, main = pod_template(
+            job,
+            rspec.get("template"),
+            f"{path}.template",
+            KIND.main,
+            defaulted_port=(KIND.port_name, port_of(rspec, KIND.main, KIND.port_name, KIND.port)),
+        )
+        pod["spec"]["restartPolicy"] = policy
+        sidecars += [
+            str(c.get("name")) for i, c in enumerate(pod["spec"]["containers"]) if i != main
+        ]
+        if job.options.compat_env:
+            env = pod["spec"]["containers"][main].setdefault("env", CommentedSeq())
+            env.extend(
+                [
+                    env_value("PYTHONUNBUFFERED", "1"),
+                    env_value("PADDLE_JOB_ID", job.name),
+                    env_value("PADDLE_NNODES", str(total)),
+                    env_value("PADDLE_MASTER", master_host),
+                    env_value(
+                        "PADDLE_SERVER_NUM" if rtype == "Master" else "PADDLE_TRAINER_NUM", "1"
+                    ),
+                ]
+            )
+        jobs.append(
+            ReplicatedJob(
+                rjob,
+                pod,
+                ancestor=rtype == "Worker",
+                parallelism=None if rtype == "Worker" else counts[rtype],
+            )
+        )
+    runtime = Runtime(
+        cmap(("numNodes", counts["Worker"])), jobs, total_pods=total, exit_code=exit_code
+    )
+    run_policy(job, policies, runtime)
+    if job.options.compat_env:
+        job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            base,
+            "v1's Paddle variables are written into each role's template: PYTHONUNBUFFERED, PADDLE_JOB_ID, PADDLE_NNODES, PADDLE_MASTER, PADDLE_SERVER_NUM (masters) / PADDLE_TRAINER_NUM (workers)",
+            target="master and node container env",
+            action="shimmed",
+        )
+    else:
+        job.diag(
+            "COMPAT_ENV_OFF",
+            "warning",
+            base,
+            "--no-compat-env: the PADDLE_* variables are not set",
+            action="dropped",
+            covers=("env:main:PADDLE_*", "env:main:PYTHONUNBUFFERED", "env:main:POD_IP_DUMMY"),
+        )
+    job.diag(
+        "PADDLE_NO_NATIVE_RUNTIME",
+        "warning",
+        base,
+        "v2.3.0 has no Paddle policy: a plain runtime with replicated jobs master and node",
+        action="approximated",
+    )
+    job.diag(
+        "PADDLE_MASTER_BY_DNS",
+        "warning",
+        f"{base}[Master]",
+        "v1 gave master-0 its own pod IP as PADDLE_MASTER ($(POD_IP_DUMMY)); v2 gives every pod master-0's DNS name",
+        action="approximated",
+        covers=("env:main:POD_IP_DUMMY@master-0", "env:main:PADDLE_MASTER@master-0"),
+    )
+    job.diag(
+        "PADDLE_PS_SUCCESS",
+        "warning",
+        base,
+        "v1 finished the job when the masters succeeded; the JobSet waits for every replicated job",
+        action="approximated",
+    )
+    common_notes(job, sidecars, True)
+    name_length(job, [("node", counts["Worker"]), ("master", counts["Master"])])
+    spec = cmap(
+        (
+            "runtimeRef",
+            cmap(
+                ("apiGroup", "trainer.kubeflow.org"),
+                ("kind", "TrainingRuntime"),
+                ("name", job.name),
+            ),
+        ),
+        ("trainer", cmap(("numNodes", counts["Worker"]))),
+    )
+    trainjob_run_fields(job, spec)
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "paddle"), trainjob_object(job, spec)]

@@ -1,0 +1,121 @@
+"""Reading v1 jobs: ruamel.yaml round trip (comments and key order survive into the
+output), ``List`` wrappers, and positions for input errors (``file:line:col``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from compiler.errors import InputError, JsonPath, Problem, SourceLocation
+
+V1 = "kubeflow.org/v1"
+MPI_V2 = "kubeflow.org/v2beta1"
+VOLCANO = "batch.volcano.sh/v1alpha1"
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+
+
+def round_trip() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+@dataclass
+class SourceObject:
+    """One object of an input file with where it is written."""
+
+    data: CommentedMap
+    file: str
+    path_prefix: JsonPath = ()  # ("items", 3) for an item of a List
+
+    @property
+    def api_version(self) -> str:
+        return str(self.data.get("apiVersion") or "")
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind") or "")
+
+    @property
+    def name(self) -> str:
+        meta = self.data.get("metadata") or {}
+        return str(meta.get("name") or "")
+
+    def location(self, path: JsonPath = ()) -> SourceLocation:
+        return locate(self.data, path, self.file)
+
+
+def locate(root: Any, path: JsonPath, file: str) -> SourceLocation:
+    """The line and column of the deepest node of ``path`` that exists (1-based)."""
+    node = root
+    line, column = _start(root)
+    for key in path:
+        if isinstance(node, CommentedMap) and key in node:
+            position = node.lc.key(key)
+            line, column = position[0] + 1, position[1] + 1
+            node = node[key]
+        elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
+            position = node.lc.item(key)
+            line, column = position[0] + 1, position[1] + 1
+            node = node[key]
+        else:
+            break
+    return SourceLocation(file, line, column)
+
+
+def _start(node: Any) -> tuple[int, int]:
+    lc = getattr(node, "lc", None)
+    if lc is None or lc.line is None:
+        return (0, 0)
+    return (lc.line + 1, lc.col + 1)
+
+
+def read_sources(paths: list[str]) -> Iterator[SourceObject]:
+    """Every object of every YAML file under ``paths`` (``-`` is stdin), in path order."""
+    for name in paths:
+        if name == "-":
+            yield from _objects(sys.stdin.read(), "<stdin>")
+            continue
+        path = Path(name)
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
+            )
+        elif path.is_file():
+            files = [path]
+        else:
+            raise InputError([Problem("no such file or directory", SourceLocation(name))])
+        for file in files:
+            yield from _objects(file.read_text(), str(file))
+
+
+def _objects(text: str, file: str) -> Iterator[SourceObject]:
+    try:
+        documents = list(round_trip().load_all(text))
+    except YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        location = (
+            SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
+        )
+        raise InputError([Problem(f"not YAML: {error}", location)]) from None
+    for document in documents:
+        if document is None:
+            continue
+        if not isinstance(document, CommentedMap):
+            raise InputError([Problem("not a Kubernetes object", locate(document, (), file))])
+        kind = str(document.get("kind") or "")
+        if kind == "List" or (kind.endswith("List") and "items" in document):
+            for index, item in enumerate(document.get("items") or []):
+                if isinstance(item, CommentedMap):
+                    yield SourceObject(item, file, ("items", index))
+            continue
+        yield SourceObject(document, file)
