@@ -9,6 +9,7 @@
     trainc policy test DIR...
     trainc migrate PATH... [-o DIR | -o -] [--report FILE]   (v1 jobs -> TrainJobs)
     trainc apply PATH... [--dry-run=server] [--diff] [--prune] [--wait]   (server-side apply)
+    trainc argocd generate [--cluster NAME] [--delivery resolved|trainjobs]   (Argo CD CMP)
 
 A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every verb
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
@@ -26,7 +27,7 @@ import sys
 from typing import Protocol
 
 from compiler import __version__
-from compiler.cli import apply, check, diff, explain, migrate, policy, render
+from compiler.cli import apply, argocd, check, diff, explain, migrate, policy, render
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
 
@@ -47,6 +48,7 @@ VERBS: dict[str, Verb] = {
     "policy": policy,
     "apply": apply,
     "migrate": migrate,
+    "argocd": argocd,
 }
 
 

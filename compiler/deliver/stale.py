@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.apiserver.yaml_source import read_source
+from compiler.emit.kustomization import extra_files
 from compiler.emit.output import MARKER, planned_files, requirements_text
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, InputError, sorted_problems
@@ -29,6 +30,7 @@ def expected_files(
     objects: Iterable[RenderedObject],
     requirements: Iterable[SecretRequirement] = (),
     prefix: str = "",
+    extra: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """What ``write_directory`` writes, as ``relative posix path -> bytes`` (no marker)."""
     files: dict[str, bytes] = {}
@@ -37,6 +39,8 @@ def expected_files(
     requirements = list(requirements)
     if requirements:
         files[prefix + "requirements.yaml"] = requirements_text(requirements).encode("utf-8")
+    for name, data in (extra or {}).items():
+        files[prefix + name] = data
     return files
 
 
@@ -116,10 +120,14 @@ def check_rendered(builds: Sequence[Build], directory: Path, *, whole: bool) -> 
     if whole:
         expected: dict[str, bytes] = {}
         for name, build in zip(names, builds, strict=True):
-            expected.update(expected_files(build.objects, build.secret_requirements, f"{name}/"))
+            expected.update(
+                expected_files(
+                    build.objects, build.secret_requirements, f"{name}/", extra_files(build)
+                )
+            )
         return _merge(report, compare_tree(directory, expected), "")
     for name, build in zip(names, builds, strict=True):
-        own = expected_files(build.objects, build.secret_requirements)
+        own = expected_files(build.objects, build.secret_requirements, "", extra_files(build))
         report = _merge(report, compare_tree(directory / name, own), f"{name}/")
     return report
 

@@ -127,18 +127,21 @@ def write_directory(
     objects: Iterable[RenderedObject],
     directory: Path,
     requirements: Iterable[SecretRequirement] = (),
+    extra: Mapping[str, bytes] | None = None,
 ) -> int:
     """Replace ``directory`` with one file per object, atomically; returns the file count.
 
+    ``extra``: more files by name (a cluster's ``kustomization.yaml``), not counted.
     An OS error (disk full, read-only filesystem, ...) is an :class:`OutputError`."""
     with _os_errors(directory):
-        return _write_directory(objects, directory, requirements)
+        return _write_directory(objects, directory, requirements, extra)
 
 
 def _write_directory(
     objects: Iterable[RenderedObject],
     directory: Path,
     requirements: Iterable[SecretRequirement] = (),
+    extra: Mapping[str, bytes] | None = None,
 ) -> int:
     files = planned_files(objects)  # before anything is written: a clash writes nothing
     requirements = list(requirements)
@@ -154,6 +157,8 @@ def _write_directory(
             _write_new_file(
                 f"{staging}/requirements.yaml", requirements_text(requirements).encode("utf-8")
             )
+        for name, data in (extra or {}).items():
+            _write_new_file(f"{staging}/{name}", data)
     return len(files)
 
 
@@ -322,6 +327,8 @@ def write_project(
 def _write_project(
     results: Mapping[str, Build], directory: Path, *, whole: bool, stored: bool
 ) -> int:
+    from compiler.emit.kustomization import extra_files
+
     directory = directory.resolve()
     check_replaceable(directory)
     count = 0
@@ -332,10 +339,14 @@ def _write_project(
         )
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += _write_directory(objects, directory / name, result.secret_requirements)
+            count += _write_directory(
+                objects, directory / name, result.secret_requirements, extra_files(result)
+            )
         return count
     with staged_directory(directory) as staging:
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += _write_directory(objects, staging / name, result.secret_requirements)
+            count += _write_directory(
+                objects, staging / name, result.secret_requirements, extra_files(result)
+            )
     return count

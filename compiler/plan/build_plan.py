@@ -32,7 +32,7 @@ from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
     from compiler.project import Project
-    from compiler.project.model import Cluster
+    from compiler.project.model import Cluster, GitOps
 
 __all__ = [
     "BuildPlan",
@@ -60,6 +60,8 @@ class ClusterTarget:
     # (namespace or None, overlay paths), in layer order base -> cluster -> namespace
     overlay_layers: tuple[OverlayLayer, ...] = ()
     delivery: str = "resolved"  # resolved | trainjobs: what apply pushes
+    # delivery hints for GitOps controllers (compiler.plan.gitops); None: none set
+    gitops: GitOps | None = None
 
     def has_scheduler(self, scheduler: str) -> bool | None:
         """Whether the cluster runs ``scheduler``; None when the project does not say."""
@@ -77,6 +79,7 @@ class ClusterTarget:
                 (namespace, tuple(paths)) for namespace, paths in project.overlay_layers(cluster)
             ),
             delivery=cluster.delivery,
+            gitops=cluster.gitops,
         )
 
 

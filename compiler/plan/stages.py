@@ -4,7 +4,7 @@ Each stage is a small function that reads the build so far and adds to it; a cha
 tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
-                     overlay_outputs, admit_outputs, check_cluster)
+                     overlay_outputs, annotate_for_gitops, admit_outputs, check_cluster)
 
 ``trainc check`` runs the same chain with the policy files loaded too, then its
 validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
@@ -47,6 +47,7 @@ from compiler.plan.compile import (
     render_trainjobs,
     resolve_trainjobs,
 )
+from compiler.plan.gitops import annotate_for_gitops
 from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
 from compiler.policy.objects import PolicyObject
 from compiler.render.framework import RenderOptions
@@ -433,6 +434,7 @@ RENDER_STAGES: tuple[Stage, ...] = (
     resolve,
     render,
     overlay_outputs,
+    annotate_for_gitops,
     admit_outputs,
     check_cluster,
 )

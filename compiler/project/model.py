@@ -17,6 +17,13 @@
         overlays: [overlays/production]  # cluster layer
         policies: []                     # in addition to inputs.policies
         delivery: resolved               # trainc apply: resolved objects, or trainjobs
+        gitops:                          # delivery hints, all off unless set (GitOps)
+          syncWaves: true                # Argo CD: PodGroups, ConfigMaps before JobSets
+          serverSideApply: true          # Argo CD: ServerSideApply=true
+          immutableChange: replace       # Argo CD: Replace=true (force-replace: Force=true,
+                                         # Replace=true); both destructive
+          fluxSubstitute: disabled       # Flux: kustomize.toolkit.fluxcd.io/substitute
+          kustomization: true            # write <output>/<cluster>/kustomization.yaml
         namespaces:
           - name: vision
             labels: {team: vision}
@@ -42,6 +49,7 @@ __all__ = [
     "SCHEDULERS",
     "SUPPORTED_TRAINER_VERSIONS",
     "Cluster",
+    "GitOps",
     "Inputs",
     "Namespace",
     "ProjectSpec",
@@ -91,6 +99,25 @@ class Namespace(_Model):
         return value
 
 
+class GitOps(_Model):
+    """Delivery hints for GitOps controllers (annotations on every rendered object and a
+    kustomization file); each is off unless set. See :mod:`compiler.plan.gitops`."""
+
+    # argocd.argoproj.io/sync-wave: "-1" on everything but the workload (JobSet,
+    # TrainJob), "0" on the workload, so PodGroups and ConfigMaps exist first
+    sync_waves: bool = False
+    # argocd.argoproj.io/sync-options: ServerSideApply=true
+    server_side_apply: bool = False
+    # what Argo CD does when an immutable field changes: replace (Replace=true: kubectl
+    # replace/create) or force-replace (Force=true,Replace=true: delete and recreate);
+    # both are destructive for a running JobSet
+    immutable_change: Literal["replace", "force-replace"] | None = None
+    # kustomize.toolkit.fluxcd.io/substitute: disabled (Flux postBuild leaves ${VAR} alone)
+    flux_substitute: Literal["disabled"] | None = None
+    # write kustomization.yaml (resources: every rendered file, sorted) in the cluster folder
+    kustomization: bool = False
+
+
 class Cluster(_Model):
     name: str
     trainer: str = DEFAULT_TRAINER_VERSION
@@ -103,6 +130,7 @@ class Cluster(_Model):
     policies: list[NonEmpty] = []
     # what trainc apply pushes: the resolved objects, or the TrainJobs and runtimes
     delivery: Literal["resolved", "trainjobs"] = "resolved"
+    gitops: GitOps = GitOps()
 
     @field_validator("name")
     @classmethod

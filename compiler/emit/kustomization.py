@@ -1,0 +1,52 @@
+"""``<output>/<cluster>/kustomization.yaml``: the rendered files as one kustomize base.
+
+With ``gitops: {kustomization: true}`` on a project cluster, ``trainc render`` writes a
+``kustomization.yaml`` beside the cluster's rendered files listing every object file,
+sorted, and nothing else (no transformers, no namespace, no labels), so
+``kubectl kustomize rendered/<cluster>`` and a Flux ``Kustomization`` pointing at the
+folder build exactly the rendered objects. ``requirements.yaml`` is not a Kubernetes
+object and is not listed.
+
+    >>> print(kustomization_text(["b/x.yaml", "a/y.yaml"]), end="")
+    # rendered by trainc: every object file of this folder, nothing else
+    apiVersion: kustomize.config.k8s.io/v1beta1
+    kind: Kustomization
+    resources:
+    - a/y.yaml
+    - b/x.yaml
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from compiler.emit.output import planned_files
+from compiler.emit.yaml_text import dump_document
+
+if TYPE_CHECKING:
+    from compiler.plan.stages import Build
+
+__all__ = ["KUSTOMIZATION", "extra_files", "kustomization_text"]
+
+KUSTOMIZATION = "kustomization.yaml"
+
+
+def kustomization_text(resources: Iterable[str]) -> str:
+    header = "# rendered by trainc: every object file of this folder, nothing else\n"
+    return header + dump_document(
+        {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": sorted(resources),
+        }
+    )
+
+
+def extra_files(build: Build) -> dict[str, bytes]:
+    """The files besides the objects a cluster's folder holds (the kustomization)."""
+    cluster = build.plan.cluster
+    if cluster is None or cluster.gitops is None or not cluster.gitops.kustomization:
+        return {}
+    resources = [relative for relative, _ in planned_files(build.objects)]
+    return {KUSTOMIZATION: kustomization_text(resources).encode("utf-8")}
