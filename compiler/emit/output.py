@@ -44,7 +44,7 @@ def stream_text(objects: Iterable[RenderedObject]) -> str:
 
     Two objects with one identity are an error here as in a directory (:func:`planned_files`).
     """
-    return dump_documents(obj.data for _, obj in planned_files(objects))
+    return dump_documents(obj.data for _, obj in planned_files(objects, files=False))
 
 
 def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
@@ -68,17 +68,21 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     return header + dump_document({"requirements": entries})
 
 
-def planned_files(objects: Iterable[RenderedObject]) -> list[tuple[str, RenderedObject]]:
+def planned_files(
+    objects: Iterable[RenderedObject], *, files: bool = True
+) -> list[tuple[str, RenderedObject]]:
     """Each object with its relative path, in stream order; two objects on one path are an error.
 
     Such a pair would be one object in the cluster, each apply overwriting the other.
+    ``files=False`` (a stream): cluster-scoped objects (``--emit trainjobs`` runtimes)
+    need no namespace folder.
     """
     planned: dict[str, RenderedObject] = {}
     folded: dict[str, str] = {}  # by case-folded path: a checkout on macOS or Windows
     for obj in sorted_objects(objects):
         path = obj.relative_path
         folder, _, name = path.partition("/")
-        if folder in ("", ".", "..") or "/" in name or "\0" in path:
+        if files and (folder in ("", ".", "..") or "/" in name or "\0" in path):
             # only an output overlay can get here: the API server would refuse such names
             raise InputError.single(
                 f"cannot write a rendered {obj.data.get('kind')} of TrainJob "
