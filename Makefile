@@ -10,7 +10,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane bench bench-apply clean migrate-oracle migrate-conformance
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -59,6 +59,11 @@ conformance: setup oracle
 conformance-fuzz: setup oracle
 	$(PY) -m tests.conformance.fuzz --count $(N)
 
+# Robustness: N mutated inputs through the CLI in-process (per-case time and memory
+# limits); closing line: fuzz: N cases, T tracebacks, H hangs, L without location.
+fuzz: setup
+	$(PY) -m tests.fuzz --count $(N)
+
 # The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
 # manager at pinned versions, built once from the Go module proxy into the cache.
 control-plane:
@@ -87,4 +92,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out
+	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out

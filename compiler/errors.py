@@ -9,6 +9,7 @@ never as a traceback. Policy violations (exit code 1) are reported by ``validate
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -19,18 +20,62 @@ EXIT_VIOLATIONS = 1
 EXIT_INPUT_ERROR = 2
 
 
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: none
+# of them may reach a terminal or a one-line-per-problem report as written.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if char in named:
+        return named[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def escape_text(text: str) -> str:
+    """``text`` with control characters escaped, so a name keeps a message on one line.
+
+    >>> escape_text("a\\nb\\x1b[31m")
+    'a\\\\nb\\\\x1b[31m'
+    """
+    return _CONTROL.sub(_escape_char, text) if _CONTROL.search(text) else text
+
+
+# A file name that could be read as a place (``a.yaml:1:2: ...``) or that holds a control
+# character or a quote is shown quoted, so a message's location cannot be spoofed.
+_AMBIGUOUS_FILE = re.compile('(:[0-9])|["\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]|^\\s|\\s$')
+
+
+def display_file(file: str) -> str:
+    """A file name as messages show it: as is, or quoted when it could mislead.
+
+    >>> display_file("jobs/a.yaml"), display_file("x.yaml:1:2: fake")
+    ('jobs/a.yaml', '"x.yaml:1:2: fake"')
+    """
+    if not _AMBIGUOUS_FILE.search(file):
+        return file
+    quoted = escape_text(file.replace("\\", "\\\\").replace('"', '\\"'))
+    return f'"{quoted}"'
+
+
 @dataclass(frozen=True, order=True)
 class SourceLocation:
-    """A 1-based line and column in a file; ``line == 0`` means the whole file."""
+    """A 1-based line and column in a file; ``line == 0`` means the whole file.
+
+    The file is shown quoted when its name could be mistaken for a place
+    (:func:`display_file`).
+    """
 
     file: str
     line: int = 0
     column: int = 0
 
     def __str__(self) -> str:
+        file = display_file(self.file)
         if self.line <= 0:
-            return self.file
-        return f"{self.file}:{self.line}:{self.column}"
+            return file
+        return f"{file}:{self.line}:{self.column}"
 
 
 # A place inside an object as keys and indices: ("spec", "trainer", "env", 2, "name").
@@ -80,8 +125,8 @@ class ObjectRef:
 
     def __str__(self) -> str:
         if self.namespace:
-            return f"{self.kind} {self.namespace}/{self.name}"
-        return f"{self.kind} {self.name}"
+            return escape_text(f"{self.kind} {self.namespace}/{self.name}")
+        return escape_text(f"{self.kind} {self.name}")
 
 
 @dataclass
@@ -111,7 +156,7 @@ class Problem:
         if self.field_path:
             parts.append(self.field_path)
         parts.append(self.message)
-        return ": ".join(parts)
+        return escape_text(": ".join(parts))  # one problem, one line
 
 
 def location_order(location: SourceLocation | None) -> tuple[str, int, int]:

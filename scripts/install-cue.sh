@@ -19,7 +19,16 @@ die() {
     exit 1
 }
 
-if [[ -x "$CUE" ]] && "$CUE" version 2>/dev/null | head -n 1 | grep -qx "cue version $CUE_VERSION"; then
+# Whether $1 reports the pinned version. Its whole output is read first, then matched:
+# a pipe into `head`/`grep -q` closes early, and under pipefail the writer's SIGPIPE
+# made this check fail at random.
+reports_pinned_version() {
+    local out
+    out="$("$1" version 2>/dev/null)" || return 1
+    [[ "${out%%$'\n'*}" == "cue version $CUE_VERSION" ]]
+}
+
+if [[ -x "$CUE" ]] && reports_pinned_version "$CUE"; then
     echo "cue: $CUE_VERSION up to date in $BIN_DIR"
     exit 0
 fi
@@ -35,6 +44,6 @@ if ! log="$(GOBIN="$BIN_DIR" go install "cuelang.org/go/cmd/cue@$CUE_VERSION" 2>
     echo "$log" >&2
     die "'go install cuelang.org/go/cmd/cue@$CUE_VERSION' failed (network or module proxy unavailable?)"
 fi
-"$CUE" version | head -n 1 | grep -qx "cue version $CUE_VERSION" ||
+reports_pinned_version "$CUE" ||
     die "$CUE does not report version $CUE_VERSION"
 echo "cue: $CUE_VERSION installed in $BIN_DIR"

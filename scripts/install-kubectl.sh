@@ -18,7 +18,7 @@ if command -v kubectl >/dev/null 2>&1; then
     echo "kustomize: using $(command -v kubectl) ($(kubectl version --client 2>/dev/null | tr '\n' ' '))"
     exit 0
 fi
-if [[ -x "$BIN_DIR/kustomize" ]] && "$BIN_DIR/kustomize" version 2>/dev/null | grep -q "$KUSTOMIZE_VERSION"; then
+if [[ -x "$BIN_DIR/kustomize" ]] && [[ "$("$BIN_DIR/kustomize" version 2>/dev/null)" == *"$KUSTOMIZE_VERSION"* ]]; then
     echo "kustomize: $KUSTOMIZE_VERSION up to date in $BIN_DIR"
     exit 0
 fi

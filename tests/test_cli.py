@@ -17,7 +17,9 @@ EXAMPLE = REPO / "example"
 
 
 def trainc(*args: str, seed: str = "0", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONHASHSEED": seed}
+    # PYTHONPATH: the code of this checkout, also when ``cwd`` is elsewhere (an editable
+    # install may point at another worktree)
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
     )
@@ -105,7 +107,7 @@ def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -
     smoke = (EXAMPLE / "jobs" / "smoke.yaml").read_text()
     (previous / "smoke.yaml").write_text(smoke.replace("name: torch-gang", "name: torch-other"))
     result = trainc("check", str(EXAMPLE), "--previous", str(previous))  # a folder
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr  # the API server refuses it
     assert "smoke.yaml:8:3" in result.stdout
     assert "immutable" in result.stdout.lower()
     assert trainc("check", str(EXAMPLE)).returncode == 0
@@ -154,7 +156,7 @@ def test_check_previous_accepts_a_git_revision(tmp_path: Path) -> None:
     smoke = repo / "jobs" / "smoke.yaml"
     smoke.write_text(smoke.read_text().replace("name: torch-gang", "name: torch-other"))
     result = trainc("check", ".", "--previous", "HEAD", cwd=repo)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr  # the API server refuses it
     assert "immutable" in result.stdout.lower()
     listed = subprocess.run(
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True

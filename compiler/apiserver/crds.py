@@ -33,7 +33,7 @@ from typing import Any
 
 from compiler.apiserver.manifest import format_path
 from compiler.apiserver.structural import Schema, admit_schema, compile_schema, go_value
-from compiler.apiserver.yaml_source import parse_yaml
+from compiler.apiserver.yaml_source import parse_yaml, read_source
 from compiler.errors import FieldError, InputError, JsonPath, SetupError
 from compiler.kube.gotext import go_json
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, cache_root, load_json, upstream
@@ -76,9 +76,9 @@ def _crd_document(path: Path) -> Any:
     file's SHA-256, makes every later start ~10x faster. The cache is best effort.
     """
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise SetupError(f"cannot read the CRD {path}: {error}") from None
+        raw = read_source(path)
+    except InputError as error:
+        raise SetupError(f"cannot read the CRD {path}: {error.problems[0].message}") from None
     cached = cache_root() / "crd-json" / f"{hashlib.sha256(raw).hexdigest()}.json"
     try:
         return json.loads(cached.read_bytes())
@@ -91,7 +91,7 @@ def _crd_document(path: Path) -> Any:
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(
-            "w", dir=cached.parent, delete=False, suffix=".tmp"
+            "w", encoding="utf-8", dir=cached.parent, delete=False, suffix=".tmp"
         ) as out:
             json.dump(document.data, out)
         os.replace(out.name, cached)

@@ -101,12 +101,18 @@ class Manifest:
         return str(self.data.get("kind", ""))
 
     @property
+    def metadata(self) -> dict[str, Any]:
+        """``metadata``, or an empty mapping when it is absent or not a mapping."""
+        metadata = self.data.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
+    @property
     def name(self) -> str:
-        return str(self.data.get("metadata", {}).get("name", ""))
+        return str(self.metadata.get("name", ""))
 
     @property
     def namespace(self) -> str | None:
-        namespace = self.data.get("metadata", {}).get("namespace")
+        namespace = self.metadata.get("namespace")
         return str(namespace) if namespace else None
 
     @property

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import sys
 from typing import Protocol
 
@@ -72,8 +73,20 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
+def utf8_streams() -> None:
+    """Standard output and error in UTF-8 whatever the locale (a POSIX locale would
+    otherwise make a non-ASCII name in a manifest or a message a UnicodeEncodeError)."""
+    for stream, errors in ((sys.stdout, "strict"), (sys.stderr, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            stream.reconfigure(encoding="utf-8", errors=errors)
+
+
 def main(argv: list[str] | None = None) -> int:
     tune_gc()
+    utf8_streams()
     args = parser().parse_args(argv)
     try:
         return VERBS[args.command].run_verb(args)

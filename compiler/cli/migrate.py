@@ -131,8 +131,8 @@ def write_tree(output: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (staging / MARKER).write_text("")
+        path.write_text(text, encoding="utf-8")
+    (staging / MARKER).write_text("", encoding="utf-8")
     if output.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{output.name}.old.", dir=output.parent))
         os.replace(output, old / "tree")

@@ -57,7 +57,8 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
             cwd=cwd,
             env=env,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
             check=False,
         )
     except FileNotFoundError:

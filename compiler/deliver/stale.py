@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler.apiserver.yaml_source import read_source
 from compiler.emit.kustomization import extra_files
 from compiler.emit.output import MARKER, planned_files, requirements_text
 from compiler.emit.yaml_text import dump_document
@@ -54,7 +55,7 @@ def read_tree(directory: Path) -> dict[str, bytes]:
             if name == MARKER:
                 continue
             path = Path(root, name)
-            files[path.relative_to(directory).as_posix()] = path.read_bytes()
+            files[path.relative_to(directory).as_posix()] = read_source(path)
     return files
 
 

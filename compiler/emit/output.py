@@ -20,15 +20,18 @@ file is written, so a failed run leaves the previous output untouched.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from compiler.emit.yaml_text import dump_document, dump_documents
-from compiler.errors import InputError
+from compiler.errors import InputError, TraincError, escape_text
 from compiler.plan.compile import RenderedObject, sorted_objects
 from compiler.plan.stages import Build
 from compiler.render.info import SecretRequirement
@@ -37,8 +40,11 @@ MARKER = ".trainc-output"
 
 
 def stream_text(objects: Iterable[RenderedObject]) -> str:
-    """One multi-document YAML stream, sorted by namespace, TrainJob, kind and name."""
-    return dump_documents(o.data for o in sorted_objects(objects))
+    """One multi-document YAML stream, sorted by namespace, TrainJob, kind and name.
+
+    Two objects with one identity are an error here as in a directory (:func:`planned_files`).
+    """
+    return dump_documents(obj.data for _, obj in planned_files(objects, files=False))
 
 
 def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
@@ -62,16 +68,21 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     return header + dump_document({"requirements": entries})
 
 
-def planned_files(objects: Iterable[RenderedObject]) -> list[tuple[str, RenderedObject]]:
+def planned_files(
+    objects: Iterable[RenderedObject], *, files: bool = True
+) -> list[tuple[str, RenderedObject]]:
     """Each object with its relative path, in stream order; two objects on one path are an error.
 
     Such a pair would be one object in the cluster, each apply overwriting the other.
+    ``files=False`` (a stream): cluster-scoped objects (``--emit trainjobs`` runtimes)
+    need no namespace folder.
     """
     planned: dict[str, RenderedObject] = {}
+    folded: dict[str, str] = {}  # by case-folded path: a checkout on macOS or Windows
     for obj in sorted_objects(objects):
         path = obj.relative_path
         folder, _, name = path.partition("/")
-        if folder in ("", ".", "..") or "/" in name or "\0" in path:
+        if files and (folder in ("", ".", "..") or "/" in name or "\0" in path):
             # only an output overlay can get here: the API server would refuse such names
             raise InputError.single(
                 f"cannot write a rendered {obj.data.get('kind')} of TrainJob "
@@ -86,7 +97,34 @@ def planned_files(objects: Iterable[RenderedObject]) -> list[tuple[str, Rendered
                 f"{obj.trainjob_namespace}/{obj.trainjob_name}: in the cluster they are the same "
                 "object (same namespace, kind and name)"
             )
+        other = folded.setdefault(path.casefold(), path)
+        if other != path:
+            raise InputError.single(
+                f"two rendered objects would be written to {other} and {path}, paths that "
+                "differ only in case: one file on a case-insensitive filesystem (macOS, "
+                "Windows); rename one"
+            )
     return list(planned.items())
+
+
+class OutputError(TraincError):
+    """The output could not be written (exit code 2): a full disk, a read-only
+    filesystem, a path below a regular file, a name the filesystem refuses. The previous
+    output is left as it was."""
+
+
+@contextmanager
+def _os_errors(directory: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as error:
+        where = error.filename or directory
+        raise OutputError(
+            escape_text(
+                f"cannot write the output {directory}: {where}: {error.strerror or error} "
+                "(the previous output is left as it was)"
+            )
+        ) from None
 
 
 def write_directory(
@@ -97,7 +135,18 @@ def write_directory(
 ) -> int:
     """Replace ``directory`` with one file per object, atomically; returns the file count.
 
-    ``extra``: more files by name (a cluster's ``kustomization.yaml``), not counted."""
+    ``extra``: more files by name (a cluster's ``kustomization.yaml``), not counted.
+    An OS error (disk full, read-only filesystem, ...) is an :class:`OutputError`."""
+    with _os_errors(directory):
+        return _write_directory(objects, directory, requirements, extra)
+
+
+def _write_directory(
+    objects: Iterable[RenderedObject],
+    directory: Path,
+    requirements: Iterable[SecretRequirement] = (),
+    extra: Mapping[str, bytes] | None = None,
+) -> int:
     files = planned_files(objects)  # before anything is written: a clash writes nothing
     requirements = list(requirements)
     with staged_directory(directory) as staging:
@@ -139,19 +188,71 @@ def check_replaceable(directory: Path) -> None:
         )
 
 
+# Staging folders are named ``.<output>.trainc-<pid>-<random>``: a run killed before
+# its swap (SIGKILL, power loss) leaves one behind, and the next run into the same output
+# removes those whose process is gone, and only those that hold trainc's marker.
+_STAGING = ".{name}.trainc-"
+
+
+def _staging_prefix(directory: Path) -> str:
+    return _STAGING.format(name=directory.name)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_staging(directory: Path) -> list[Path]:
+    """Remove the staging folders of ``directory`` left by trainc runs that died; returns them.
+
+    A folder counts only if its name has trainc's staging prefix and a PID that no live
+    process has, and it holds trainc's marker file (it is never anything a user made).
+    """
+    prefix = _staging_prefix(directory)
+    removed = []
+    try:
+        entries = list(os.scandir(directory.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid_text = entry.name[len(prefix) :].partition("-")[0]
+        if not pid_text.isdigit() or _process_alive(int(pid_text)):
+            continue
+        path = Path(entry.path)
+        if not (path / MARKER).is_file():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 @contextmanager
 def staged_directory(directory: Path) -> Iterator[Path]:
     """A fresh directory, marked as trainc's, that replaces ``directory`` whole on success.
 
-    Written beside its final place and renamed in; on any failure it is removed and
-    ``directory`` is left as it was.
+    Written beside its final place and swapped in (:func:`_swap`); on any failure it is
+    removed and ``directory`` is left as it was. Stale staging folders of killed runs
+    are removed first (:func:`remove_stale_staging`).
     """
     directory = directory.resolve()
     check_replaceable(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    remove_stale_staging(directory)
+    staging = Path(
+        tempfile.mkdtemp(prefix=f"{_staging_prefix(directory)}{os.getpid()}-", dir=directory.parent)
+    )
     try:
-        (staging / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        (staging / MARKER).write_text(
+            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
+        )
         yield staging
         os.chmod(staging, 0o755)
         _swap(staging, directory)
@@ -160,11 +261,48 @@ def staged_directory(directory: Path) -> Iterator[Path]:
         raise
 
 
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False
+    where the system or the filesystem cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    result = renameat2(
+        at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False  # not supported here: fall back to two renames
+    raise OSError(code, os.strerror(code), str(second))
+
+
 def _swap(staging: Path, directory: Path) -> None:
+    """Put ``staging`` in ``directory``'s place.
+
+    Where the system can (Linux, most local filesystems) the two are exchanged in one
+    atomic step, so ``directory`` always exists and holds a whole tree, the old or the
+    new one. Elsewhere it is two renames: for the moment between them ``directory`` does
+    not exist (a reader sees no output, never a partial one).
+    """
     if not directory.exists():
         staging.rename(directory)
         return
-    retired = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old.", dir=directory.parent))
+    if _exchange(staging, directory):
+        shutil.rmtree(staging, ignore_errors=True)  # now the old tree
+        return
+    retired = Path(
+        tempfile.mkdtemp(prefix=f"{_staging_prefix(directory)}{os.getpid()}-", dir=directory.parent)
+    )
     retired.rmdir()
     directory.rename(retired)
     try:
@@ -186,6 +324,13 @@ def write_project(
     longer in the project disappear). Otherwise only the given clusters' folders are
     replaced, each atomically, and the others stay as they are.
     """
+    with _os_errors(directory):
+        return _write_project(results, directory, whole=whole, stored=stored)
+
+
+def _write_project(
+    results: Mapping[str, Build], directory: Path, *, whole: bool, stored: bool
+) -> int:
     from compiler.emit.kustomization import extra_files
 
     directory = directory.resolve()
@@ -193,17 +338,19 @@ def write_project(
     count = 0
     if not whole:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / MARKER).write_text("rendered by trainc; replaced whole on each run\n")
+        (directory / MARKER).write_text(
+            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
+        )
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += write_directory(
+            count += _write_directory(
                 objects, directory / name, result.secret_requirements, extra_files(result)
             )
         return count
     with staged_directory(directory) as staging:
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
-            count += write_directory(
+            count += _write_directory(
                 objects, staging / name, result.secret_requirements, extra_files(result)
             )
     return count

@@ -27,7 +27,8 @@ Schema (``schemaVersion`` 1; fields are only ever added within a version)::
     }
 
 ``location`` always names an input file (for an output finding, the input that
-produced the field); ``line`` and ``column`` are 1-based, 0 meaning the whole file.
+produced the field); ``line`` and ``column`` are 1-based, both absent when the finding is
+about the whole file (one that cannot be read, say).
 Findings are sorted by file, line and column. The text is deterministic: the same
 inputs give the same bytes.
 """
@@ -38,7 +39,7 @@ import json
 from typing import Any
 
 from compiler import __version__
-from compiler.errors import Finding, Severity
+from compiler.errors import Finding, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 
 __all__ = ["SCHEMA_VERSION", "finding_json", "render_json", "report_json"]
@@ -58,11 +59,16 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         if ref is None
         else {"kind": ref.kind, "name": ref.name, "namespace": ref.namespace},
         "fieldPath": finding.field_path,
-        "location": None
-        if location is None
-        else {"file": location.file, "line": location.line, "column": location.column},
+        "location": None if location is None else _location(location),
         "details": dict(finding.details),
     }
+
+
+def _location(location: SourceLocation) -> dict[str, Any]:
+    """A place in a file; the whole file (a file that cannot be read) has no line."""
+    if location.line <= 0:
+        return {"file": location.file}
+    return {"file": location.file, "line": location.line, "column": location.column}
 
 
 def report_json(result: CheckResult) -> dict[str, Any]:

@@ -229,7 +229,9 @@ def test_violations_fixture_gives_a_valid_log_with_known_regions(
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {
         "crd-cel", "crd-schema", "output-schema", "resolve", "webhook",
     }  # fmt: skip
-    assert run["invocations"][0]["exitCode"] == 1
+    assert (
+        run["invocations"][0]["exitCode"] == 2
+    )  # render fails on these inputs (crd-schema, resolve): an input error
     assert run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"].startswith(
         "CUE policies skipped"
     )

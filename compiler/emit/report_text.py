@@ -21,7 +21,7 @@ line before it is kept, so the caret lines up in a terminal).
 
 from __future__ import annotations
 
-from compiler.errors import Finding
+from compiler.errors import Finding, escape_text
 from compiler.plan.check import CheckResult
 
 __all__ = ["render_text", "snippet"]
@@ -58,7 +58,7 @@ def snippet(text: str, line: int, column: int, context: int = 1) -> list[str]:
 def _heading(finding: Finding) -> str:
     parts = [str(p) for p in (finding.object, finding.field_path) if p]
     parts.append(finding.message)
-    return f"{finding.severity.value}[{finding.rule}]: " + ": ".join(parts)
+    return escape_text(f"{finding.severity.value}[{finding.rule}]: " + ": ".join(parts))
 
 
 def _finding(finding: Finding, texts: dict[str, str]) -> list[str]:

@@ -17,12 +17,21 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.errors import Problem, SourceLocation
 
-__all__ = ["CUE_SUFFIX", "STDIN", "YAML_SUFFIXES", "Source", "discover", "discover_collect"]
+__all__ = [
+    "CUE_SUFFIX",
+    "STDIN",
+    "YAML_SUFFIXES",
+    "Source",
+    "discover",
+    "discover_collect",
+    "path_kind",
+]
 
 STDIN = "-"
 STDIN_DISPLAY = "<stdin>"
@@ -71,6 +80,18 @@ def _walk(directory: Path) -> list[Path]:
     return [path for _, path in found]
 
 
+def path_kind(path: Path) -> str | None:
+    """``"dir"``, ``"file"`` (regular, symlinks followed), ``"other"`` (a FIFO, a device,
+    ...) or None when it cannot be reached (absent, a name too long, a loop, no access)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
 def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
     """The sources under ``paths`` and a problem for each path that does not exist."""
     sources: list[Source] = []
@@ -89,12 +110,13 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
             add(None, STDIN_DISPLAY)
             continue
         path = Path(given)
-        if path.is_dir():
+        kind = path_kind(path)
+        if kind == "dir":
             for found in _walk(path):
                 add(found, str(found))
-        elif path.is_file():
+        elif kind == "file":
             add(path, given)
-        elif path.exists():
+        elif kind == "other":
             problems.append(
                 Problem("not a regular file or directory", SourceLocation(given), rule="input")
             )

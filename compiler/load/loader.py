@@ -33,13 +33,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compiler.apiserver.crd_rules import check_rules
 from compiler.apiserver.crds import CrdSet, admit, trainer_crds
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect
+from compiler.apiserver.yaml_source import (
+    YamlDocument,
+    parse_yaml_collect,
+    read_source,
+    read_stream,
+)
 from compiler.errors import (
     FieldError,
     InputError,
@@ -51,6 +56,8 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.upstream.names import TRAINER_GROUP
+
+TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
 
 __all__ = [
     "LoadResult",
@@ -72,6 +79,8 @@ class LoadResult:
     rejected: list[Manifest] = field(default_factory=list)
     # the text of every source read, by display name (for reports that quote the source)
     texts: dict[str, str | bytes] = field(default_factory=dict)
+    # objects kept as they are that look like Trainer objects with a misspelt apiVersion
+    warnings: list[Problem] = field(default_factory=list)
 
     def of_kind(self, kind: str) -> list[Manifest]:
         return [m for m in self.objects if m.kind == kind]
@@ -101,11 +110,22 @@ def _rebase(source: SourceMap, prefix: JsonPath) -> SourceMap:
     return SourceMap(source.file, compute=rebased)
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "a list"
+
+
 ObjectKey = tuple[str, str, str, str]  # (API group, kind, namespace, name)
 
 
 def object_key(data: dict[str, Any]) -> ObjectKey:
-    metadata = data.get("metadata") or {}
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     return (
         str(data.get("apiVersion", "")).rpartition("/")[0],
         str(data.get("kind", "")),
@@ -173,6 +193,15 @@ class _Loader:
             return
         assert isinstance(api_version, str) and isinstance(kind, str)
         group = api_version.rpartition("/")[0]
+        if group != TRAINER_GROUP and "metadata" in data and not isinstance(data["metadata"], dict):
+            # The API server cannot decode it into an ObjectMeta: no object at all. (For
+            # Trainer kinds the create path below says so in the API server's words.)
+            self.problem(
+                f"metadata must be a mapping (an ObjectMeta), got {_json_type(data['metadata'])}",
+                source.locate(("metadata",)),
+                ObjectRef(kind, "(unnamed)"),
+            )
+            return
         manifest = Manifest(data, source)
         if group == TRAINER_GROUP:
             crd = self.crds.get(api_version, kind)
@@ -198,6 +227,7 @@ class _Loader:
             (self.result.rejected if rejected else self.result.objects).append(manifest)
         else:
             self.result.others.append(manifest)
+            self.check_lookalike(manifest, group)
         self.check_duplicate(manifest, group)
 
     @staticmethod
@@ -207,6 +237,23 @@ class _Loader:
         # Go prints the root's empty field path as "<nil>"
         field = "<nil>" if error.field == "" else error.field
         return Problem(error.message, source.locate(error.path), ref, field, rule)
+
+    def check_lookalike(self, manifest: Manifest, group: str) -> None:
+        """A Trainer kind, or the Trainer group spelt in another case, in another group:
+        kept unchanged like any other object, but almost surely meant as a Trainer one."""
+        if group.casefold() != TRAINER_GROUP and manifest.kind not in TRAINER_KINDS:
+            return
+        self.result.warnings.append(
+            Problem(
+                f"apiVersion {manifest.api_version!r} is not the Trainer's "
+                f"({TRAINER_GROUP}/v1alpha1; API groups are case-sensitive): this "
+                f"{manifest.kind} is passed through as an unknown object, not rendered",
+                manifest.locate(("apiVersion",)),
+                _ref(manifest.data),
+                "apiVersion",
+                "yaml",
+            )
+        )
 
     def check_duplicate(self, manifest: Manifest, group: str) -> None:
         meta = manifest.data.get("metadata")
@@ -275,14 +322,13 @@ def load_collect(
     for source in sources:
         if source.kind != "yaml":
             continue  # a policy file for `trainc check` (see compiler.load.discover)
-        if source.path is None:
-            texts.append((source.display, sys.stdin.buffer.read()))
-            continue
         try:
-            texts.append((source.display, source.path.read_bytes()))
-        except OSError as error:
-            message = f"cannot read: {error.strerror or error}"
-            problems.append(Problem(message, SourceLocation(source.display), rule="input"))
+            if source.path is None:
+                texts.append((source.display, read_stream(sys.stdin.buffer, source.display)))
+            else:
+                texts.append((source.display, read_source(source.path, source.display)))
+        except InputError as error:
+            problems += [replace(p, rule="input") for p in error.problems]
     result, found = load_texts_collect(texts, default_namespace, crds, previous)
     return result, sorted_problems([*problems, *found])
 

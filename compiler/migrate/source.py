@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from compiler.apiserver.yaml_source import read_source, read_stream
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation
 
 V1 = "kubeflow.org/v1"
@@ -79,11 +80,23 @@ def _start(node: Any) -> tuple[int, int]:
     return (lc.line + 1, lc.col + 1)
 
 
+def _text(data: bytes, name: str) -> str:
+    """UTF-8 whatever the locale (files are read with the size limit of every input)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            [Problem(f"not UTF-8 text: {error.reason}", SourceLocation(name))]
+        ) from None
+
+
 def read_sources(paths: list[str]) -> Iterator[SourceObject]:
     """Every object of every YAML file under ``paths`` (``-`` is stdin), in path order."""
     for name in paths:
         if name == "-":
-            yield from _objects(sys.stdin.read(), "<stdin>")
+            yield from _objects(
+                _text(read_stream(sys.stdin.buffer, "<stdin>"), "<stdin>"), "<stdin>"
+            )
             continue
         path = Path(name)
         if path.is_dir():
@@ -95,7 +108,7 @@ def read_sources(paths: list[str]) -> Iterator[SourceObject]:
         else:
             raise InputError([Problem("no such file or directory", SourceLocation(name))])
         for file in files:
-            yield from _objects(file.read_text(), str(file))
+            yield from _objects(_text(read_source(file), str(file)), str(file))
 
 
 def _objects(text: str, file: str) -> Iterator[SourceObject]:

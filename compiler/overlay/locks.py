@@ -266,10 +266,13 @@ def violations(
             continue
         if not lock.allows(path, value, snapshot):
             out.append(Violation(path, value, True, lock.expectation(snapshot, path)))
-    if not lock.has_value and lock.prefix is None and snapshot is not None:
-        for path in before:
-            if path not in after and path in snapshot:
-                out.append(Violation(path, None, False, lock.expectation(snapshot, path)))
+    # A lock holds against removal as against change: a value lock pins the field to its
+    # value (removing it drops that value), a snapshot lock to the value it froze.
+    for path in before:
+        if path in after:
+            continue
+        if lock.has_value or (lock.prefix is None and snapshot is not None and path in snapshot):
+            out.append(Violation(path, None, False, lock.expectation(snapshot, path)))
     return out
 
 

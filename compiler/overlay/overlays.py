@@ -49,7 +49,12 @@ import jsonpatch
 import jsonpointer
 
 from compiler.apiserver.manifest import Manifest, SourceMap, format_path
-from compiler.apiserver.yaml_source import YamlDocument, parse_yaml_collect, read_yaml
+from compiler.apiserver.yaml_source import (
+    YamlDocument,
+    parse_yaml_collect,
+    read_source,
+    read_yaml,
+)
 from compiler.errors import InputError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.kube.strategic_merge import PatchError, strategic_merge
 from compiler.overlay.locks import (
@@ -336,8 +341,8 @@ class _Reader:
 
     def document_text(self) -> str | None:
         try:
-            return Path(self.source.file).read_text(encoding="utf-8")
-        except OSError:
+            return read_source(self.source.file).decode("utf-8")
+        except (InputError, UnicodeDecodeError):
             return None
 
     def file_body(self, raw: Any, path: JsonPath) -> tuple[Any, SourceMap]:
@@ -741,6 +746,82 @@ def _patch_error(patch: Patch, error: Exception, item: _Item) -> Problem:
     )
 
 
+# What the API server requires of any object's identity (apimachinery's validation):
+# a DNS-1123 subdomain name, a DNS-1123 label namespace, a group that is a DNS-1123
+# subdomain and a version that is a DNS-1123 label, a kind that is a Go identifier.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+
+
+def _identity_problems(data: Mapping[str, Any]) -> list[tuple[JsonPath, str]]:
+    """Why an object's apiVersion, kind, name or namespace could not be a cluster's."""
+    found: list[tuple[JsonPath, str]] = []
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    group, _, version = str(api_version).rpartition("/")
+    if (
+        not isinstance(api_version, str)
+        or not _DNS_LABEL.match(version)
+        or (group and (len(group) > 253 or not _DNS_SUBDOMAIN.match(group)))
+    ):
+        found.append((("apiVersion",), f"apiVersion {api_version!r} is not group/version"))
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        found.append((("kind",), f"kind {kind!r} is not a Kubernetes kind"))
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        found.append((("metadata",), "metadata must be a mapping (an ObjectMeta)"))
+        return found
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        found.append(
+            (("metadata", "name"), f"name {name!r} is not a DNS-1123 subdomain (RFC 1123)")
+        )
+    if namespace is not None and (
+        not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.match(namespace)
+    ):
+        found.append(
+            (("metadata", "namespace"), f"namespace {namespace!r} is not a DNS-1123 label")
+        )
+    return found
+
+
+def _result_problems(
+    overlay: Overlay, patch: Patch, item: _Item, result: Mapping[str, Any]
+) -> list[Problem]:
+    """A patch result the cluster would refuse, or one outside a namespace overlay's reach.
+
+    A namespace-layer overlay changes objects of its namespace and leaves them there: it
+    cannot move one (a JSON patch of ``/metadata/namespace``, a ``$patch: replace`` of
+    ``metadata``) into another tenant's namespace.
+    """
+    who = f"overlay {overlay.name} (layer {overlay.layer})"
+    problems = [
+        Problem(
+            f"{who} would make {item.ref} invalid: {message}",
+            patch.location,
+            item.ref,
+            format_path(path),
+            RULE,
+        )
+        for path, message in _identity_problems(result)
+    ]
+    if overlay.namespace is not None and not problems:
+        moved_to = (result.get("metadata") or {}).get("namespace")
+        if moved_to != overlay.namespace:
+            problems.append(
+                Problem(
+                    f"{who} of namespace {overlay.namespace!r} cannot move {item.ref} "
+                    f"to namespace {moved_to!r}: a namespace-layer overlay changes only "
+                    "objects of its own namespace, and they stay there",
+                    patch.location,
+                    item.ref,
+                    "metadata.namespace",
+                    RULE,
+                )
+            )
+    return problems
+
+
 def _run(
     items: list[_Item],
     overlays: Sequence[Overlay],
@@ -768,7 +849,8 @@ def _run(
                 ) as error:
                     errors.append(_patch_error(patch, error, item))
                     continue
-                broken = _lock_problems(item, result, patch, overlay)
+                broken = _result_problems(overlay, patch, item, result)
+                broken += _lock_problems(item, result, patch, overlay)
                 if broken:
                     errors.extend(broken)
                     continue  # the object keeps its locked value; later errors are not cascades

@@ -20,9 +20,12 @@ validation stages (:data:`CHECK_STAGES`), and never stops at the first problem::
 A finding about a rendered object (stage ``output``) is located at the input that
 produced the field (:func:`compiler.provenance.locate.locate_output`), never in output.
 
-Nothing is written. :attr:`CheckResult.exit_code` is 2 when an input could not be read
-as Kubernetes objects (rules ``input``, ``yaml``, ``policy``), else 1 when there is an
-``error`` finding, else 0 (warnings and audit findings allowed).
+Nothing is written. :attr:`CheckResult.exit_code` is 2 whenever ``trainc render`` would
+exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yaml``,
+``crd-schema``, ``crd-cel``, ``webhook``, ``resolve``, ``render``, ``overlay``,
+``lock``, ``output-schema``, ``scheduler``, ``project``) or a policy cannot be read
+(``policy``); else 1 when there is an ``error`` finding of a policy (``vap/...``,
+``cue/...``); else 0 (warnings and audit findings allowed).
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from compiler.apiserver.manifest import Manifest, parse_field_path
+from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
     EXIT_INPUT_ERROR,
     EXIT_OK,
     EXIT_VIOLATIONS,
     Finding,
+    InputError,
     Problem,
     SetupError,
     Severity,
@@ -73,6 +78,7 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "crd-cel": "Trainer objects pass the CRD's CEL validation rules (x-kubernetes-validations)",
     "webhook": "Trainer admission webhooks accept the runtimes and TrainJobs",
     "resolve": "The runtime each TrainJob references exists and is admitted",
+    "render": "The Trainer controller can build the objects of every TrainJob",
     "output-schema": "Rendered JobSets and PodGroups match their CRDs (schema and CEL rules)",
     "policy": "Policies (ValidatingAdmissionPolicy, CUE) can be read and evaluated",
     "overlay": "The cluster's overlays can be read and applied",
@@ -96,13 +102,18 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)  # checks skipped, and why
     # the builds checked, one per plan (their rendered objects, for check --rendered)
     builds: list[Build] = field(default_factory=list, repr=False, compare=False)
+    # the render chain failed on some plan: `trainc render` would exit 2 on these inputs
+    render_failed: bool = False
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
 
     @property
     def input_error(self) -> bool:
-        return any(
+        """Exit 2: wherever ``trainc render`` would exit 2 on the same inputs (any problem
+        of the render chain: schema, CEL, webhook, resolve, overlay, scheduler, ...), and
+        when a policy cannot be read."""
+        return self.render_failed or any(
             f.rule in INPUT_ERROR_RULES and f.severity is Severity.ERROR for f in self.findings
         )
 
@@ -295,9 +306,9 @@ def _texts(build: Build) -> tuple[dict[str, str], list[str]]:
     for source in cue:
         if source.path is not None:
             try:
-                text = _decode(source.path.read_bytes())
+                text = _decode(read_source(source.path))
                 texts[source.display] = texts[str(source.path)] = text
-            except OSError:
+            except InputError:
                 pass
     return texts, [str(s.display) for s in cue]
 
@@ -318,6 +329,7 @@ def check(plan: BuildPlan, stages: tuple[Stage, ...] = CHECK_STAGES) -> CheckRes
         cue_files,
         sorted(set(build.notes)),
         [build],
+        render_failed=bool(build.problems),
     )
 
 
@@ -346,6 +358,7 @@ def check_plans(plans: list[BuildPlan], stages: tuple[Stage, ...] = CHECK_STAGES
         combined.objects.extend(result.objects)
         combined.texts.update(result.texts)
         combined.builds.extend(result.builds)
+        combined.render_failed |= result.render_failed
         notes.update(result.notes)
         policy_files.update(dict.fromkeys(result.policy_files))
     combined.findings = sorted(

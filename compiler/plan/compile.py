@@ -16,13 +16,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.apiserver.manifest import Manifest, parse_field_path
-from compiler.errors import Problem
+from compiler.apiserver.manifest import Manifest, format_path, parse_field_path
+from compiler.errors import InputError, JsonPath, Problem
+from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases
+from compiler.render.runtime_info import typed_template
 from compiler.render.webhooks import (
     as_defaulted,
     defaulting_errors,
@@ -139,6 +141,28 @@ class Admitted:
     warnings: list[Problem] = field(default_factory=list)
 
 
+def _undecodable(runtime: Manifest) -> Problem | None:
+    """The runtime's JobSet template as the controller's Go client decodes it: a value
+    the CRD schema lets through but the Go type cannot hold (an int-or-string port of
+    2^63-1 in an int32) makes the runtime unusable, located at that value."""
+    template = (runtime.data.get("spec") or {}).get("template") or {}
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    try:
+        typed_template(spec)
+    except RoundTripError as error:
+        path: JsonPath = ("spec", "template", "spec", *error.path)
+        return Problem(
+            f"the Trainer controller cannot decode this runtime: {error.message}",
+            runtime.locate(path),
+            runtime.ref,
+            format_path(path),
+            "crd-schema",
+        )
+    return None
+
+
 def admit_runtimes(loaded: LoadResult) -> Admitted:
     """The runtime webhook on every runtime among the inputs, and the TrainJob defaulting
     webhook's decoding of every TrainJob (rule ``webhook``).
@@ -158,10 +182,13 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
             location = runtime.locate(parse_field_path(error.field or ""))
             message = webhook_text(error, runtime.data, root)
             problems.append(Problem(message, location, runtime.ref, error.field, "webhook"))
+        undecodable = None if errors else _undecodable(runtime)
+        if undecodable is not None:
+            problems.append(undecodable)
         if (warning := deprecation_warning(runtime.data)) is not None:
             location = runtime.locate(("metadata", "labels"))
             warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
-        (rejected if errors else admitted).append(runtime)
+        (rejected if errors or undecodable else admitted).append(runtime)
     # The schema and the Go types are generated from one another, so a TrainJob the schema
     # admits decodes; only those it rejects can meet the defaulting webhook's decode error
     # (which the cluster reports first).
@@ -195,6 +222,18 @@ def priority_classes(others: Iterable[Manifest]) -> frozenset[str]:
     )
 
 
+def _located(problem: Problem, trainjob: Manifest) -> Problem:
+    """A plugin's problem, placed in the TrainJob at its field (or the nearest place)."""
+    location = problem.location or trainjob.locate(parse_field_path(problem.field_path or ""))
+    return Problem(
+        problem.message,
+        location,
+        problem.object or trainjob.ref,
+        problem.field_path,
+        problem.rule or "render",
+    )
+
+
 def render_trainjobs(
     resolved: list[tuple[Manifest, Resolved | Problem]],
     others: Iterable[Manifest],
@@ -221,13 +260,28 @@ def render_trainjobs(
         summary.runtime = outcome.runtime
         # what the validating webhook and the controller see: the defaulted TrainJob
         defaulted = as_defaulted(trainjob.data)
-        result = render_trainjob(
-            defaulted,
-            outcome.runtime.data.get("spec") or {},
-            options,
-            phases,
-            validate_only=not managed,
-        )
+        try:
+            result = render_trainjob(
+                defaulted,
+                outcome.runtime.data.get("spec") or {},
+                options,
+                phases,
+                validate_only=not managed,
+            )
+        except InputError as failure:  # a plugin cannot build the objects (Flux numNodes)
+            problems += [_located(problem, trainjob) for problem in failure.problems]
+            continue
+        except RoundTripError as undecodable:  # a runtimePatch the controller cannot decode
+            problems.append(
+                Problem(
+                    f"the Trainer controller cannot decode the patched JobSet: {undecodable}",
+                    trainjob.locate(("spec", "runtimePatches")),
+                    trainjob.ref,
+                    "spec.runtimePatches",
+                    "webhook",
+                )
+            )
+            continue
         for error in result.errors:
             location = trainjob.locate(parse_field_path(error.field or ""))
             message = webhook_text(error, defaulted, TYPE_ROOTS[TRAINJOB_KIND])

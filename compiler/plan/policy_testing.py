@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.apiserver.yaml_source import YamlDocument, parse_yaml
+from compiler.apiserver.yaml_source import YamlDocument, parse_yaml, read_source
 from compiler.errors import (
     EXIT_INPUT_ERROR,
     EXIT_OK,
@@ -150,7 +150,7 @@ def find_test_files(paths: Iterable[str | Path]) -> list[Path]:
             if any(part.startswith(".") for part in candidate.relative_to(path).parts):
                 continue
             try:
-                documents = parse_yaml(candidate.read_bytes(), str(candidate))
+                documents = parse_yaml(read_source(candidate), str(candidate))
             except (InputError, OSError):
                 continue  # not a test file; resources are read (and reported) by check
             if any(_is_test(d) for d in documents):
@@ -193,8 +193,8 @@ def _default_policies(test_path: Path) -> list[Path]:
 def load_test(path: Path) -> PolicyTest:
     """Read one PolicyTest file; an :class:`InputError` naming every mistake in it."""
     try:
-        documents = [d for d in parse_yaml(path.read_bytes(), str(path)) if _is_test(d)]
-    except OSError as error:
+        documents = [d for d in parse_yaml(read_source(path), str(path)) if _is_test(d)]
+    except OSError as error:  # pragma: no cover (read_source reports OS errors itself)
         raise InputError.single(
             f"cannot read: {error.strerror or error}", SourceLocation(str(path))
         ) from None
@@ -283,7 +283,7 @@ def _policy_names(files: list[Path]) -> set[str]:
             names.update({file.name, file.stem})
             continue
         try:
-            documents = parse_yaml(file.read_bytes(), str(file))
+            documents = parse_yaml(read_source(file), str(file))
         except (InputError, OSError):
             continue  # check reports it
         for document in documents:

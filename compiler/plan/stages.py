@@ -24,11 +24,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.crds import CrdSet
+from compiler.apiserver.crds import admit as admit_object
 from compiler.apiserver.manifest import Manifest
-from compiler.errors import Finding, InputError, Problem, TraincError, sorted_problems
+from compiler.errors import (
+    FieldError,
+    Finding,
+    InputError,
+    ObjectRef,
+    Problem,
+    TraincError,
+    sorted_problems,
+)
 from compiler.load.loader import LoadResult, load_collect, load_previous
 from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
 from compiler.plan.compile import (
@@ -130,6 +139,7 @@ def _load(build: Build, paths: list[str]) -> None:
     build.loaded = loaded
     build.originals = list(loaded.objects)
     build.problems += problems
+    build.warnings += loaded.warnings
 
 
 def load(build: Build) -> None:
@@ -197,9 +207,54 @@ def overlay_inputs(build: Build) -> None:
     objects, errors, warnings = apply_input_overlays(
         build.loaded.objects, build.overlays, build.plan.strict
     )
-    build.loaded = replace(build.loaded, objects=list(objects))
-    build.problems += _with_rule(errors, "overlay")
+    admitted, rejected, problems = _readmit(build, build.loaded.objects, objects)
+    build.loaded = replace(
+        build.loaded, objects=admitted, rejected=[*build.loaded.rejected, *rejected]
+    )
+    build.problems += _with_rule(errors, "overlay") + problems
     build.warnings += _with_rule(warnings, "overlay")
+
+
+def _readmit(
+    build: Build, before: list[Manifest], after: list[Manifest]
+) -> tuple[list[Manifest], list[Manifest], list[Problem]]:
+    """Objects an input overlay changed, through the API server's create path again (what
+    is applied is the patched object): admitted ones, rejected ones, their problems,
+    located in the overlay where a patch wrote the field (rule ``overlay``)."""
+    from compiler.apiserver.crd_rules import check_rules
+
+    admitted: list[Manifest] = []
+    rejected: list[Manifest] = []
+    problems: list[Problem] = []
+    for original, manifest in zip(before, after, strict=True):
+        if manifest is original:
+            admitted.append(manifest)
+            continue
+        crd = build.crds.get(manifest.api_version, manifest.kind)
+        if crd is None:
+            errors = [
+                FieldError.at(
+                    ("apiVersion",),
+                    "apiVersion",
+                    f"an overlay made this {manifest.api_version} {manifest.kind}, "
+                    "not a Trainer object",
+                )
+            ]
+        else:
+            errors = admit_object(manifest.data, crd, build.crds)
+            errors += check_rules(manifest.data, crd, errors)
+        for error in errors:
+            problems.append(
+                Problem(
+                    f"after the input overlays: {error.message}",
+                    manifest.locate(error.path),
+                    original.ref,
+                    error.field,
+                    "overlay",
+                )
+            )
+        (rejected if errors else admitted).append(manifest)
+    return admitted, rejected, problems
 
 
 def overlay_outputs(build: Build) -> None:
@@ -216,8 +271,33 @@ def overlay_outputs(build: Build) -> None:
         summary.objects = []
     for (summary, obj), data in zip(owners, patched, strict=True):
         summary.objects.append(replace(obj, data=data))
+        if data is not obj.data and not errors:
+            build.problems += _patched_output_problems(summary, obj.data, data)
     build.problems += _with_rule(errors, "overlay")
     build.warnings += _with_rule(warnings, "overlay")
+
+
+def _patched_output_problems(
+    summary: TrainJobSummary, rendered: dict[str, Any], data: dict[str, Any]
+) -> list[Problem]:
+    """An object an output overlay changed must keep the ``spec`` the controller rendered
+    (a JobSet without one does nothing; its CRD does not require one): rule ``overlay``.
+    Its schema is checked with every output (:func:`admit_outputs`)."""
+    if summary.trainjob is None:
+        return []
+    if not isinstance(rendered.get("spec"), dict) or isinstance(data.get("spec"), dict):
+        return []
+    ref = ObjectRef(str(data.get("kind")), str(data["metadata"].get("name")), summary.namespace)
+    return [
+        Problem(
+            f"the output overlays remove the spec trainc rendered for {ref}: the object "
+            "would do nothing (patch fields of the spec instead)",
+            summary.trainjob.locate(()),
+            ref,
+            "spec",
+            "overlay",
+        )
+    ]
 
 
 # --- admission, resolution, render ------------------------------------------------------

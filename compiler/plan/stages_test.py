@@ -167,8 +167,8 @@ def test_cli_render_project_from_cwd_and_unknown_cluster(
         root / "rendered" / "production" / "audio" / "jobset.x-k8s.io_JobSet_other.yaml"
     ).is_file()
     assert not (root / "rendered" / "staging").exists()
-    # check: the same project mode, one merged report; the scheduler error exits 1
-    assert main(["check", "--format", "json"]) == 1
+    # check: the same project mode, one merged report; the scheduler error exits 2, as in render
+    assert main(["check", "--format", "json"]) == 2
 
 
 def test_cli_render_without_project_keeps_working(

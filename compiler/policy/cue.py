@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.apiserver.manifest import format_path
+from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
     Finding,
     InputError,
@@ -78,7 +79,12 @@ def installed_path() -> Path:
 def _path_version(binary: str) -> str | None:
     try:
         out = subprocess.run(
-            [binary, "version"], capture_output=True, text=True, check=False, timeout=60
+            [binary, "version"],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
+            timeout=60,
         ).stdout
     except OSError:
         return None
@@ -125,8 +131,13 @@ class _Policy:
 
 def _read_policy(path: Path) -> _Policy:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_source(path).decode("utf-8")
+    except InputError as error:
+        raise InputError.single(
+            f"cannot read the CUE policy: {error.problems[0].message}",
+            SourceLocation(str(path)),
+        ) from None
+    except UnicodeDecodeError as error:
         raise InputError.single(
             f"cannot read the CUE policy: {getattr(error, 'strerror', None) or error}",
             SourceLocation(str(path)),
@@ -166,7 +177,7 @@ def _driver(policies: list[_Policy]) -> str:
 def _write_module(root: Path, policies: list[_Policy], objects: list[PolicyObject]) -> None:
     (root / "cue.mod").mkdir()
     (root / "cue.mod" / "module.cue").write_text(
-        f'module: "{_MODULE}"\nlanguage: version: "{CUE_VERSION}"\n'
+        f'module: "{_MODULE}"\nlanguage: version: "{CUE_VERSION}"\n', encoding="utf-8"
     )
     for i, policy in enumerate(policies):
         directory = root / "p" / str(i)
@@ -250,14 +261,17 @@ def _parse_errors(text: str) -> list[_Error]:
 
 
 def _vet(binary: Path, root: Path, skip: set[tuple[int, int]]) -> list[_Error]:
-    (root / "skip.json").write_text(json.dumps({f"{p}/{i}": True for p, i in sorted(skip)}))
+    (root / "skip.json").write_text(
+        json.dumps({f"{p}/{i}": True for p, i in sorted(skip)}), encoding="utf-8"
+    )
     env = {**os.environ, "CUE_REGISTRY": "none"}  # policies import nothing from outside
     try:
         done = subprocess.run(
             [str(binary), "vet", "-c", "."],
             cwd=root,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",
             check=False,
             env=env,
         )

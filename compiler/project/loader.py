@@ -27,9 +27,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from compiler.apiserver.manifest import SourceMap
-from compiler.apiserver.yaml_source import parse_yaml_collect, read_yaml
+from compiler.apiserver.yaml_source import parse_yaml_collect, read_source, read_yaml
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation, sorted_problems
-from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES
+from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES, path_kind
 from compiler.project.model import Cluster, ProjectSpec, validation_problems
 
 __all__ = ["PROJECT_FILE", "Project", "find_project", "load_project"]
@@ -154,8 +154,8 @@ def _is_overlay_file(path: Path) -> bool:
     """Whether a file holds an ``Overlay`` document (unreadable ones count: the overlay
     loader reports them)."""
     try:
-        documents = parse_yaml_collect(path.read_bytes(), str(path))[0]
-    except OSError:
+        documents = parse_yaml_collect(read_source(path), str(path))[0]
+    except InputError:
         return True
     if not documents:
         return True
@@ -183,18 +183,20 @@ def _expand(
     """The files of one entry, or None when it matches nothing."""
     pattern = Path(os.path.normpath(entry if Path(entry).is_absolute() else base / entry))
     if not _GLOB_CHARS & set(entry):
-        if pattern.is_dir():
+        kind = path_kind(pattern)  # a name too long or a loop is "does not exist", not a crash
+        if kind == "dir":
             return _walk(pattern, suffixes, skip_tests) or None
-        return [pattern] if pattern.is_file() else None
+        return [pattern] if kind == "file" else None
     out: list[Path] = []
     matches = sorted(
         (Path(m) for m in glob.glob(str(pattern), recursive=True)),
         key=lambda p: _segments(p, base),
     )
     for match in matches:
-        if match.is_dir():
+        kind = path_kind(match)
+        if kind == "dir":
             out.extend(_walk(match, suffixes, skip_tests))
-        elif match.is_file() and match.name.endswith(suffixes):
+        elif kind == "file" and match.name.endswith(suffixes):
             out.append(match)
     return out or None
 

@@ -81,7 +81,7 @@ def _patched_jobset_spec(template_spec: JsonObject, patch_specs: list[JsonObject
         job.get("name"): index
         for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
-    spec: JsonObject = json_copy(_typed_template(template_spec))
+    spec: JsonObject = json_copy(typed_template(template_spec))
     for patch_spec in patch_specs:
         merged = strategic_merge(
             spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE)
@@ -101,8 +101,12 @@ _TYPED_TEMPLATES: dict[int, tuple[JsonObject, JsonObject]] = {}
 _PATCHED_SPECS: dict[tuple[int, bytes], tuple[JsonObject, JsonObject]] = {}
 
 
-def _typed_template(template_spec: JsonObject) -> JsonObject:
-    """The runtime's JobSet spec after the Go round trip, computed once per runtime object."""
+def typed_template(template_spec: JsonObject) -> JsonObject:
+    """The runtime's JobSet spec after the Go round trip, computed once per runtime object.
+
+    Raises :class:`~compiler.kube.roundtrip.RoundTripError` when the Trainer controller
+    could not decode it (a number beyond its Go type, say).
+    """
     entry = _TYPED_TEMPLATES.get(id(template_spec))
     if entry is None or entry[0] is not template_spec:
         if len(_TYPED_TEMPLATES) >= _CACHE_SIZE:

@@ -82,7 +82,7 @@ def upstream(version: str = DEFAULT_TRAINER_VERSION) -> Upstream:
     manifest_path = directory / "manifest.json"
     if not manifest_path.is_file():
         raise SetupError(f"upstream artifacts for Trainer {version} are missing: {_SETUP_HINT}")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     trainer_dir = Path(manifest["trainerDir"])
     if not (trainer_dir / "manifests").is_dir():
         raise SetupError(f"the Trainer module at {trainer_dir} is gone: {_SETUP_HINT}")
@@ -94,4 +94,4 @@ def upstream(version: str = DEFAULT_TRAINER_VERSION) -> Upstream:
 
 @cache
 def load_json(path: Path) -> Any:
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))
