@@ -335,69 +335,7 @@ def migrate(job: Job) -> list[CommentedMap]:
             "TrainingRuntime.spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]",
         )
     runtime.backoff_limit = 0 if restart == "Never" else 2147483647
-    retry = spec.get("maxRetry")
-    policies = spec.get("policies") or []
-    restarts = [p for p in policies if p.get("action") == "RestartJob"]
-    if restarts:
-        runtime.jobset_spec["failurePolicy"] = cmap(
-            ("maxRestarts", int(retry if retry is not None else 3))
-        )
-        job.diag(
-            "VOLCANO_POLICY_APPROX",
-            "warning",
-            "spec.policies",
-            "RestartJob becomes JobSet failurePolicy.maxRestarts (the whole gang restarts on any Job failure)",
-            target="TrainingRuntime.spec.template.spec.failurePolicy",
-            action="approximated",
-        )
-        job.consume("spec.maxRetry")
-    elif retry is not None:
-        job.diag(
-            "VOLCANO_MAXRETRY_DROPPED",
-            "info",
-            "spec.maxRetry",
-            "no RestartJob policy: retries do not apply",
-            action="dropped",
-        )
-    for index, policy in enumerate(policies):
-        if policy.get("action") != "RestartJob":
-            job.diag(
-                "VOLCANO_POLICY_DROPPED",
-                "warning",
-                f"spec.policies[{index}]",
-                f"lifecycle policy {policy.get('action')} has no v2 equivalent",
-                action="dropped",
-            )
-    job.consume("spec.policies")
-    minimum = spec.get("minAvailable")
-    if minimum is not None and minimum != total:
-        job.diag(
-            "MIN_AVAILABLE_DROPPED",
-            "warning",
-            "spec.minAvailable",
-            f"v2's PodGroup minMember is the pod count ({total}), not {minimum}",
-            action="dropped",
-        )
-    elif minimum is not None:
-        job.mapped("spec.minAvailable", "PodGroup.spec.minMember")
-    for key in ("minSuccess", "runningEstimate"):
-        if key in spec:
-            job.diag(
-                "VOLCANO_FIELD_DROPPED" if key != "minSuccess" else "VOLCANO_MINSUCCESS_DROPPED",
-                "warning",
-                f"spec.{key}",
-                f"{key} has no v2 equivalent",
-                action="dropped",
-            )
-    if "ttlSecondsAfterFinished" in spec:
-        runtime.jobset_spec["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"]
-        job.diag(
-            "TTL_DELETES_JOBSET_ONLY",
-            "warning",
-            "spec.ttlSecondsAfterFinished",
-            "v2 deletes the JobSet after the TTL; the TrainJob stays",
-            action="approximated",
-        )
+    _lifecycle(job, runtime, total)
     job.diag(
         "VOLCANO_PODGROUP_NAME",
         "info",
@@ -717,7 +655,7 @@ def _migrate_mpi(
     return [runtime_object(job, runtime, "mpi"), trainjob_object(job, tj)]
 
 
-def _job_level(job: Job, runtime: Runtime, total: int) -> None:
+def _lifecycle(job: Job, runtime: Runtime, total: int) -> None:
     """Volcano job fields every shape shares: policies and retries, minAvailable,
     minSuccess, runningEstimate, TTL."""
     spec = job.spec
@@ -783,6 +721,12 @@ def _job_level(job: Job, runtime: Runtime, total: int) -> None:
             "v2 deletes the JobSet after the TTL; the TrainJob stays",
             action="approximated",
         )
+
+
+def _job_level(job: Job, runtime: Runtime, total: int) -> None:
+    """The shared job fields (:func:`_lifecycle`), then job volumes and network topology."""
+    spec = job.spec
+    _lifecycle(job, runtime, total)
     for index, _volume in enumerate(spec.get("volumes") or []):
         job.diag(
             "VOLCANO_VOLUME_DROPPED",
