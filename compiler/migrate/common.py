@@ -795,6 +795,14 @@ def runtime_object(job: Job, runtime: Runtime, framework: str) -> CommentedMap:
     )
 
 
+def dedicated_runtime_ref(job: Job) -> CommentedMap:
+    """The TrainJob's ``runtimeRef`` to the TrainingRuntime written for this job alone
+    (same name and namespace as the job, see :func:`runtime_object`)."""
+    return cmap(
+        ("apiGroup", "trainer.kubeflow.org"), ("kind", "TrainingRuntime"), ("name", job.name)
+    )
+
+
 def trainjob_object(job: Job, spec: CommentedMap) -> CommentedMap:
     return cmap(
         ("apiVersion", TRAINER),

@@ -23,6 +23,7 @@ from compiler.migrate.common import (
     check_metadata,
     cmap,
     common_notes,
+    dedicated_runtime_ref,
     env_value,
     int_or_none,
     name_length,
@@ -221,11 +222,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     spec = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         ),
         ("trainer", trainer),
     )

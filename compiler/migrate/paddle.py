@@ -83,6 +83,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
         check_metadata,
         cmap,
         common_notes,
+        dedicated_runtime_ref,
         hardcoded_addresses,
         name_length,
         normalise_types,
@@ -220,11 +221,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     spec = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         ),
         ("trainer", cmap(("numNodes", counts["Worker"]))),
     )

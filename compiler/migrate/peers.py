@@ -18,6 +18,7 @@ from compiler.migrate.common import (
     check_metadata,
     cmap,
     common_notes,
+    dedicated_runtime_ref,
     differing_paths,
     hardcoded_addresses,
     name_length,
@@ -187,11 +188,7 @@ def migrate_peers(
     spec = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         )
     )
     if peers.env:

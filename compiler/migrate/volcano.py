@@ -27,6 +27,7 @@ from compiler.migrate.common import (
     check_metadata,
     cmap,
     common_notes,
+    dedicated_runtime_ref,
     differing_paths,
     env_index,
     env_value,
@@ -428,11 +429,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     tj = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         ),
         ("trainer", trainer),
     )
@@ -642,11 +639,7 @@ def _migrate_mpi(
     tj = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         ),
         ("trainer", trainer),
     )
@@ -960,11 +953,7 @@ def _migrate_tf(
     tj = cmap(
         (
             "runtimeRef",
-            cmap(
-                ("apiGroup", "trainer.kubeflow.org"),
-                ("kind", "TrainingRuntime"),
-                ("name", job.name),
-            ),
+            dedicated_runtime_ref(job),
         ),
         ("trainer", cmap(("numNodes", workers))),
     )
