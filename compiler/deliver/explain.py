@@ -19,7 +19,7 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import InputError, ObjectRef, Problem
-from compiler.plan.compile import priority_classes
+from compiler.plan.compile import extension_plugins, priority_classes
 from compiler.plan.stages import Build
 from compiler.provenance.trace import (
     FieldOrigin,
@@ -52,11 +52,15 @@ def trace_result(build: Build) -> dict[str, ObjectProvenance]:
     """
     before: dict[ObjectRef, Manifest] = {m.ref: m for m in build.originals}
     overlays = build.overlays
-    plugins = default_plugins(priority_classes(build.loaded.others))
+    classes = priority_classes(build.loaded.others)
+    cluster = build.plan.cluster
+    enabled = None if cluster is None else cluster.extensions
     out: dict[str, ObjectProvenance] = {}
     for summary in build.summaries:
         if summary.skipped or summary.trainjob is None or summary.runtime is None:
             continue
+        # a runtime's opt-in extensions are plugins of their own: explain credits them
+        plugins = default_plugins(classes, extension_plugins(summary.runtime, enabled)[0])
         traced = provenance(
             before.get(summary.trainjob.ref, summary.trainjob) if overlays else summary.trainjob,
             before.get(summary.runtime.ref, summary.runtime) if overlays else summary.runtime,

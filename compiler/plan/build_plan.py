@@ -62,6 +62,8 @@ class ClusterTarget:
     delivery: str = "resolved"  # resolved | trainjobs: what apply pushes
     # delivery hints for GitOps controllers (compiler.plan.gitops); None: none set
     gitops: GitOps | None = None
+    # opt-in extensions the cluster enables (compiler.render.extensions)
+    extensions: tuple[str, ...] = ()
 
     def has_scheduler(self, scheduler: str) -> bool | None:
         """Whether the cluster runs ``scheduler``; None when the project does not say."""
@@ -80,6 +82,7 @@ class ClusterTarget:
             ),
             delivery=cluster.delivery,
             gitops=cluster.gitops,
+            extensions=tuple(cluster.extensions),
         )
 
 

@@ -20,10 +20,16 @@ from compiler.apiserver.manifest import Manifest, format_path, parse_field_path
 from compiler.errors import InputError, JsonPath, Problem
 from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
-from compiler.render.framework import RenderOptions
+from compiler.render.extensions.base import (
+    DECLARATION,
+    declares_extensions,
+    runtime_annotations,
+)
+from compiler.render.extensions.catalog import plugins_for
+from compiler.render.framework import Phases, Plugin, RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
-from compiler.render.registry import default_phases
+from compiler.render.registry import default_phases, default_plugins
 from compiler.render.runtime_info import typed_template
 from compiler.render.webhooks import (
     as_defaulted,
@@ -234,18 +240,46 @@ def _located(problem: Problem, trainjob: Manifest) -> Problem:
     )
 
 
+def extension_plugins(
+    runtime: Manifest, enabled: Iterable[str] | None
+) -> tuple[list[Plugin], list[Problem]]:
+    """The opt-in extension plugins ``runtime`` declares (``compiler.render.extensions``),
+    or its problems (rule ``extension``) at the annotations that cause them."""
+    annotations = runtime_annotations(runtime.data)
+    if not declares_extensions(annotations):
+        return [], []
+    plugins, found = plugins_for(annotations, runtime.data.get("spec") or {}, enabled)
+    problems = [
+        Problem(
+            message,
+            runtime.locate(("metadata", "annotations", key or DECLARATION)),
+            runtime.ref,
+            f"metadata.annotations[{key or DECLARATION}]",
+            "extension",
+        )
+        for key, message in found
+    ]
+    return plugins, problems
+
+
 def render_trainjobs(
     resolved: list[tuple[Manifest, Resolved | Problem]],
     others: Iterable[Manifest],
     options: RenderOptions | None = None,
     default_namespace: str = "default",
+    extensions: Iterable[str] | None = None,
 ) -> tuple[list[TrainJobSummary], list[Problem]]:
     """The TrainJob webhook and the render of every TrainJob whose runtime resolved.
 
     The webhook validates every TrainJob; only the controller ignores one that another
-    controller manages (e.g. MultiKueue): that one is summarised as skipped.
+    controller manages (e.g. MultiKueue): that one is summarised as skipped. A runtime
+    that declares extensions renders with them when ``extensions`` (the cluster's) enables
+    them; its problems are reported once per runtime and its TrainJobs not rendered.
     """
-    phases = default_phases(priority_classes(others))
+    classes = priority_classes(others)
+    phases = default_phases(classes)
+    enabled = None if extensions is None else tuple(extensions)
+    runtime_phases: dict[int, Phases | None] = {}
     problems: list[Problem] = []
     summaries: list[TrainJobSummary] = []
     for trainjob, outcome in resolved:
@@ -258,6 +292,18 @@ def render_trainjobs(
             continue
         managed = is_managed_by_trainer(trainjob)
         summary.runtime = outcome.runtime
+        key = id(outcome.runtime)
+        if key not in runtime_phases:
+            plugins, extension_problems = extension_plugins(outcome.runtime, enabled)
+            problems += extension_problems
+            runtime_phases[key] = (
+                None
+                if extension_problems
+                else (Phases.of(default_plugins(classes, plugins)) if plugins else phases)
+            )
+        chosen = runtime_phases[key]
+        if chosen is None:
+            continue
         # what the validating webhook and the controller see: the defaulted TrainJob
         defaulted = as_defaulted(trainjob.data)
         try:
@@ -265,7 +311,7 @@ def render_trainjobs(
                 defaulted,
                 outcome.runtime.data.get("spec") or {},
                 options,
-                phases,
+                chosen,
                 validate_only=not managed,
             )
         except InputError as failure:  # a plugin cannot build the objects (Flux numNodes)

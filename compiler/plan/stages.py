@@ -319,8 +319,13 @@ def resolve(build: Build) -> None:
 
 def render(build: Build) -> None:
     """The TrainJob webhook and the Trainer runtime framework, per TrainJob."""
+    cluster = build.plan.cluster
     summaries, problems = render_trainjobs(
-        build.resolved, build.loaded.others, build.plan.render, build.plan.default_namespace
+        build.resolved,
+        build.loaded.others,
+        build.plan.render,
+        build.plan.default_namespace,
+        None if cluster is None else cluster.extensions,
     )
     build.summaries = summaries
     build.problems += problems

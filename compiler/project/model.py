@@ -17,6 +17,7 @@
         overlays: [overlays/production]  # cluster layer
         policies: []                     # in addition to inputs.policies
         delivery: resolved               # trainc apply: resolved objects, or trainjobs
+        extensions: [intel-mpi, yunikorn]  # opt-in, beyond upstream (resolved delivery only)
         gitops:                          # delivery hints, all off unless set (GitOps)
           syncWaves: true                # Argo CD: PodGroups, ConfigMaps before JobSets
           serverSideApply: true          # Argo CD: ServerSideApply=true
@@ -59,6 +60,8 @@ __all__ = [
 SUPPORTED_TRAINER_VERSIONS = (DEFAULT_TRAINER_VERSION,)
 SCHEDULERS = ("coscheduling", "volcano", "kueue")
 Scheduler = Literal["coscheduling", "volcano", "kueue"]
+# compiler.render.extensions.catalog.NAMES (a test keeps the two equal)
+Extension = Literal["intel-mpi", "mpich", "tensorflow", "paddlepaddle", "elastic-torch", "yunikorn"]
 
 # RFC 1123 label: what Kubernetes accepts as a namespace name.
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -131,6 +134,8 @@ class Cluster(_Model):
     # what trainc apply pushes: the resolved objects, or the TrainJobs and runtimes
     delivery: Literal["resolved", "trainjobs"] = "resolved"
     gitops: GitOps = GitOps()
+    # opt-in behaviour beyond upstream (compiler.render.extensions); off unless listed
+    extensions: list[Extension] = []
 
     @field_validator("name")
     @classmethod
@@ -164,6 +169,13 @@ class Cluster(_Model):
     def _default_namespace(cls, value: str) -> str:
         if not _DNS_LABEL.match(value):
             raise ValueError(f"{value!r} is not a valid namespace name (lowercase RFC 1123 label)")
+        return value
+
+    @field_validator("extensions")
+    @classmethod
+    def _extensions(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("an extension is listed twice")
         return value
 
     @field_validator("schedulers")

@@ -106,12 +106,21 @@ class CustomValidationPlugin(Plugin, Protocol):
     def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]: ...
 
 
+class AmendObjectsPlugin(Plugin, Protocol):
+    """Not an upstream phase: trainc's opt-in extensions (``compiler.render.extensions``)
+    rewrite the built objects here (a hostfile format, pod-template fields no Info carries).
+    No upstream plugin implements it, so without extensions nothing runs."""
+
+    def amend(self, objects: list[JsonObject], info: Info, job: TrainJobContext) -> None: ...
+
+
 PHASE_INTERFACES: dict[type, tuple[str, ...]] = {
     EnforceMLPolicyPlugin: ("enforce_ml_policy",),
     EnforcePodGroupPolicyPlugin: ("enforce_pod_group_policy",),
     PodNetworkPlugin: ("identify_pod_network",),
     ComponentBuilderPlugin: ("sync_parallel_count", "build"),
     CustomValidationPlugin: ("validate",),
+    AmendObjectsPlugin: ("amend",),
 }
 
 
@@ -163,6 +172,7 @@ class Phases:
     pod_network: tuple[PodNetworkPlugin, ...]
     component_builders: tuple[ComponentBuilderPlugin, ...]
     custom_validation: tuple[CustomValidationPlugin, ...]
+    amend_objects: tuple[AmendObjectsPlugin, ...] = ()
 
     @classmethod
     def of(cls, plugins: list[Plugin]) -> Phases:
@@ -177,6 +187,7 @@ class Phases:
             pod_network=having(PodNetworkPlugin),
             component_builders=having(ComponentBuilderPlugin),
             custom_validation=having(CustomValidationPlugin),
+            amend_objects=having(AmendObjectsPlugin),
         )
 
 
@@ -193,6 +204,8 @@ def run_phases(phases: Phases, info: Info, job: TrainJobContext) -> list[JsonObj
     objects: list[JsonObject] = []
     for builder in phases.component_builders:
         objects.extend(builder.build(info, job))
+    for amender in phases.amend_objects:
+        amender.amend(objects, info, job)
     return objects
 
 

@@ -10,6 +10,8 @@ sorted (see ``compiler.emit``), so builder order does not show in the output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compiler.render.framework import Phases, Plugin
 from compiler.render.plugins.coscheduling import CoSchedulingPlugin
 from compiler.render.plugins.flux import FluxPlugin
@@ -22,7 +24,11 @@ from compiler.render.plugins.volcano import VolcanoPlugin
 from compiler.render.plugins.xgboost import XGBoostPlugin
 
 
-def default_plugins(priority_classes: frozenset[str] = frozenset()) -> list[Plugin]:
+def default_plugins(
+    priority_classes: frozenset[str] = frozenset(), extensions: Sequence[Plugin] = ()
+) -> list[Plugin]:
+    """Upstream's plugins; a runtime's opt-in ``extensions`` (``compiler.render.extensions``)
+    run after every upstream ML policy plugin, so they see (and may rewrite) its result."""
     return [
         TorchPlugin(),
         FluxPlugin(),
@@ -30,6 +36,7 @@ def default_plugins(priority_classes: frozenset[str] = frozenset()) -> list[Plug
         JAXPlugin(),
         XGBoostPlugin(),
         PlainMLPlugin(),
+        *extensions,
         CoSchedulingPlugin(),
         VolcanoPlugin(priority_classes),
         JobSetPlugin(),
