@@ -10,7 +10,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance
+.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -82,6 +82,11 @@ $(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/
 # Every migration case: the v1 operator's pods vs the pods of the migrated TrainJob.
 migrate-conformance: setup migrate-oracle
 	$(PY) -m tests.migrate.conformance
+
+# The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
+# against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical
+extension-conformance: setup migrate-oracle
+	$(PY) -m tests.extensions.conformance
 
 bench: setup
 	$(PY) -m tests.bench.render_bench

@@ -38,7 +38,7 @@ from compiler.render.framework import CustomValidationPlugin, EnforceMLPolicyPlu
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins.torch import PET_MASTER_ADDR, PET_MASTER_PORT, PET_NODE_RANK
 from compiler.render.plugins.torchtune import CONTAINER_TRAINER_PORT
-from compiler.upstream.names import ANCESTOR_TRAINER, NODE
+from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 
 NAME = "elastic-torch"
 STATIC_ENV_NAMES = frozenset({PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT})
@@ -127,10 +127,19 @@ class ElasticTorchExtension(EnforceMLPolicyPlugin, CustomValidationPlugin):
         return []
 
 
+def _is_trainer(rjob: JsonObject) -> bool:
+    labels = ((rjob.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    return bool(labels.get(LABEL_ANCESTOR) == ANCESTOR_TRAINER)
+
+
 def _check_runtime(spec: JsonObject, params: Parameters) -> list[str]:
     problems = []
     if ((spec.get("mlPolicy") or {}).get("torch")) is None:
         problems.append(f"{NAME} needs the runtime's mlPolicy.torch")
+    jobs = ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
+    if not any(_is_trainer(rjob) for rjob in jobs):
+        # v1's webhook: the Worker replica spec must be configured for an elastic policy
+        problems.append(f"{NAME} needs a trainer job (label {LABEL_ANCESTOR}: trainer)")
     low, high = params.get("min-nodes"), params.get("max-nodes")
     if isinstance(low, int) and isinstance(high, int) and low > high:
         problems.append(f"{NAME}: min-nodes {low} is above max-nodes {high}")

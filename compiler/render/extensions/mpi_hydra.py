@@ -24,7 +24,13 @@ from __future__ import annotations
 
 from compiler.render import upsert
 from compiler.render.extensions.base import Extension, Parameters
-from compiler.render.framework import AmendObjectsPlugin, EnforceMLPolicyPlugin, TrainJobContext
+from compiler.errors import FieldError
+from compiler.render.framework import (
+    AmendObjectsPlugin,
+    CustomValidationPlugin,
+    EnforceMLPolicyPlugin,
+    TrainJobContext,
+)
 from compiler.render.info import Info, JsonObject
 from compiler.render.plugins import mpi
 from compiler.upstream.names import LAUNCHER, NODE
@@ -63,7 +69,7 @@ def search_domain(subdomain: str, namespace: str) -> str:
     return f"{subdomain}.{namespace}.svc.cluster.local"
 
 
-class HydraMPIExtension(EnforceMLPolicyPlugin, AmendObjectsPlugin):
+class HydraMPIExtension(EnforceMLPolicyPlugin, AmendObjectsPlugin, CustomValidationPlugin):
     def __init__(self, extension: str) -> None:
         self.extension = extension
         self.name = f"extension {extension}"
@@ -89,6 +95,14 @@ class HydraMPIExtension(EnforceMLPolicyPlugin, AmendObjectsPlugin):
                 )
             if obj.get("kind") == "JobSet":
                 self._search_launcher(obj, info, job)
+
+    def validate(self, info: Info, job: TrainJobContext) -> list[FieldError]:
+        """The operator's ``slotsPerWorker`` check (Trainer admits a negative numProcPerNode)."""
+        slots = (job.trainer or {}).get("numProcPerNode")
+        if isinstance(slots, int) and slots < 0:
+            message = f"extension {self.extension}: must be greater than or equal to 0 (slots)"
+            return [FieldError("FieldValueInvalid", "spec.trainer.numProcPerNode", message, slots)]
+        return []
 
     def _search_launcher(self, jobset: JsonObject, info: Info, job: TrainJobContext) -> None:
         node = info.pod_set_by_name(NODE)

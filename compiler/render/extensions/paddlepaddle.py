@@ -11,7 +11,7 @@ Trainer v2.3.0 has no PaddlePaddle ML policy. The PaddleJob controller
     PADDLE_SERVER_NUM   1     (PS mode, master pods)   | PADDLE_TRAINER_NUM 1 (PS mode, others)
 
 Collective mode (no ``master`` replica type): the rendezvous is worker 0 and the port
-that of the worker container's ``paddlejob-port`` (default 36543). PS mode: master 0
+that of the worker container's port named ``master`` (the default adds ``master: 36543``). PS mode: master 0
 and the master's port. Roles are the replicated jobs named ``master`` and ``worker``;
 host ``i`` of a role is ``<trainjob>-<role>-0-<i>.<subdomain>``.
 
@@ -33,7 +33,7 @@ NAME = "paddlepaddle"
 MASTER = "master"
 WORKER = "worker"
 ROLES = (MASTER, WORKER)
-PORT_NAME = "paddlejob-port"
+PORT_NAME = "master"  # PaddleJobDefaultPortName
 DEFAULT_PORT = 36543
 
 
