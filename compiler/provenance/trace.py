@@ -623,6 +623,14 @@ def provenance(
         )
     wanted = {k for k, o in origins.items() if o.derived and o.layer == "plugin"}
     sensitive = _sensitivity(inputs, runtime_spec, plugins, options, rendered_leaves, wanted)
+    # An opt-in extension is built from runtime annotations the perturbation pass does not
+    # vary (compiler.render.extensions): it names them itself.
+    for plugin in plugins:
+        keys = getattr(plugin, "runtime_inputs", ())
+        refs = [inputs.ref(runtime, ("metadata", "annotations", key)) for key in keys]
+        for key in wanted:
+            if origins[key].label == f"plugin {plugin.name}":
+                sensitive[key] = [*sensitive[key], *refs]
     for key in wanted:
         origin = origins[key]
         refs = sensitive[key]

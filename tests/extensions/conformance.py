@@ -144,7 +144,11 @@ def first_container(pod: Json) -> Json:
 
 
 def named_ports(c: Json, name: str) -> list[tuple[str, int]]:
-    return [(p.get("name", ""), p["containerPort"]) for p in c.get("ports") or () if p.get("name") == name]
+    return [
+        (p.get("name", ""), p["containerPort"])
+        for p in c.get("ports") or ()
+        if p.get("name") == name
+    ]
 
 
 def diff(what: str, trainc: Any, oracle: Any) -> list[str]:
@@ -265,9 +269,7 @@ def mpi_compare(name: str, hydra: bool) -> Callable[[list[Json], Json], list[str
             r"(OMPI|I_MPI|HYDRA)_.*",
         )
         problems = diff("launcher env", launcher_env, oracle_env)
-        hostfile = next(
-            o["data"]["hostfile"] for o in objects if o.get("kind") == "ConfigMap"
-        )
+        hostfile = next(o["data"]["hostfile"] for o in objects if o.get("kind") == "ConfigMap")
         expected = "".join(
             re.sub(r"^(\S+?)(:| slots=)", lambda m: mpi_host(name, m[1]) + m[2], line) + "\n"
             for line in result["files"]["/etc/mpi/hostfile"].splitlines()
@@ -444,7 +446,10 @@ def tf_compare(name: str, roles: dict[str, int]) -> Callable[[list[Json], Json],
             problems += diff(
                 f"{role} ports",
                 named_ports(node, "tfjob-port"),
-                named_ports(container(oracle_pod(result, f"{name}-{role}-0")["spec"], "tensorflow"), "tfjob-port"),
+                named_ports(
+                    container(oracle_pod(result, f"{name}-{role}-0")["spec"], "tensorflow"),
+                    "tfjob-port",
+                ),
             )
         return problems
 
@@ -602,8 +607,16 @@ def elastic_cases() -> list[Case]:
         ("max-only", 3, {"max-nodes": "3"}),
         ("restarts", 2, {"min-nodes": "1", "max-nodes": "2", "max-restarts": "3"}),
         ("etcd", 2, {"rdzv-backend": "etcd", "rdzv-port": "2379", "max-restarts": "0"}),
-        ("id-conf", 4, {"min-nodes": "2", "max-nodes": "8", "rdzv-id": "run-7",
-                        "rdzv-conf": "join_timeout=600,last_call_timeout=30"}),
+        (
+            "id-conf",
+            4,
+            {
+                "min-nodes": "2",
+                "max-nodes": "8",
+                "rdzv-id": "run-7",
+                "rdzv-conf": "join_timeout=600,last_call_timeout=30",
+            },
+        ),
         ("etcd-v2-port", 1, {"rdzv-backend": "etcd-v2", "rdzv-port": "12345"}),
     ]
     cases = []
@@ -709,7 +722,9 @@ def paddle_compare(name: str, roles: dict[str, int]) -> Callable[[list[Json], Js
             problems += diff(
                 f"{role} ports",
                 named_ports(node, "master"),
-                named_ports(container(oracle_pod(result, f"{name}-{role}-0")["spec"], "paddle"), "master"),
+                named_ports(
+                    container(oracle_pod(result, f"{name}-{role}-0")["spec"], "paddle"), "master"
+                ),
             )
         return problems
 

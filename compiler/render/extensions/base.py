@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from compiler.render.framework import Plugin
 from compiler.render.info import JsonObject
 
 DECLARATION = "trainc.dev/extensions"
@@ -65,6 +64,14 @@ def text(value: str) -> object:
     return value
 
 
+class ExtensionPlugin:
+    """What every extension plugin carries besides its phases: the runtime annotations it
+    was built from, so that ``explain`` names them as the inputs of what it sets."""
+
+    name: str
+    runtime_inputs: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Parameter:
     name: str
@@ -78,7 +85,7 @@ class Extension:
 
     name: str
     summary: str
-    plugin: Callable[[Parameters], Plugin]
+    plugin: Callable[[Parameters], ExtensionPlugin]
     parameters: tuple[Parameter, ...] = ()
     # problems with the runtime's spec (messages), given the parsed parameters
     check_runtime: Callable[[JsonObject, Parameters], list[str]] = field(

@@ -11,6 +11,7 @@ from compiler.render.extensions.base import (
     AnnotationProblem,
     Extension,
     declared_names,
+    parameter_key,
 )
 from compiler.render.framework import Plugin
 from compiler.render.info import JsonObject
@@ -105,4 +106,10 @@ def plugins_for(
         ]
     if problems:
         return [], problems
-    return [EXTENSIONS[name].plugin(parsed[name]) for name in known], []
+    plugins: list[Plugin] = []
+    for name in known:
+        plugin = EXTENSIONS[name].plugin(parsed[name])
+        own = [parameter_key(name, p.name) for p in EXTENSIONS[name].parameters]
+        plugin.runtime_inputs = (DECLARATION, *(key for key in own if key in annotations))
+        plugins.append(plugin)
+    return plugins, []

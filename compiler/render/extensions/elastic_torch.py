@@ -28,6 +28,7 @@ from compiler.errors import FieldError
 from compiler.render import upsert
 from compiler.render.extensions.base import (
     Extension,
+    ExtensionPlugin,
     Parameter,
     Parameters,
     choice,
@@ -95,7 +96,7 @@ def elastic_envs(params: Parameters, host: str, count: int) -> list[JsonObject]:
     return envs
 
 
-class ElasticTorchExtension(EnforceMLPolicyPlugin, CustomValidationPlugin):
+class ElasticTorchExtension(ExtensionPlugin, EnforceMLPolicyPlugin, CustomValidationPlugin):
     name = f"extension {NAME}"
 
     def __init__(self, params: Parameters) -> None:

@@ -22,9 +22,9 @@ job, its launcher the ``launcher`` job, its Service (``<mpijob>``) the JobSet su
 
 from __future__ import annotations
 
-from compiler.render import upsert
-from compiler.render.extensions.base import Extension, Parameters
 from compiler.errors import FieldError
+from compiler.render import upsert
+from compiler.render.extensions.base import Extension, ExtensionPlugin, Parameters
 from compiler.render.framework import (
     AmendObjectsPlugin,
     CustomValidationPlugin,
@@ -69,7 +69,9 @@ def search_domain(subdomain: str, namespace: str) -> str:
     return f"{subdomain}.{namespace}.svc.cluster.local"
 
 
-class HydraMPIExtension(EnforceMLPolicyPlugin, AmendObjectsPlugin, CustomValidationPlugin):
+class HydraMPIExtension(
+    ExtensionPlugin, EnforceMLPolicyPlugin, AmendObjectsPlugin, CustomValidationPlugin
+):
     def __init__(self, extension: str) -> None:
         self.extension = extension
         self.name = f"extension {extension}"

@@ -24,7 +24,7 @@ every index of a job, so every pod here gets ``<host>:<port>``: the same address
 from __future__ import annotations
 
 from compiler.render import upsert
-from compiler.render.extensions.base import Extension, Parameters
+from compiler.render.extensions.base import Extension, ExtensionPlugin, Parameters
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet
 from compiler.upstream.names import NODE
@@ -63,7 +63,7 @@ def paddle_envs(info: Info, job: TrainJobContext, role: str) -> list[JsonObject]
     return envs
 
 
-class PaddleExtension(EnforceMLPolicyPlugin):
+class PaddleExtension(ExtensionPlugin, EnforceMLPolicyPlugin):
     name = f"extension {NAME}"
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

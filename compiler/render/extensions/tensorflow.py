@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 
 from compiler.render import upsert
-from compiler.render.extensions.base import Extension, Parameters
+from compiler.render.extensions.base import Extension, ExtensionPlugin, Parameters
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet
 from compiler.upstream.names import NODE
@@ -68,7 +68,7 @@ def tf_config(cluster: dict[str, list[str]], role: str) -> str:
     return f'{{"cluster":{spec},"task":{task},"environment":"cloud"}}'
 
 
-class TensorFlowExtension(EnforceMLPolicyPlugin):
+class TensorFlowExtension(ExtensionPlugin, EnforceMLPolicyPlugin):
     name = f"extension {NAME}"
 
     def enforce_ml_policy(self, info: Info, job: TrainJobContext) -> None:

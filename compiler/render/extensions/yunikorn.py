@@ -31,7 +31,15 @@ from __future__ import annotations
 import json
 
 from compiler.kube.podrequests import sum_requests
-from compiler.render.extensions.base import Extension, Parameter, Parameters, choice, integer, text
+from compiler.render.extensions.base import (
+    Extension,
+    ExtensionPlugin,
+    Parameter,
+    Parameters,
+    choice,
+    integer,
+    text,
+)
 from compiler.render.framework import (
     AmendObjectsPlugin,
     EnforcePodGroupPolicyPlugin,
@@ -92,7 +100,7 @@ def policy_parameters(params: Parameters) -> str:
     return " ".join(parts)
 
 
-class YuniKornExtension(EnforcePodGroupPolicyPlugin, AmendObjectsPlugin):
+class YuniKornExtension(ExtensionPlugin, EnforcePodGroupPolicyPlugin, AmendObjectsPlugin):
     name = f"extension {NAME}"
 
     def __init__(self, params: Parameters) -> None:
