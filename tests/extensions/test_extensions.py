@@ -209,3 +209,13 @@ def test_extension_conformance(oracle: None) -> None:
     assert sum(case.expect_error for case in cases) >= 5
     results = conformance.check(cases)
     assert [(case.id, found) for case, found in results if found] == []
+
+
+def test_the_worked_examples_render_clean() -> None:
+    """``examples/extensions`` (the README's worked examples): check is clean."""
+    root = conformance.ROOT / "examples" / "extensions"
+    result = trainc("check", "--cluster", "hpc", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rendered = trainc("render", "--cluster", "hpc", "-o", "-", cwd=root)
+    assert "I_MPI_PERHOST" in rendered.stdout and "HYDRA_HOST_FILE" in rendered.stdout
+    assert "yunikorn.apache.org/task-groups" in rendered.stdout
