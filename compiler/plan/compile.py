@@ -22,6 +22,7 @@ from compiler.kube.roundtrip import RoundTripError
 from compiler.load.loader import LoadResult
 from compiler.render.extensions.base import (
     DECLARATION,
+    declared_names,
     declares_extensions,
     runtime_annotations,
 )
@@ -260,6 +261,30 @@ def extension_plugins(
         for key, message in found
     ]
     return plugins, problems
+
+
+def extension_refusals(manifests: Iterable[Manifest]) -> list[Problem]:
+    """Runtimes that declare extensions, refused for TrainJob delivery: the Trainer
+    controller ignores the annotations and would run them without the extension."""
+    problems = []
+    for runtime in manifests:
+        annotations = runtime_annotations(runtime.data)
+        if runtime.kind not in RUNTIME_KINDS or not declares_extensions(annotations):
+            continue
+        names = ", ".join(declared_names(annotations)) or "an extension"
+        problems.append(
+            Problem(
+                f"declares trainc extension(s) {names}: only trainc renders them (resolved "
+                "delivery); the Trainer controller ignores the annotations and would run the "
+                "runtime without them, so it cannot be delivered as a runtime (use --emit "
+                "resolved / delivery: resolved)",
+                runtime.locate(("metadata", "annotations", DECLARATION)),
+                runtime.ref,
+                f"metadata.annotations[{DECLARATION}]",
+                "extension",
+            )
+        )
+    return problems
 
 
 def render_trainjobs(

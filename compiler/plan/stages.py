@@ -44,6 +44,7 @@ from compiler.plan.compile import (
     RenderedObject,
     TrainJobSummary,
     admit_runtimes,
+    extension_refusals,
     render_trainjobs,
     resolve_trainjobs,
 )
@@ -329,6 +330,8 @@ def render(build: Build) -> None:
     )
     build.summaries = summaries
     build.problems += problems
+    if cluster is not None and cluster.delivery == "trainjobs":
+        build.problems += extension_refusals(build.loaded.objects)
 
 
 def admit_outputs(build: Build) -> None:

@@ -147,3 +147,17 @@ def test_cluster_delivery_mode(tmp_path: Path) -> None:
     assert load_project(path).clusters[0].delivery == "trainjobs"
     path.write_text(GOOD + "    delivery: kustomize\n")
     assert "delivery" in _error(path)
+
+
+def test_cluster_extensions(tmp_path: Path) -> None:
+    path = _project(tmp_path, GOOD + "    extensions: [intel-mpi, yunikorn]\n")
+    assert load_project(path).clusters[0].extensions == ["intel-mpi", "yunikorn"]
+    path.write_text(GOOD)
+    assert load_project(path).clusters[0].extensions == []
+    path.write_text(GOOD + "    extensions: [horovod]\n")
+    assert _error(path).endswith(
+        "trainc.yaml:10:18: clusters[0].extensions[0]: Input should be 'intel-mpi', 'mpich', "
+        "'tensorflow', 'paddlepaddle', 'elastic-torch' or 'yunikorn'"
+    )
+    path.write_text(GOOD + "    extensions: [mpich, mpich]\n")
+    assert "an extension is listed twice" in _error(path)

@@ -150,6 +150,11 @@ def test_trainjobs_delivery_refuses_an_extension_runtime(tmp_path: Path) -> None
         result.stderr
     )
     assert result.stdout == ""
+    text = (root / "trainc.yaml").read_text()
+    (root / "trainc.yaml").write_text(text + "    delivery: trainjobs\n")
+    check = trainc("check", "--cluster", "prod", cwd=root)
+    assert check.returncode == 2
+    assert "error[extension]" in check.stdout and "only trainc renders them" in check.stdout
 
 
 def test_explain_credits_the_extension(tmp_path: Path) -> None:

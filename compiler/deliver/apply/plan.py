@@ -18,16 +18,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from compiler.apiserver.manifest import Manifest
-from compiler.errors import InputError, Problem
-from compiler.plan.compile import RenderedObject, TrainJobSummary
+from compiler.errors import InputError
+from compiler.plan.compile import RenderedObject, TrainJobSummary, extension_refusals
 from compiler.plan.gitops import annotate_objects
-from compiler.render.extensions.base import (
-    DECLARATION,
-    declared_names,
-    declares_extensions,
-    runtime_annotations,
-)
 from compiler.render.info import SecretRequirement
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -172,19 +165,6 @@ def apply_plan(build: Build, delivery: Delivery = "resolved") -> ApplyPlan:
     return plan
 
 
-def _extension_refusal(runtime: Manifest) -> Problem:
-    names = ", ".join(declared_names(runtime_annotations(runtime.data))) or "an extension"
-    return Problem(
-        f"declares trainc extension(s) {names}: only trainc renders them (resolved delivery); "
-        "the Trainer controller ignores the annotations and would render the runtime without "
-        "them, so it cannot be delivered as a runtime (use --emit resolved / delivery: resolved)",
-        runtime.locate(("metadata", "annotations", DECLARATION)),
-        runtime.ref,
-        f"metadata.annotations[{DECLARATION}]",
-        "extension",
-    )
-
-
 def as_trainjobs(build: Build) -> Build:
     """``build`` with its objects replaced by the runtimes and TrainJobs it read, after
     input overlays and admission (what ``--emit trainjobs`` delivers): one summary per
@@ -193,12 +173,7 @@ def as_trainjobs(build: Build) -> Build:
     from dataclasses import replace
 
     kinds = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND, TRAINJOB_KIND)
-    refused = [
-        _extension_refusal(m)
-        for m in build.loaded.objects
-        if m.kind in kinds[:2] and declares_extensions(runtime_annotations(m.data))
-    ]
-    if refused:
+    if refused := extension_refusals(build.loaded.objects):
         raise InputError(refused)
     summaries = []
     for manifest in build.loaded.objects:
