@@ -51,3 +51,37 @@ def test_phases_follow_the_declarations() -> None:
     phases = Phases.of([Policy()])
     assert [p.name for p in phases.ml_policy] == ["Policy"]
     assert phases.component_builders == ()
+
+
+def test_amend_runs_after_every_build_and_sees_all_objects() -> None:
+    """The extensions' phase (not upstream's): after every builder, on the built list."""
+    from compiler.render.framework import (
+        AmendObjectsPlugin,
+        ComponentBuilderPlugin,
+        Phases,
+        TrainJobContext,
+        run_phases,
+    )
+    from compiler.render.info import Info, JsonObject
+
+    class Builder(ComponentBuilderPlugin):
+        name = "Builder"
+
+        def sync_parallel_count(self, info: Info) -> None:
+            return None
+
+        def build(self, info: Info, job: TrainJobContext) -> list[JsonObject]:
+            return [{"kind": "ConfigMap", "data": {"a": "1"}}]
+
+    class Amender(AmendObjectsPlugin):
+        name = "Amender"
+
+        def amend(self, objects: list[JsonObject], info: Info, job: TrainJobContext) -> None:
+            objects[0]["data"]["a"] = "2"
+
+    info = Info({}, {}, None, None, {}, [])
+    job = TrainJobContext({"metadata": {"name": "j"}})
+    assert run_phases(Phases.of([Amender(), Builder()]), info, job) == [
+        {"kind": "ConfigMap", "data": {"a": "2"}}
+    ]
+    assert Phases.of([Builder()]).amend_objects == ()

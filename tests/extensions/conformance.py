@@ -648,10 +648,11 @@ def elastic_cases() -> list[Case]:
 # --- PaddlePaddle ----------------------------------------------------------------------
 
 
-def paddle_runtime(roles: dict[str, int], port: int | None) -> Json:
+def paddle_runtime(roles: dict[str, int], port: int | None, bare: str = "") -> Json:
+    """``bare``: a role whose container is not the default one."""
     jobs = []
     for role, count in roles.items():
-        c: Json = {"name": "node", "image": "acme/paddle:2"}
+        c: Json = {"name": "other" if role == bare else "node", "image": "acme/paddle:2"}
         if port is not None:
             c["ports"] = [{"name": "master", "containerPort": port}]
         job_template: Json = {"spec": {"template": {"spec": {"containers": [c]}}}}
@@ -678,10 +679,10 @@ def paddle_runtime(roles: dict[str, int], port: int | None) -> Json:
     }
 
 
-def paddlejob(name: str, roles: dict[str, int], port: int | None) -> Json:
+def paddlejob(name: str, roles: dict[str, int], port: int | None, bare: str = "") -> Json:
     specs = {}
     for role, count in roles.items():
-        c: Json = {"name": "paddle", "image": "acme/paddle:2"}
+        c: Json = {"name": "other" if role == bare else "paddle", "image": "acme/paddle:2"}
         if port is not None:
             c["ports"] = [{"name": "master", "containerPort": port}]
         specs[role.capitalize()] = {"replicas": count, "template": {"spec": {"containers": [c]}}}
@@ -751,6 +752,17 @@ def paddle_cases() -> list[Case]:
                 compare=paddle_compare(name, roles),
             )
         )
+    roles = {"master": 1, "worker": 2}
+    cases.append(
+        Case(
+            id="paddlepaddle/error-master-without-default-container",
+            runtime=paddle_runtime(roles, None, bare="master"),
+            trainjob=trainjob("pd-bare", "paddle", {"numNodes": 2}),
+            v1=paddlejob("pd-bare", roles, None, bare="master"),
+            compare=lambda o, r: [],
+            expect_error=True,
+        )
+    )
     return cases
 
 

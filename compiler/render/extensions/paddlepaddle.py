@@ -89,8 +89,14 @@ def _check_runtime(spec: JsonObject, params: Parameters) -> list[str]:
     if WORKER not in names:
         problems.append(f"{NAME} needs a replicated job named worker")
     for rjob in jobs:
-        if rjob.get("name") in ROLES and rjob.get("replicas", 1) != 1:
+        if rjob.get("name") not in ROLES:
+            continue
+        if rjob.get("replicas", 1) != 1:
             problems.append(f"{NAME}: replicated job {rjob['name']} must have replicas 1")
+        pod = (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        if not any(c.get("name") == NODE for c in (pod or {}).get("containers") or ()):
+            # v1's webhook: each replica type needs the default container
+            problems.append(f"{NAME}: replicated job {rjob['name']} needs a container node")
     return problems
 
 
