@@ -17,6 +17,7 @@ annotations: that is why ``--emit trainjobs`` refuses a runtime that declares on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -38,7 +39,7 @@ def integer(minimum: int, maximum: int | None = None) -> Callable[[str], object]
     """A decimal integer in [minimum, maximum]."""
 
     def parse(text: str) -> object:
-        if not text.strip().lstrip("-").isdigit():
+        if not re.fullmatch(r"-?[0-9]+", text):
             raise ValueError(f"{text!r} is not an integer")
         value = int(text)
         if value < minimum or (maximum is not None and value > maximum):

@@ -47,8 +47,7 @@ BACKENDS = ("c10d", "etcd", "etcd-v2")
 
 
 def _rdzv_conf(value: str) -> object:
-    pairs = [item for item in value.split(",")]
-    for pair in pairs:
+    for pair in value.split(","):
         key, sep, _ = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"{pair!r} is not key=value (pairs separated by commas)")
