@@ -57,6 +57,7 @@ from compiler.apiserver.cel.library.registry import check_functions, run_functio
 
 __all__ = [
     "VARIABLE_PREFIX",
+    "Activation",
     "K8sEngine",
     "K8sProgram",
     "cel_type_name",
@@ -292,6 +293,19 @@ def cel_type_name(engine_name: str) -> str:
     return f"{name}({', '.join(cel_type_name(a) for a in args)})"
 
 
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """Variable values bound once, for evaluating several programs on the same values.
+
+    Passing a mapping to each evaluation makes the engine read the values again each
+    time (~16 µs for a JobSet); an activation is made once (~2 µs) and each evaluation
+    over it then costs ~2 µs. The library functions are the same in every run
+    environment, so an activation of one serves programs compiled in any of them.
+    """
+
+    native: Any
+
+
 @dataclass
 class K8sProgram:
     """One expression: type-checked as the API server does, run with the Python library."""
@@ -303,9 +317,14 @@ class K8sProgram:
     expression: Any
     error_type: Any
 
-    def evaluate(self, bindings: Mapping[str, Any]) -> Any:
+    def evaluate(self, bindings: Mapping[str, Any] | Activation) -> Any:
+        """The result for ``bindings``: a mapping, or an :class:`Activation` made once for
+        many expressions (values passed as a mapping are read again on every call)."""
         try:
-            result = self.expression.eval(data=bindings)
+            if isinstance(bindings, Activation):
+                result = self.expression.eval(activation=bindings.native)
+            else:
+                result = self.expression.eval(data=bindings)
         except RuntimeError as error:
             text = str(error)
             if _BUDGET in text:
@@ -374,6 +393,10 @@ class K8sEngine:
             except RuntimeError:
                 pass
         raise CelCompileError(text)
+
+    def activation(self, values: Mapping[str, Any]) -> Activation:
+        """``values`` bound once for several :meth:`K8sProgram.evaluate` calls."""
+        return Activation(self._env(True, {}).Activation(data=values))
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
         renamed, names = rewrite_variables(source)
