@@ -43,9 +43,7 @@ def snippet(text: str, line: int, column: int, context: int = 1) -> list[str]:
     return snippet_of_lines(text.splitlines(), line, column, context)
 
 
-def snippet_of_lines(
-    lines: Sequence[str], line: int, column: int, context: int = 1
-) -> list[str]:
+def snippet_of_lines(lines: Sequence[str], line: int, column: int, context: int = 1) -> list[str]:
     """:func:`snippet` over a file already split into lines (split once per file, not
     once per finding: a file with thousands of findings stays linear)."""
     if not 1 <= line <= len(lines):
