@@ -288,6 +288,24 @@ class _Match:
     object_selector: _Selector
     rules: tuple[_Rule, ...]
     excludes: tuple[_Rule, ...]
+    # whether the rules take a resource, by (resource, namespaced): worked out once per
+    # kind, as long as no rule names objects (resourceNames)
+    _by_resource: dict[tuple[Resource, bool], bool] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    _named: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        named = any(rule.names for rule in (*self.rules, *self.excludes))
+        object.__setattr__(self, "_named", named)
+
+    def _rules_match(self, resource: Resource, namespace: str, name: str) -> bool:
+        if any(rule.matches(resource, namespace, name) for rule in self.excludes):
+            return False
+        if not self.rules:
+            return True
+        return any(rule.matches(resource, namespace, name) for rule in self.rules)
 
     def matches(
         self,
@@ -303,11 +321,13 @@ class _Match:
                 return False
         if not self.object_selector.empty() and not self.object_selector.matches(labels):
             return False
-        if any(rule.matches(resource, namespace, name) for rule in self.excludes):
-            return False
-        if not self.rules:
-            return True
-        return any(rule.matches(resource, namespace, name) for rule in self.rules)
+        if self._named:
+            return self._rules_match(resource, namespace, name)
+        key = (resource, bool(namespace))
+        found = self._by_resource.get(key)
+        if found is None:
+            found = self._by_resource[key] = self._rules_match(resource, namespace, name)
+        return found
 
 
 def _parse_rules(value: Any, where: JsonPath, problems: _Problems) -> tuple[_Rule, ...]:

@@ -364,6 +364,7 @@ class K8sEngine:
         self._run_functions = run_functions(cel)
         self._envs: dict[tuple[bool, tuple[tuple[str, VarType], ...]], Any] = {}
         self._lock = threading.Lock()
+        self._activations: Any = None  # the run environment that makes activations
 
     def _env(self, run: bool, variables: Mapping[str, VarType]) -> Any:
         key = (run, tuple(sorted(variables.items())))
@@ -396,7 +397,9 @@ class K8sEngine:
 
     def activation(self, values: Mapping[str, Any]) -> Activation:
         """``values`` bound once for several :meth:`K8sProgram.evaluate` calls."""
-        return Activation(self._env(True, {}).Activation(data=values))
+        if self._activations is None:
+            self._activations = self._env(True, {})
+        return Activation(self._activations.Activation(data=values))
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
         renamed, names = rewrite_variables(source)
