@@ -293,6 +293,12 @@ def cel_type_name(engine_name: str) -> str:
     return f"{name}({', '.join(cel_type_name(a) for a in args)})"
 
 
+_OPTIONAL_RESULT: Final = (
+    "an optional value cannot leave the expression it is made in"
+    " (trainc engine limitation: wrap it in .orValue() or .hasValue())"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Activation:
     """Variable values bound once, for evaluating several programs on the same values.
@@ -330,20 +336,16 @@ class K8sProgram:
             if _BUDGET in text:
                 raise CelBudgetExceeded(_strip_status(text)) from None
             raise CelEvalError(go_error_text(text)) from None
-        unusable = CelEvalError(
-            "an optional value cannot leave the expression it is made in"
-            " (trainc engine limitation: wrap it in .orValue() or .hasValue())"
-        )
         if result.type() == self.error_type:
             try:
                 text = str(result.value())
             except TypeError:  # the engine reports an optional as an unreadable error
-                raise unusable from None
+                raise CelEvalError(_OPTIONAL_RESULT) from None
             raise CelEvalError(go_error_text(text))
         try:
             return result.plain_value()
         except TypeError:
-            raise unusable from None
+            raise CelEvalError(_OPTIONAL_RESULT) from None
 
 
 class K8sEngine:
