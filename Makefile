@@ -83,9 +83,16 @@ $(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/
 migrate-conformance: setup migrate-oracle
 	$(PY) -m tests.migrate.conformance
 
+# Check and overlay figures; smaller runs: make bench CHECK_SIZES=1000 POLICY_SIZES=1000 OVERLAY_SIZES=10000
+CHECK_SIZES ?= 1000,10000,50000
+POLICY_SIZES ?= 1000,10000
+OVERLAY_SIZES ?= 10000,50000
+
 bench: setup
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
+	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
+	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
 bench-apply: setup control-plane
