@@ -294,11 +294,11 @@ class _Match:
         default_factory=dict, compare=False, repr=False
     )
 
-    _named: bool = field(init=False, compare=False, repr=False)
+    named: bool = field(init=False, compare=False, repr=False)  # a rule names objects
 
     def __post_init__(self) -> None:
         named = any(rule.names for rule in (*self.rules, *self.excludes))
-        object.__setattr__(self, "_named", named)
+        object.__setattr__(self, "named", named)
 
     def _rules_match(self, resource: Resource, namespace: str, name: str) -> bool:
         if any(rule.matches(resource, namespace, name) for rule in self.excludes):
@@ -321,7 +321,11 @@ class _Match:
                 return False
         if not self.object_selector.empty() and not self.object_selector.matches(labels):
             return False
-        if self._named:
+        return self.may_match(resource, namespace, name)
+
+    def may_match(self, resource: Resource, namespace: str, name: str) -> bool:
+        """Whether the resource rules take the object (the selectors aside)."""
+        if self.named:
             return self._rules_match(resource, namespace, name)
         key = (resource, bool(namespace))
         found = self._by_resource.get(key)
@@ -969,9 +973,20 @@ class PolicySet:
     ) -> list[Finding]:
         """Every finding of every policy on every object, in object then policy order."""
         findings: list[Finding] = []
+        # the policies whose resource rules take a kind: most take one or two kinds
+        candidates: dict[tuple[Resource, bool], list[_Policy]] = {}
+        by_name = any(p.match.named for p in self.policies)
         for obj in objects:
             subject = _Subject(obj)
-            for policy in self.policies:
+            resource, namespace, name = subject.resource, subject.namespace, subject.name
+            key = (resource, bool(namespace))
+            policies = candidates.get(key)
+            if policies is None or by_name:
+                policies = [
+                    p for p in self.policies if p.match.may_match(resource, namespace, name)
+                ]
+                candidates[key] = policies
+            for policy in policies:
                 findings.extend(self._evaluate(policy, subject, namespaces))
         return findings
 

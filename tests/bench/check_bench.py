@@ -18,10 +18,11 @@ and their params), CPU seconds (user + system) and the ratio (goal: <= 1.3x), th
 wall seconds.
 
 The policy step alone (:meth:`compiler.policy.vap.PolicySet.evaluate` on every input
-and rendered object, source positions already read, after a warm-up pass) is then put
+and rendered object, source positions already read; the fastest of three passes after
+a warm-up, on one core) is then put
 next to ``tests/bench/vapbench`` (k8s.io/apiserver v0.36.2: the policy and binding
 matchers and the validator the ValidatingAdmissionPolicy plugin builds, one process,
-same objects, same namespaces and params, after a warm-up pass): objects per second each,
+same objects, same namespaces and params, timed the same way): objects per second each,
 and the decision counts, which must agree. The Go program is built with ``go build``
 into ``tests/bench/vapbench/bin`` (git-ignored) on first use; without Go that line says
 so. A benchmark, not a test: it prints figures and never fails on them.
@@ -47,6 +48,7 @@ from tests.bench.render_bench import generate
 ROOT = Path(__file__).resolve().parents[2]
 VAPBENCH = ROOT / "tests" / "bench" / "vapbench"
 VAPBENCH_BIN = VAPBENCH / "bin" / "vapbench"
+PASSES = 3  # timed passes of the policy step after a warm-up, each side; the fastest counts
 
 _GANG = "  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 90}}\n"
 _REGISTRIES = """\
@@ -145,8 +147,12 @@ def check_lines(parent: Path, count: int, formats: list[str], variants: list[boo
 
 
 def _build_vapbench() -> str | None:
-    """The Go evaluator's path, built on first use; None (and why) without Go."""
-    if VAPBENCH_BIN.exists():
+    """Build the Go evaluator when it is missing or older than its sources; the reason
+    when it cannot be built, else None."""
+    sources = [VAPBENCH / "main.go", VAPBENCH / "go.mod", VAPBENCH / "go.sum"]
+    if VAPBENCH_BIN.exists() and all(
+        p.stat().st_mtime <= VAPBENCH_BIN.stat().st_mtime for p in sources
+    ):
         return None
     if shutil.which("go") is None:
         return "no go on PATH"
@@ -176,9 +182,12 @@ def policy_step(repo: Path, policies: list[Path], scratch: Path) -> dict[str, An
     namespaces = _namespaces(others, objects)
     policy_set = PolicySet.from_manifests(others)
     policy_set.evaluate(objects, namespaces)  # warm-up, as the Go side does
-    started, started_cpu = time.perf_counter(), time.process_time()
-    findings = policy_set.evaluate(objects, namespaces)
-    seconds, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+    seconds = cpu = float("inf")
+    for _ in range(PASSES):  # the fastest pass: the least disturbed by other processes
+        started, started_cpu = time.perf_counter(), time.process_time()
+        findings = policy_set.evaluate(objects, namespaces)
+        seconds = min(seconds, time.perf_counter() - started)
+        cpu = min(cpu, time.process_time() - started_cpu)
     vap = {"policies": [], "bindings": [], "params": [], "namespaces": namespaces}
     for manifest in others:
         if manifest.kind == "ValidatingAdmissionPolicy":

@@ -11,7 +11,7 @@
 // Every object is a CREATE with no old object and an empty user, as trainc check
 // evaluates it. Output (one JSON line): the number of objects, of denials and warnings
 // (decisions of each binding's actions), and the seconds of matching + evaluation
-// alone (decoding the input is left out), after one warm-up pass.
+// alone (decoding the input is left out): the fastest of three passes after a warm-up.
 package main
 
 import (
@@ -150,10 +150,15 @@ func must(err error) {
 	}
 }
 
+// passes is how many timed passes run after the warm-up; the fastest is reported (the
+// least disturbed by other processes on a shared machine).
+const passes = 3
+
 func main() {
 	if len(os.Args) != 2 {
 		must(fmt.Errorf("usage: vapbench INPUT.json"))
 	}
+	var best float64
 	raw, err := os.ReadFile(os.Args[1])
 	must(err)
 	var in input
@@ -263,9 +268,15 @@ func main() {
 		return c
 	}
 	run() // warm-up
-	started := time.Now()
-	c := run()
-	c.Seconds = time.Since(started).Seconds()
+	var c counts
+	for pass := 0; pass < passes; pass++ {
+		started := time.Now()
+		c = run()
+		if seconds := time.Since(started).Seconds(); pass == 0 || seconds < best {
+			best = seconds
+		}
+	}
+	c.Seconds = best
 	c.PerSecond = float64(c.Objects) / c.Seconds
 	out, _ := json.Marshal(c)
 	fmt.Println(string(out))
