@@ -10,7 +10,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
+.PHONY: setup upstream cue kubectl render test lint oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -88,13 +88,28 @@ migrate-conformance: setup migrate-oracle
 extension-conformance: setup migrate-oracle
 	$(PY) -m tests.extensions.conformance
 
-bench: setup
+# Check and overlay figures; smaller runs: make bench CHECK_SIZES=1000 POLICY_SIZES=1000 OVERLAY_SIZES=10000
+CHECK_SIZES ?= 1000,10000,50000
+POLICY_SIZES ?= 1000,10000
+OVERLAY_SIZES ?= 10000,50000
+
+# The Go side of the policy bench: k8s.io/apiserver's ValidatingAdmissionPolicy code over
+# the objects trainc checks (tests/bench/vapbench), built once like the oracle.
+VAPBENCH_DIR := tests/bench/vapbench
+VAPBENCH := $(VAPBENCH_DIR)/bin/vapbench
+vapbench: $(VAPBENCH)
+$(VAPBENCH): $(VAPBENCH_DIR)/main.go $(VAPBENCH_DIR)/go.mod $(VAPBENCH_DIR)/go.sum
+	cd $(VAPBENCH_DIR) && go build -o bin/vapbench .
+
+bench: setup vapbench
 	$(PY) -m tests.bench.render_bench
 	$(PY) -m tests.bench.validate_bench
+	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
+	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
 bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out

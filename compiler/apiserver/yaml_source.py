@@ -654,12 +654,13 @@ def _parse(text: str, file: str, record: bool) -> tuple[list[YamlDocument], list
                 return documents, [Problem("document is nested too deeply", where)]
             if _is_empty(root):
                 continue
+            start = root.start_mark
             if stream is None:
-                start = root.start_mark
                 builder.positions[()] = (start.line + 1, start.column + 1)
                 source = SourceMap(file, builder.positions)
             else:
-                source = SourceMap(file, compute=stream.of(index))
+                root_at = (start.line + 1, start.column + 1)
+                source = SourceMap(file, compute=stream.of(index), root=root_at)
             documents.append(YamlDocument(data, source, index))
     except YAMLError as error:
         return documents, [_yaml_problem(error, file, text)]

@@ -325,6 +325,22 @@ def test_positions_worked_out_later_equal_those_recorded_while_parsing() -> None
     assert compared > 500
 
 
+def test_a_whole_document_is_located_without_working_out_its_positions() -> None:
+    texts = [MERGES_AND_ALIASES]
+    texts += [p.read_bytes() for p in sorted((REPO / "golden").rglob("*.yaml"))]
+    compared = 0
+    for text in texts:
+        lazy, _ = parse_yaml_collect(text, "f.yaml")
+        eager, _ = parse_yaml_collect(text, "f.yaml", positions=True)
+        for later, recorded in zip(lazy, eager, strict=True):
+            deferred = later.source._compute is not None
+            assert later.source.locate(()) == recorded.source.locate(())
+            if deferred:
+                assert later.source._positions is None  # no second parse of the stream
+                compared += 1
+    assert compared > 100
+
+
 def test_a_problem_found_without_positions_is_reported_with_them() -> None:
     # the duplicate-key message names the first key's line, which needs positions
     _, problems = parse_yaml_collect("a: 1\nb:\n  c: 2\n  c: 3\n", "f.yaml")

@@ -21,10 +21,12 @@ line before it is kept, so the caret lines up in a terminal).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from compiler.errors import Finding, escape_text
 from compiler.plan.check import CheckResult
 
-__all__ = ["render_text", "snippet"]
+__all__ = ["render_text", "snippet", "snippet_of_lines"]
 
 _NO_FILE = "(no file)"
 
@@ -38,7 +40,12 @@ def snippet(text: str, line: int, column: int, context: int = 1) -> list[str]:
     3 |   c: x
       |   ^
     """
-    lines = text.splitlines()
+    return snippet_of_lines(text.splitlines(), line, column, context)
+
+
+def snippet_of_lines(lines: Sequence[str], line: int, column: int, context: int = 1) -> list[str]:
+    """:func:`snippet` over a file already split into lines (split once per file, not
+    once per finding: a file with thousands of findings stays linear)."""
     if not 1 <= line <= len(lines):
         return []
     first = max(1, line - context)
@@ -61,16 +68,29 @@ def _heading(finding: Finding) -> str:
     return escape_text(f"{finding.severity.value}[{finding.rule}]: " + ": ".join(parts))
 
 
-def _finding(finding: Finding, texts: dict[str, str]) -> list[str]:
+class _SourceLines:
+    """Each source file's lines, split on first use and kept for the next finding."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self.texts = texts
+        self.split: dict[str, list[str] | None] = {}
+
+    def of(self, file: str) -> list[str] | None:
+        if file not in self.split:
+            text = self.texts.get(file)
+            self.split[file] = text.splitlines() if text is not None else None
+        return self.split[file]
+
+
+def _finding(finding: Finding, sources: _SourceLines) -> list[str]:
     out = [_heading(finding)]
     location = finding.location
     width = 1
     if location is not None:
         out.append(f"  --> {location}")
-        text = texts.get(location.file)
-        if text is not None and location.line > 0:
-            lines = snippet(text, location.line, location.column)
-            out.extend(lines)
+        lines = sources.of(location.file)
+        if lines is not None and location.line > 0:
+            out.extend(snippet_of_lines(lines, location.line, location.column))
             width = len(str(location.line))
     notes = []
     if finding.stage == "output":
@@ -88,10 +108,11 @@ def render_text(result: CheckResult) -> str:
         groups.setdefault(key, []).append(finding)
     order = sorted(groups, key=lambda name: (name == _NO_FILE, name))
     out: list[str] = []
+    sources = _SourceLines(result.texts)
     for name in order:
         out.append(name)
         for finding in groups[name]:
-            out.extend(_finding(finding, result.texts))
+            out.extend(_finding(finding, sources))
             out.append("")
     out.extend(f"note: {note}" for note in result.notes)
     stages = [o.stage for o in result.objects]

@@ -79,3 +79,25 @@ def test_grouped_by_file_with_summary() -> None:
 
 def test_clean_report_is_just_the_summary() -> None:
     assert render_text(CheckResult([])).splitlines()[-1] == "0 errors, 0 warnings, 0 audit"
+
+
+class _CountingText(str):
+    """A source text that counts how often it is split into lines."""
+
+    splits = 0
+
+    def splitlines(self, keepends: bool = False) -> list[str]:
+        type(self).splits += 1
+        return super().splitlines(keepends)
+
+
+def test_each_source_file_is_split_once_however_many_findings() -> None:
+    # one split per finding made `check` quadratic in the size of a file with findings
+    text = _CountingText("".join(f"line {n}\n" for n in range(1, 501)))
+    findings = [
+        Finding("vap/p", Severity.ERROR, f"bad {n}", None, None, SourceLocation("big.yaml", n, 1))
+        for n in range(1, 501)
+    ]
+    lines = render_text(CheckResult(findings, [], {"big.yaml": text})).splitlines()
+    assert _CountingText.splits == 1
+    assert "250 | line 250" in lines and "500 | line 500" in lines

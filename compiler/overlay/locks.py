@@ -150,8 +150,23 @@ def _show(value: Any) -> str:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """JSON equality that tells ``true`` from ``1`` (Python's ``==`` does not)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (Python's ``==``
+    does not): the same JSON text, compared node by node without writing it.
+
+    >>> same_json({"a": [1, True]}, {"a": [1, True]}), same_json([1], [True]), same_json(1, 1.0)
+    (True, False, False)
+    """
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        return all(key in b and same_json(value, b[key]) for key, value in a.items())
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b) or type(a) is float:  # -0.0 == 0.0, but not as JSON
+        return json.dumps(a) == json.dumps(b)
+    return bool(a == b)
 
 
 def schema_for(obj: Mapping[str, Any]) -> SchemaNode | None:

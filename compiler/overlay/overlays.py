@@ -517,18 +517,39 @@ def ordered(overlays: Sequence[Overlay]) -> list[Overlay]:
 
 
 class PatchedSourceMap(SourceMap):
-    """Positions of a patched object: its own lines where unchanged, the overlay's where patched."""
+    """Positions of a patched object: its own lines where unchanged, the overlay's where patched.
 
-    __slots__ = ("locations",)
+    Built from a :class:`_Remap` (which node of the patched object came from which node
+    of the original), the original's positions are read only when something is located:
+    most patched objects never are, and reading them parses the original's file again.
+    """
 
-    def __init__(self, file: str, locations: dict[JsonPath, SourceLocation]) -> None:
+    __slots__ = ("_locations", "_remap")
+
+    def __init__(
+        self,
+        file: str,
+        locations: dict[JsonPath, SourceLocation] | None = None,
+        *,
+        remap: _Remap | None = None,
+    ) -> None:
         super().__init__(file, {})
-        self.locations = locations
+        self._locations = locations
+        self._remap = remap
+
+    @property
+    def locations(self) -> dict[JsonPath, SourceLocation]:
+        if self._locations is None:
+            assert self._remap is not None
+            self._locations = self._remap.locations()
+            self._remap = None
+        return self._locations
 
     def locate(self, path: JsonPath) -> SourceLocation:
+        locations = self.locations
         probe = tuple(path)
         while True:
-            location = self.locations.get(probe)
+            location = locations.get(probe)
             if location is not None:
                 return location
             if not probe:
@@ -545,13 +566,40 @@ def _locations(source: SourceMap) -> dict[JsonPath, SourceLocation]:
     }
 
 
+@dataclass
+class _Remap:
+    """Where each node of a patched object comes from: the original's node (``kept``:
+    changed containers; ``copies``: unchanged subtrees, original path -> new path) or the
+    patch (``fresh``, already located in the overlay)."""
+
+    old_source: SourceMap
+    kept: list[tuple[JsonPath, JsonPath]]  # (new path, old path)
+    copies: dict[JsonPath, JsonPath]
+    fresh: dict[JsonPath, SourceLocation]
+
+    def locations(self) -> dict[JsonPath, SourceLocation]:
+        old_locations = _locations(self.old_source)
+        out = dict(self.fresh)
+        for new_path, old_path in self.kept:
+            if old_path in old_locations:
+                out[new_path] = old_locations[old_path]
+        copies = self.copies
+        for path, location in old_locations.items():
+            for size in range(len(path), -1, -1):
+                target = copies.get(path[:size])
+                if target is not None:
+                    out.setdefault((*target, *path[size:]), location)
+                    break
+        return out
+
+
 def _remap(
     old: Any, old_source: SourceMap, new: Any, patch_location: Callable[[JsonPath], SourceLocation]
 ) -> PatchedSourceMap:
     """Positions for ``new`` (the patched ``old``): unchanged nodes keep theirs, list items
     are followed when the patch moved them, new or changed nodes point into the patch."""
-    old_locations = _locations(old_source)
     copies: dict[JsonPath, JsonPath] = {}  # old subtree path -> new path
+    kept: list[tuple[JsonPath, JsonPath]] = []
     out: dict[JsonPath, SourceLocation] = {}
 
     def fresh(value: Any, path: JsonPath) -> None:
@@ -568,16 +616,14 @@ def _remap(
             copies[old_path] = new_path
             return
         if isinstance(new_value, dict) and isinstance(old_value, dict):
-            if old_path in old_locations:
-                out[new_path] = old_locations[old_path]
+            kept.append((new_path, old_path))
             for key, item in new_value.items():
                 if key in old_value:
                     walk(item, (*new_path, key), old_value[key], (*old_path, key))
                 else:
                     fresh(item, (*new_path, key))
         elif isinstance(new_value, list) and isinstance(old_value, list):
-            if old_path in old_locations:
-                out[new_path] = old_locations[old_path]
+            kept.append((new_path, old_path))
             used: set[int] = set()
             for index, item in enumerate(new_value):
                 match = next(
@@ -604,13 +650,7 @@ def _remap(
             fresh(new_value, new_path)
 
     walk(new, (), old, ())
-    for path, location in old_locations.items():
-        for size in range(len(path), -1, -1):
-            target = copies.get(path[:size])
-            if target is not None:
-                out.setdefault((*target, *path[size:]), location)
-                break
-    return PatchedSourceMap(old_source.file, out)
+    return PatchedSourceMap(old_source.file, remap=_Remap(old_source, kept, copies, out))
 
 
 def _smp_location(patch: Patch, result: Any) -> Callable[[JsonPath], SourceLocation]:

@@ -98,6 +98,33 @@ def test_input_patch_sets_label_and_positions_point_at_both_files(tmp_path: Path
     assert str(job.locate(("metadata", "labels", "team"))) == "job.yaml:7:5"
 
 
+def test_a_patched_object_reads_its_original_positions_only_when_located(
+    tmp_path: Path,
+) -> None:
+    # reading them parses the TrainJob's file again: at 10,000 patched TrainJobs that was
+    # most of the overlay step, for positions nothing asked for
+    body = """\
+        metadata: {name: prod}
+        patches:
+          - target: {kind: TrainJob}
+            patch: {metadata: {labels: {queue: prod}}}
+          - target: {kind: TrainJob}
+            patch: {spec: {trainer: {numNodes: 4}}}
+        """
+    [original] = manifests(TRAINJOB)
+    assert original.source._positions is None  # the loader defers them
+    [job], errors, _ = apply_input_overlays(
+        [original], load_overlays([overlay(tmp_path, body)]), False
+    )
+    assert errors == [] and job.data["spec"]["trainer"]["numNodes"] == 4
+    assert original.source._positions is None
+    assert str(job.locate(("spec", "trainer", "numNodes"))).endswith("o.yaml:8:30")
+    assert str(job.locate(("metadata", "labels", "queue"))).endswith("o.yaml:6:33")
+    assert str(job.locate(("metadata", "labels", "team"))) == "job.yaml:7:5"
+    assert str(job.locate(("spec", "runtimeRef", "name"))) == "job.yaml:10:5"
+    assert original.source._positions is not None
+
+
 def test_layers_apply_base_cluster_namespace_whatever_the_file_order(tmp_path: Path) -> None:
     def layer(name: str, layer: str, value: int, namespace: str = "") -> Path:
         meta = f"{{name: {name}{', namespace: ' + namespace if namespace else ''}}}"

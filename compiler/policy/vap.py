@@ -56,6 +56,7 @@ from compiler.apiserver.cel.engine import (
 )
 from compiler.apiserver.cel.k8s import (
     VARIABLE_PREFIX,
+    Activation,
     K8sProgram,
     k8s_engine,
     references,
@@ -287,6 +288,24 @@ class _Match:
     object_selector: _Selector
     rules: tuple[_Rule, ...]
     excludes: tuple[_Rule, ...]
+    # whether the rules take a resource, by (resource, namespaced): worked out once per
+    # kind, as long as no rule names objects (resourceNames)
+    _by_resource: dict[tuple[Resource, bool], bool] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    named: bool = field(init=False, compare=False, repr=False)  # a rule names objects
+
+    def __post_init__(self) -> None:
+        named = any(rule.names for rule in (*self.rules, *self.excludes))
+        object.__setattr__(self, "named", named)
+
+    def _rules_match(self, resource: Resource, namespace: str, name: str) -> bool:
+        if any(rule.matches(resource, namespace, name) for rule in self.excludes):
+            return False
+        if not self.rules:
+            return True
+        return any(rule.matches(resource, namespace, name) for rule in self.rules)
 
     def matches(
         self,
@@ -302,11 +321,17 @@ class _Match:
                 return False
         if not self.object_selector.empty() and not self.object_selector.matches(labels):
             return False
-        if any(rule.matches(resource, namespace, name) for rule in self.excludes):
-            return False
-        if not self.rules:
-            return True
-        return any(rule.matches(resource, namespace, name) for rule in self.rules)
+        return self.may_match(resource, namespace, name)
+
+    def may_match(self, resource: Resource, namespace: str, name: str) -> bool:
+        """Whether the resource rules take the object (the selectors aside)."""
+        if self.named:
+            return self._rules_match(resource, namespace, name)
+        key = (resource, bool(namespace))
+        found = self._by_resource.get(key)
+        if found is None:
+            found = self._by_resource[key] = self._rules_match(resource, namespace, name)
+        return found
 
 
 def _parse_rules(value: Any, where: JsonPath, problems: _Problems) -> tuple[_Rule, ...]:
@@ -682,13 +707,32 @@ class _Decision:
 
 
 class _Context:
-    """One evaluation: object, params, namespace; variables evaluated at most once."""
+    """One evaluation: object, params, namespace; variables evaluated at most once.
 
-    def __init__(self, policy: _Policy, bindings: dict[str, Any]) -> None:
+    The values are bound once into an activation that every expression of the
+    evaluation reads, made again only when a variable gets its value.
+    """
+
+    def __init__(self, policy: _Policy, bindings: dict[str, Any], shared: Activation) -> None:
         self.policy = policy
         self.bindings = bindings
+        self.shared = shared  # the bindings alone: every policy on this object reads it
         self.values: dict[str, Any] = {}
         self.errors: dict[str, str] = {}
+        self._activation: Activation | None = None
+
+    def _bound(self, expr: _Expr) -> Activation:
+        # The engine converts a value the first time an expression reads it through an
+        # activation: an expression that uses no variable reads the shared one, where
+        # the object is already converted.
+        if not expr.variables:
+            return self.shared
+        if self._activation is None:
+            values = dict(self.bindings)
+            for name, value in self.values.items():
+                values[f"{VARIABLE_PREFIX}{name}"] = value
+            self._activation = k8s_engine().activation(values)
+        return self._activation
 
     def _variable(self, name: str, stack: tuple[str, ...] = ()) -> None:
         if name in self.values or name in self.errors or name in stack:
@@ -699,17 +743,14 @@ class _Context:
         for dependency in expr.variables:
             self._variable(dependency, (*stack, name))
         try:
-            self.values[name] = self._run(expr, with_variables=True)
+            self.values[name] = self._run(expr)
+            self._activation = None
         except _EvalFailure as error:
             self.errors[name] = str(error)
 
-    def _run(self, expr: _Expr, with_variables: bool) -> Any:
-        bindings = dict(self.bindings)
-        for name in expr.variables:
-            if name in self.values:
-                bindings[f"{VARIABLE_PREFIX}{name}"] = self.values[name]
+    def _run(self, expr: _Expr) -> Any:
         try:
-            return expr.program.evaluate(bindings)
+            return expr.program.evaluate(self._bound(expr))
         except CelBudgetExceeded:
             raise _EvalFailure("operation cancelled: actual cost limit exceeded") from None
         except CelEvalError as error:
@@ -725,7 +766,7 @@ class _Context:
         for name in expr.variables:
             self._variable(name)
         try:
-            return self._run(expr, with_variables=True)
+            return self._run(expr)
         except _EvalFailure as error:
             raise _EvalFailure(f"expression '{expr.source}' resulted in error: {error}") from None
 
@@ -736,8 +777,8 @@ class _Outcome:
     annotations: list[tuple[str, str]]
 
 
-def _evaluate_policy(policy: _Policy, bindings: dict[str, Any]) -> _Outcome:
-    context = _Context(policy, bindings)
+def _evaluate_policy(policy: _Policy, bindings: dict[str, Any], shared: Activation) -> _Outcome:
+    context = _Context(policy, bindings, shared)
     fail_denies = policy.failure_policy != "Ignore"
     errors = []
     for _, expr in policy.conditions:
@@ -837,6 +878,48 @@ def _namespace_object(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     return {"metadata": metadata, "spec": {}, "status": {}}
 
 
+class _Subject:
+    """One object as every policy sees it: resource, name, namespace and labels worked
+    out once, and the variables of an evaluation bound once per parameter object."""
+
+    def __init__(self, obj: PolicyObject) -> None:
+        data = obj.data
+        self.obj = obj
+        self.resource = resource = resource_of(data)
+        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        assert isinstance(metadata, dict)
+        self.name = str(metadata.get("name") or "")
+        namespace = str(metadata.get("namespace") or "") if resource.namespaced else ""
+        if resource.namespaced and not namespace:
+            namespace = "default"
+        self.namespace = namespace
+        raw_labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+        assert isinstance(raw_labels, dict)
+        self.labels = {str(k): str(v) for k, v in raw_labels.items()}
+        self._bound: dict[int, tuple[Any, dict[str, Any], Activation]] = {}
+
+    def bound(
+        self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
+    ) -> tuple[dict[str, Any], Activation]:
+        """The variables with ``param`` as ``params``, as a mapping and an activation
+        that every policy evaluated with the same parameter object shares."""
+        found = self._bound.get(id(param))
+        if found is None or found[0] is not param:
+            namespace = self.namespace
+            ns_labels = namespaces.get(namespace) or {} if namespace else {}
+            values = {
+                "object": self.obj.data,
+                "oldObject": None,
+                "request": _request(self.resource, self.name, namespace),
+                "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
+                "authorizer": None,
+                "params": param,
+            }
+            found = (param, values, k8s_engine().activation(values))
+            self._bound[id(param)] = found
+        return found[1], found[2]
+
+
 # --- the public API --------------------------------------------------------------------------
 
 
@@ -890,37 +973,32 @@ class PolicySet:
     ) -> list[Finding]:
         """Every finding of every policy on every object, in object then policy order."""
         findings: list[Finding] = []
+        # the policies whose resource rules take a kind: most take one or two kinds
+        candidates: dict[tuple[Resource, bool], list[_Policy]] = {}
+        by_name = any(p.match.named for p in self.policies)
         for obj in objects:
-            for policy in self.policies:
-                findings.extend(self._evaluate(policy, obj, namespaces))
+            subject = _Subject(obj)
+            resource, namespace, name = subject.resource, subject.namespace, subject.name
+            key = (resource, bool(namespace))
+            policies = candidates.get(key)
+            if policies is None or by_name:
+                policies = [
+                    p for p in self.policies if p.match.may_match(resource, namespace, name)
+                ]
+                candidates[key] = policies
+            for policy in policies:
+                findings.extend(self._evaluate(policy, subject, namespaces))
         return findings
 
     # -- one policy, one object
 
     def _evaluate(
-        self, policy: _Policy, obj: PolicyObject, namespaces: Mapping[str, Mapping[str, str]]
+        self, policy: _Policy, subject: _Subject, namespaces: Mapping[str, Mapping[str, str]]
     ) -> Iterable[Finding]:
-        data = obj.data
-        resource = resource_of(data)
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-        assert isinstance(metadata, dict)
-        name = str(metadata.get("name") or "")
-        namespace = str(metadata.get("namespace") or "") if resource.namespaced else ""
-        if resource.namespaced and not namespace:
-            namespace = "default"
-        raw_labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
-        assert isinstance(raw_labels, dict)
-        labels = {str(k): str(v) for k, v in raw_labels.items()}
+        obj, resource, namespace = subject.obj, subject.resource, subject.namespace
+        name, labels = subject.name, subject.labels
         if not policy.match.matches(resource, namespace, name, labels, namespaces):
             return []
-        ns_labels = namespaces.get(namespace) or {} if namespace else {}
-        base = {
-            "object": data,
-            "oldObject": None,
-            "request": _request(resource, name, namespace),
-            "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
-            "authorizer": None,
-        }
         out: list[Finding] = []
         annotations: dict[str, list[str]] = {}
         for binding in policy.bindings:
@@ -936,9 +1014,8 @@ class PolicySet:
                     out.append(self._finding(policy, binding, decision, obj))
                 continue
             for param in params:
-                bindings = dict(base)
-                bindings["params"] = param
-                outcome = _evaluate_policy(policy, bindings)
+                bindings, shared = subject.bound(param, namespaces)
+                outcome = _evaluate_policy(policy, bindings, shared)
                 for key, value in outcome.annotations:
                     values = annotations.setdefault(key, [])
                     if value not in values:

@@ -46,12 +46,18 @@ class OpenAPIDocument:
 
     schemas: Mapping[str, Any]
     source: str = "<memory>"
+    _nodes: dict[str, SchemaNode] = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, name: str) -> SchemaNode:
-        """The definition ``name``, e.g. ``jobset.v1alpha2.JobSetSpec``; KeyError if absent."""
-        if name not in self.schemas:
-            raise KeyError(f"{self.source}: no schema named {name!r}")
-        return SchemaNode(self, self.schemas[name])
+        """The definition ``name``, e.g. ``jobset.v1alpha2.JobSetSpec``; KeyError if absent.
+
+        The same node each time, so what it has resolved below it is kept."""
+        found = self._nodes.get(name)
+        if found is None:
+            if name not in self.schemas:
+                raise KeyError(f"{self.source}: no schema named {name!r}")
+            found = self._nodes[name] = SchemaNode(self, self.schemas[name])
+        return found
 
     def resolve(self, raw: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
         """Follow ``allOf[0]`` and ``$ref`` to the schema that describes the value.
@@ -86,6 +92,11 @@ class SchemaNode:
     raw: Mapping[str, Any]
     _resolved: tuple[Mapping[str, Any], str | None] | None = field(
         default=None, repr=False, compare=False
+    )
+    # child slots, (0, property name), (1, "") items, (2, "") additionalProperties, kept
+    # so a walk over many objects resolves each slot's $ref once, not once per value
+    _children: dict[tuple[int, str], SchemaNode | None] = field(
+        default_factory=dict, repr=False, compare=False
     )
 
     @classmethod
@@ -142,17 +153,26 @@ class SchemaNode:
         """The slot of an array's elements (``None`` if this is not an array)."""
         if self.is_schemaless:
             return self
+        if (1, "") in self._children:
+            return self._children[1, ""]
         raw = self.resolved.get("items")
-        return SchemaNode(self.document, raw) if isinstance(raw, Mapping) else None
+        node = SchemaNode(self.document, raw) if isinstance(raw, Mapping) else None
+        self._children[1, ""] = node
+        return node
 
     def additional_properties(self) -> SchemaNode | None:
         """The slot of a map's values (``None`` if the schema has no ``additionalProperties``)."""
         if self.is_schemaless:
             return self
+        if (2, "") in self._children:
+            return self._children[2, ""]
         raw = self.resolved.get("additionalProperties")
         if isinstance(raw, Mapping):
-            return SchemaNode(self.document, raw)
-        return SchemaNode.schemaless() if raw is True else None
+            node: SchemaNode | None = SchemaNode(self.document, raw)
+        else:
+            node = SchemaNode.schemaless() if raw is True else None
+        self._children[2, ""] = node
+        return node
 
     @property
     def patch_strategy_list(self) -> tuple[str, ...]:
@@ -215,8 +235,14 @@ class SchemaNode:
         """
         if self.is_schemaless:
             return self
+        children = self._children
+        key = (0, name)
+        if key in children:
+            return children[key]
         raw = self.properties.get(name)
-        return None if raw is None else SchemaNode(self.document, raw)
+        node = None if raw is None else SchemaNode(self.document, raw)
+        children[key] = node
+        return node
 
 
 def load_document(path: Path) -> OpenAPIDocument:

@@ -57,6 +57,7 @@ from compiler.apiserver.cel.library.registry import check_functions, run_functio
 
 __all__ = [
     "VARIABLE_PREFIX",
+    "Activation",
     "K8sEngine",
     "K8sProgram",
     "cel_type_name",
@@ -292,6 +293,25 @@ def cel_type_name(engine_name: str) -> str:
     return f"{name}({', '.join(cel_type_name(a) for a in args)})"
 
 
+_OPTIONAL_RESULT: Final = (
+    "an optional value cannot leave the expression it is made in"
+    " (trainc engine limitation: wrap it in .orValue() or .hasValue())"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """Variable values bound once, for evaluating several programs on the same values.
+
+    Passing a mapping to each evaluation makes the engine read the values again each
+    time (~16 µs for a JobSet); an activation is made once (~2 µs) and each evaluation
+    over it then costs ~2 µs. The library functions are the same in every run
+    environment, so an activation of one serves programs compiled in any of them.
+    """
+
+    native: Any
+
+
 @dataclass
 class K8sProgram:
     """One expression: type-checked as the API server does, run with the Python library."""
@@ -303,28 +323,29 @@ class K8sProgram:
     expression: Any
     error_type: Any
 
-    def evaluate(self, bindings: Mapping[str, Any]) -> Any:
+    def evaluate(self, bindings: Mapping[str, Any] | Activation) -> Any:
+        """The result for ``bindings``: a mapping, or an :class:`Activation` made once for
+        many expressions (values passed as a mapping are read again on every call)."""
         try:
-            result = self.expression.eval(data=bindings)
+            if isinstance(bindings, Activation):
+                result = self.expression.eval(activation=bindings.native)
+            else:
+                result = self.expression.eval(data=bindings)
         except RuntimeError as error:
             text = str(error)
             if _BUDGET in text:
                 raise CelBudgetExceeded(_strip_status(text)) from None
             raise CelEvalError(go_error_text(text)) from None
-        unusable = CelEvalError(
-            "an optional value cannot leave the expression it is made in"
-            " (trainc engine limitation: wrap it in .orValue() or .hasValue())"
-        )
         if result.type() == self.error_type:
             try:
                 text = str(result.value())
             except TypeError:  # the engine reports an optional as an unreadable error
-                raise unusable from None
+                raise CelEvalError(_OPTIONAL_RESULT) from None
             raise CelEvalError(go_error_text(text))
         try:
             return result.plain_value()
         except TypeError:
-            raise unusable from None
+            raise CelEvalError(_OPTIONAL_RESULT) from None
 
 
 class K8sEngine:
@@ -345,6 +366,7 @@ class K8sEngine:
         self._run_functions = run_functions(cel)
         self._envs: dict[tuple[bool, tuple[tuple[str, VarType], ...]], Any] = {}
         self._lock = threading.Lock()
+        self._activations: Any = None  # the run environment that makes activations
 
     def _env(self, run: bool, variables: Mapping[str, VarType]) -> Any:
         key = (run, tuple(sorted(variables.items())))
@@ -374,6 +396,12 @@ class K8sEngine:
             except RuntimeError:
                 pass
         raise CelCompileError(text)
+
+    def activation(self, values: Mapping[str, Any]) -> Activation:
+        """``values`` bound once for several :meth:`K8sProgram.evaluate` calls."""
+        if self._activations is None:
+            self._activations = self._env(True, {})
+        return Activation(self._activations.Activation(data=values))
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
         renamed, names = rewrite_variables(source)

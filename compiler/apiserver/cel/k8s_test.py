@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from compiler.apiserver.cel.engine import CelCompileError, CelEvalError
-from compiler.apiserver.cel.k8s import cel_type_name, k8s_engine, references, rewrite_variables
+from compiler.apiserver.cel.k8s import (
+    K8sProgram,
+    cel_type_name,
+    k8s_engine,
+    references,
+    rewrite_variables,
+)
 
 _VARS = {"self": "dyn"}
 
@@ -112,3 +118,27 @@ def test_variables_are_reported() -> None:
 def test_optional_results_cannot_leave_the_expression() -> None:
     with pytest.raises(CelEvalError, match="optional"):
         _eval("[1].first()")
+
+
+def test_an_activation_serves_many_programs_as_a_mapping_would() -> None:
+    engine = k8s_engine()
+    declared = {"object": "dyn", "variables_n": "dyn"}
+    sources = [
+        "object.spec.replicas * 2",
+        'quantity(object.spec.memory).isLessThan(quantity("2Gi"))',
+        "object.spec.names.indexOf('b')",
+        "variables.n + size(object.spec.names)",
+    ]
+    compiled = [engine.compile(s, declared) for s in sources]  # type: ignore[arg-type]
+    assert all(isinstance(p, K8sProgram) for p in compiled)
+    programs = cast(list[K8sProgram], compiled)
+    spec = {"replicas": 3, "memory": "1Gi", "names": ["a", "b"]}
+    values: dict[str, Any] = {"object": {"spec": spec}, "variables_n": 10}
+    bound = engine.activation(values)
+    expected = [6, True, 1, 12]
+    assert [p.evaluate(bound) for p in programs] == expected
+    assert [p.evaluate(values) for p in programs] == expected
+    # a variable without a value is the same error through either
+    unbound = engine.activation({"object": values["object"]})
+    with pytest.raises(CelEvalError, match="variables_n"):
+        programs[3].evaluate(unbound)
