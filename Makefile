@@ -83,8 +83,10 @@ $(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/
 migrate-conformance: setup migrate-oracle
 	$(PY) -m tests.migrate.conformance
 
-bench: setup
-	$(PY) -m tests.bench.render_bench
+# render (1k..100k, -j 1 vs -j 2, incremental, the Go render side by side) and validation;
+# SIZES=1000,10000 for a shorter run
+bench: setup oracle
+	$(PY) -m tests.bench.render_bench $(if $(SIZES),--sizes $(SIZES))
 	$(PY) -m tests.bench.validate_bench
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
