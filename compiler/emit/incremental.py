@@ -40,12 +40,12 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from compiler.emit.output import requirement_text, requirements_file
 from compiler.emit.yaml_text import dump_document
@@ -53,7 +53,7 @@ from compiler.errors import Problem
 from compiler.load.discover import discover_collect
 from compiler.load.loader import load_texts_collect
 from compiler.plan.build_plan import BuildPlan
-from compiler.plan.stages import RENDER_STAGES, Build, warning_order
+from compiler.plan.stages import RENDER_STAGES, Build, Stage, warning_order
 from compiler.render.info import SecretRequirement
 from compiler.upstream.artifacts import cache_root
 from compiler.upstream.names import TRAINJOB_KIND
@@ -68,6 +68,8 @@ __all__ = [
     "render_cache_dir",
     "run_parts",
 ]
+
+T = TypeVar("T")
 
 CHUNK_JOBS = 100  # TrainJobs per chunk, about: a chunk's render costs ~0.1 s, ~5 MiB
 MAX_CHUNK_JOBS = 1000  # a chunk is cut here whatever the names say (memory)
@@ -164,13 +166,13 @@ def _classify(display: str, data: bytes) -> InputFile:
     return InputFile(display, data, jobs)
 
 
-def _read_inputs(plan: BuildPlan) -> list[InputFile] | None:
-    """Every YAML input of ``plan`` with its bytes; None when one cannot be read as a file
-    (stdin, a missing path: the whole render reports it)."""
+def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
+    """Every YAML file under ``paths`` with its bytes; None when one cannot be read as a
+    file (stdin, a missing path: the whole render reports it)."""
     from compiler.apiserver.yaml_source import read_source
     from compiler.errors import InputError
 
-    sources, problems = discover_collect(list(plan.inputs))
+    sources, problems = discover_collect(list(paths))
     if problems:
         return None
     files = []
@@ -312,11 +314,15 @@ class ChunkResult:
     foreign: bool = False  # a job file held something else than TrainJobs
 
 
-def _chunk_build(
-    plan: BuildPlan, context: Sequence[InputFile], own: Sequence[InputFile], keep_context: bool
+def chunk_build(
+    plan: BuildPlan,
+    context: Sequence[InputFile],
+    own: Sequence[InputFile],
+    keep_context: bool,
+    stages: Sequence[Stage] = RENDER_STAGES[1:],
 ) -> Build:
-    """The render chain on the context files and ``own``; TrainJobs of context files are
-    rendered only when ``keep_context``."""
+    """The render chain (or ``stages`` after the load) on the context files and ``own``;
+    TrainJobs of context files are rendered only when ``keep_context``."""
     order = {f.display: i for i, f in enumerate(context)}
     texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in (*context, *own)]
 
@@ -335,7 +341,7 @@ def _chunk_build(
         build.warnings += loaded.warnings
 
     build = Build(plan)
-    for stage in (load_chunk, *RENDER_STAGES[1:]):
+    for stage in (load_chunk, *stages):
         stage(build)
     return build
 
@@ -349,7 +355,7 @@ def render_chunk(
     store: BlobStore,
 ) -> ChunkResult:
     """Render one chunk and put its objects in ``store``."""
-    build = _chunk_build(plan, context, own, keep_context)
+    build = chunk_build(plan, context, own, keep_context)
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     loaded = build.loaded
@@ -422,21 +428,27 @@ def _remember(cache: Path, key: str, result: ChunkResult) -> None:
 
 # --- workers --------------------------------------------------------------------------
 
-# What forked workers inherit (set just before the pool starts; read-only in them).
-_WORK: dict[str, object] = {}
+# The task forked workers run (set just before the pool starts: they inherit it).
+_TASK: list[Callable[[int], Any]] = []
 
 
-def _work(index: int) -> ChunkResult:
-    plan, context, chunks, stored, store = (
-        _WORK["plan"],
-        _WORK["context"],
-        _WORK["chunks"],
-        _WORK["stored"],
-        _WORK["store"],
-    )
-    assert isinstance(plan, BuildPlan) and isinstance(store, BlobStore)
-    own = chunks[index]  # type: ignore[index]
-    return render_chunk(plan, context, own, index == 0, bool(stored), store)  # type: ignore[arg-type]
+def _run_task(index: int) -> Any:
+    return _TASK[0](index)
+
+
+def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> list[T]:
+    """``task`` on each index, in ``jobs`` forked processes (in this one for 1), in order.
+
+    Workers are forked, so ``task`` and what it reads (the plan, its loaded CRDs, the
+    input bytes) need no pickling; only the results travel back."""
+    if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(i) for i in indexes]
+    _TASK[:] = [task]
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes))) as pool:
+            return pool.map(_run_task, indexes, chunksize=1)
+    finally:
+        _TASK.clear()
 
 
 def _render_missing(
@@ -449,16 +461,12 @@ def _render_missing(
     jobs: int,
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
-    if jobs <= 1 or len(missing) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return {i: render_chunk(plan, context, chunks[i], i == 0, stored, store) for i in missing}
     plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
-    _WORK.update(plan=plan, context=context, chunks=chunks, stored=stored, store=store)
-    try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(missing))) as pool:
-            results = pool.map(_work, missing, chunksize=1)
-    finally:
-        _WORK.clear()
-    return dict(zip(missing, results, strict=True))
+
+    def task(index: int) -> ChunkResult:
+        return render_chunk(plan, context, chunks[index], index == 0, stored, store)
+
+    return dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
 
 
 # --- the merged build -----------------------------------------------------------------
@@ -568,7 +576,7 @@ def run_parts(
     more than one chunk)."""
     if plan.previous is not None:
         return None
-    inputs = _read_inputs(plan)
+    inputs = read_inputs(plan.inputs)
     if inputs is None:
         return None
     chunks = chunk_files(inputs)
