@@ -280,3 +280,47 @@ def test_context_files_are_those_not_made_of_trainjobs_only() -> None:
     assert classify("a", b"kind: TrainJob\n---\nkind: ClusterTrainingRuntime\n").trainjobs == 0
     assert classify("a", b"{kind: TrainJob}\n").trainjobs == 0
     assert classify("a", b'kind: "TrainJob"\n').trainjobs == 0
+
+
+@pytest.mark.parametrize("format", ["text", "json", "sarif", "junit"])
+def test_check_by_chunks_reports_as_a_whole_check(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    format: str,
+) -> None:
+    from compiler.emit import check_parts
+
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    real = check_parts.check_parts
+    parts: list[object] = []
+
+    def recorded(*args: object) -> object:
+        result = real(*args)  # type: ignore[arg-type]
+        parts.append(result)
+        return result
+
+    # a policy finding on some TrainJobs, a warning on others (staging has no Kueue)
+    edit(
+        project / "trainc.yaml",
+        "schedulers: [coscheduling, kueue]\n    overlays: [overlays/staging]",
+        "schedulers: [coscheduling]\n    overlays: [overlays/staging]",
+    )
+    outcomes = []
+    for mode in ("whole", "-j 2", "-j 3"):
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else recorded
+        )
+        capsys.readouterr()
+        jobs = [] if mode == "whole" else mode.split()
+        code = main(["check", "--project", str(project / "trainc.yaml"), "--format", format, *jobs])
+        captured = capsys.readouterr()
+        outcomes.append((code, captured.out, captured.err))
+    assert outcomes[0][0] == 1, outcomes[0]  # required-labels: the jobs have no cost-center
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]
+    assert len(parts) == 4 and all(p is not None for p in parts)  # 2 clusters, 2 runs
+    monkeypatch.setattr(check_parts, "check_parts", recorded)
+    assert main(["check", "--project", str(project / "trainc.yaml"), "-j", "1"]) == 1
+    assert len(parts) == 4  # -j 1 checks whole

@@ -192,8 +192,9 @@ def _name_hash(display: str) -> int:
     return int.from_bytes(hashlib.sha256(display.encode()).digest()[:4], "big")
 
 
-def chunk_files(files: Sequence[InputFile]) -> list[list[InputFile]]:
-    """The job files cut into chunks of about :data:`CHUNK_JOBS` TrainJobs, in input order.
+def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
+    """The job files cut into chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`)
+    TrainJobs, in input order.
 
     A chunk ends after a file whose name hashes to 0 modulo (files per chunk), so a
     change to the set of files moves only the boundaries next to it."""
@@ -201,7 +202,7 @@ def chunk_files(files: Sequence[InputFile]) -> list[list[InputFile]]:
     if not jobs:
         return []
     per_file = sum(f.trainjobs for f in jobs) / len(jobs)
-    every = max(1, round(CHUNK_JOBS / per_file))
+    every = max(1, round((per_chunk or CHUNK_JOBS) / per_file))
     chunks: list[list[InputFile]] = []
     current: list[InputFile] = []
     count = 0
