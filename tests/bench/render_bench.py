@@ -8,6 +8,7 @@ largest of the process and its workers). Lines:
 * ``render``: N TrainJobs into a folder (and, from 50,000, to stdout), ``-j 1``, no cache;
 * ``render -j``: ``-j 1`` against ``-j 2`` at 10,000, outputs compared byte for byte, the
   serial fraction that speed-up implies and what it gives on 8 cores (Amdahl);
+* ``check -j``: the same for ``trainc check`` (JSON reports compared);
 * ``render incremental``: one file of a 10,000-TrainJob repo changed, the render cache
   warm (median of 3 changes);
 * ``render vs Go``: the same repo through upstream's own code (the conformance oracle:
@@ -232,6 +233,23 @@ def bench_jobs(size: int, scratch: Path, env: dict[str, str]) -> None:
     )
 
 
+def bench_check_jobs(size: int, scratch: Path, env: dict[str, str]) -> None:
+    """``trainc check`` -j 1 (whole) against -j 2 (chunks), JSON reports compared."""
+    repo = repo_of(size, scratch)
+    times, reports = {}, {}
+    for jobs in (1, 2):
+        reports[jobs] = scratch / f"check-j{jobs}.json"
+        command = [sys.executable, "-m", "compiler", "check", str(repo), "--format", "json"]
+        times[jobs], _ = timed([*command, "-j", str(jobs)], env, reports[jobs])
+    same = reports[1].read_bytes() == reports[2].read_bytes()
+    speedup = times[1] / times[2]
+    print(
+        f"check -j: {size} TrainJobs (no policies) -j 1 {times[1]:.2f} s, -j 2 {times[2]:.2f} s:"
+        f" speed-up {speedup:.2f}x, reports {'identical' if same else 'DIFFERENT'}",
+        flush=True,
+    )
+
+
 def _tree_differences(a: Path, b: Path) -> list[str]:
     compared = filecmp.dircmp(a, b)
     found = [*compared.left_only, *compared.right_only, *compared.diff_files]
@@ -335,6 +353,7 @@ def main() -> int:
         bench_sizes(sizes, scratch, env)
         if args.jobs_size:
             bench_jobs(args.jobs_size, scratch, env)
+            bench_check_jobs(args.jobs_size, scratch, env)
         if args.incremental_size:
             bench_incremental(args.incremental_size, scratch, env)
         if args.go_size:
