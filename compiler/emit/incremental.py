@@ -222,11 +222,20 @@ def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[Inp
 
 @cache
 def code_fingerprint() -> str:
-    """A hash of trainc's own sources (an edit to the compiler makes every key new)."""
+    """A hash of trainc's own sources and of the installed packages' names and versions
+    (an edit to the compiler, or another ruamel.yaml, makes every key new)."""
+    import sysconfig
+
     import compiler
 
     root = Path(compiler.__file__).parent
     digest = hashlib.sha256(sys.version.encode())
+    for folder in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
+        except OSError:
+            names = []
+        digest.update("\0".join(names).encode() + b"\0")
     for path in sorted(root.rglob("*.py")):
         if path.name.endswith("_test.py"):
             continue
