@@ -71,7 +71,7 @@ def _check_chunk(
     result.failed = bool(build.problems)
     loaded = build.loaded
     for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
-        if manifest.locate(()).file in own_names and manifest.kind != TRAINJOB_KIND:
+        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
             result.foreign = True
     result.identities = [
         (m.api_version.partition("/")[0], m.namespace or "", m.name)

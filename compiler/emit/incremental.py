@@ -342,7 +342,7 @@ def chunk_build(
             loaded.objects = [
                 m
                 for m in loaded.objects
-                if m.kind != TRAINJOB_KIND or m.locate(()).file not in order
+                if m.kind != TRAINJOB_KIND or m.source.file not in order
             ]
         loaded.texts = {}
         build.loaded = loaded
@@ -370,7 +370,7 @@ def render_chunk(
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     loaded = build.loaded
     for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
-        if manifest.locate(()).file in own_names and manifest.kind != TRAINJOB_KIND:
+        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
             result.foreign = True
     result.identities = [
         (m.api_version.partition("/")[0], m.namespace or "", m.name)
