@@ -340,9 +340,7 @@ def chunk_build(
         loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds)
         if not keep_context:
             loaded.objects = [
-                m
-                for m in loaded.objects
-                if m.kind != TRAINJOB_KIND or m.source.file not in order
+                m for m in loaded.objects if m.kind != TRAINJOB_KIND or m.source.file not in order
             ]
         loaded.texts = {}
         build.loaded = loaded
