@@ -280,6 +280,9 @@ def test_context_files_are_those_not_made_of_trainjobs_only() -> None:
     assert classify("a", b"kind: TrainJob\n---\nkind: ClusterTrainingRuntime\n").trainjobs == 0
     assert classify("a", b"{kind: TrainJob}\n").trainjobs == 0
     assert classify("a", b'kind: "TrainJob"\n').trainjobs == 0
+    assert classify("a", b"x: 1\r\nkind: TrainJob\r\n").trainjobs == 1
+    assert classify("a", b"kind: TrainJob").trainjobs == 1
+    assert classify("a", b"spec:\n  kind: Other\nkind: TrainJob\n").trainjobs == 1
 
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif", "junit"])

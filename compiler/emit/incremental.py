@@ -161,6 +161,11 @@ class InputFile:
 
 
 def _classify(display: str, data: bytes) -> InputFile:
+    # the common spelling counted first (memchr-fast; the regex costs ~5 ms a MB)
+    lines = data.count(b"\nkind:") + data.startswith(b"kind:")
+    plain = data.count(b"\nkind: TrainJob\n") + data.startswith(b"kind: TrainJob\n")
+    if lines and plain == lines:
+        return InputFile(display, data, plain)
     kinds = _KIND_LINE.findall(data)
     jobs = len(kinds) if kinds and all(kind == b"TrainJob" for kind in kinds) else 0
     return InputFile(display, data, jobs)
