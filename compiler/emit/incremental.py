@@ -96,6 +96,15 @@ def render_cache_dir() -> Path:
 # --- the blob store -------------------------------------------------------------------
 
 
+def _file_mode() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
 class BlobStore:
     """Files named by the SHA-256 of their bytes; written once, atomically, never changed
     (output trees hard-link them, so an object file must never be edited in place)."""
@@ -116,7 +125,7 @@ class BlobStore:
             try:
                 with os.fdopen(descriptor, "wb") as out:
                     out.write(data)
-                os.chmod(temporary, 0o644)
+                os.chmod(temporary, _FILE_MODE)  # as a file trainc writes itself
                 os.replace(temporary, path)
             except BaseException:
                 os.unlink(temporary)
