@@ -89,8 +89,10 @@ def default_jobs() -> int:
 
 
 def render_cache_dir() -> Path:
-    """Where chunk results and object blobs are kept: ``$TRAINC_CACHE/render``."""
-    return cache_root() / "render"
+    """Where chunk results and object blobs are kept: ``$TRAINC_RENDER_CACHE``, default
+    ``$TRAINC_CACHE/render``."""
+    explicit = os.environ.get("TRAINC_RENDER_CACHE")
+    return Path(explicit) if explicit else cache_root() / "render"
 
 
 # --- the blob store -------------------------------------------------------------------
@@ -111,6 +113,7 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.written = 0  # blobs this process wrote
 
     def path(self, digest: str) -> str:
         return f"{self.root}/{digest[:2]}/{digest}"
@@ -127,6 +130,7 @@ class BlobStore:
                     out.write(data)
                 os.chmod(temporary, _FILE_MODE)  # as a file trainc writes itself
                 os.replace(temporary, path)
+                self.written += 1
             except BaseException:
                 os.unlink(temporary)
                 raise
@@ -147,12 +151,14 @@ def blob_store(cache: Path | None, near: Path | None) -> Iterator[BlobStore]:
     if cache is not None:
         yield BlobStore(cache / "blobs")
         return
+    from compiler.emit.output import remove_tree
+
     parent = near if near is not None and near.is_dir() else None
-    temporary = tempfile.mkdtemp(prefix=".trainc-blobs-", dir=parent)
+    store = BlobStore(Path(tempfile.mkdtemp(prefix=".trainc-blobs-", dir=parent)))
     try:
-        yield BlobStore(Path(temporary))
+        yield store
     finally:
-        shutil.rmtree(temporary, ignore_errors=True)
+        remove_tree(store.root, store.written)
 
 
 # --- inputs ---------------------------------------------------------------------------

@@ -336,7 +336,8 @@ def remove_stale_staging(directory: Path) -> list[Path]:
 BACKGROUND_REMOVAL_FILES = 2000
 
 
-def _remove_tree(path: Path, files: int) -> None:
+def remove_tree(path: Path, files: int) -> None:
+    """Remove ``path``: in the background when it holds many ``files``."""
     if files > BACKGROUND_REMOVAL_FILES and os.name == "posix" and shutil.which("rm"):
         import subprocess
 
@@ -416,7 +417,7 @@ def _swap(staging: Path, directory: Path, files: int = 0) -> None:
         staging.rename(directory)
         return
     if _exchange(staging, directory):
-        _remove_tree(staging, files)  # now the old tree
+        remove_tree(staging, files)  # now the old tree
         return
     retired = Path(
         tempfile.mkdtemp(prefix=f"{_staging_prefix(directory)}{os.getpid()}-", dir=directory.parent)
@@ -428,7 +429,7 @@ def _swap(staging: Path, directory: Path, files: int = 0) -> None:
     except BaseException:
         retired.rename(directory)
         raise
-    _remove_tree(retired, files)
+    remove_tree(retired, files)
 
 
 def write_project(
