@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 from compiler.cli.common import (
     Commands,
     add_build_flags,
+    add_jobs,
     build_plans,
+    jobs_of,
     note,
     previous_inputs,
     write_atomically,
@@ -26,6 +28,7 @@ from compiler.cli.common import (
 from compiler.errors import UsageError
 
 if TYPE_CHECKING:
+    from compiler.plan.build_plan import BuildPlan
     from compiler.plan.check import CheckResult
 
 FORMATS = ("text", "json", "sarif", "junit")
@@ -80,16 +83,26 @@ def add_parser(commands: Commands) -> None:
         help="also fail (exit 1) when the committed rendered tree DIR is stale (default: the "
         "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
     )
+    add_jobs(parser)
 
 
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here: see compiler/cli/render.py.
-    from compiler.plan.check import check_plans
+    from compiler.emit.check_parts import check_parts
+    from compiler.plan.check import check, check_plans
 
     if args.previous is not None and not args.paths:
         raise UsageError("trainc check: --previous takes PATHs")
+    jobs = jobs_of(args)
+
+    def check_one(plan: BuildPlan) -> CheckResult:
+        # --rendered compares the whole build's objects with the committed tree
+        chunked = jobs > 1 and args.rendered is None
+        parts = check_parts(plan, jobs) if chunked else None
+        return parts if parts is not None else check(plan)
+
     with previous_inputs(args.previous, args.paths) as previous:
-        result = check_plans(build_plans(args, previous))
+        result = check_plans(build_plans(args, previous), check_one=check_one)
     text = _report(args.format)(result)
     if args.output is None:
         sys.stdout.write(text)

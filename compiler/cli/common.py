@@ -124,6 +124,36 @@ def add_build_flags(parser: argparse.ArgumentParser, *, owner_uid: bool = False)
     add_project(parser)
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of processes >= 1, not {text!r}")
+    return value
+
+
+def add_jobs(parser: argparse.ArgumentParser) -> None:
+    """``-j N``: worker processes (default: the cores this process may use)."""
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="render in N processes (default: the cores available); the output is the "
+        "same for every N",
+    )
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    from compiler.emit.incremental import default_jobs
+
+    jobs: int | None = getattr(args, "jobs", None)
+    return jobs if jobs is not None else default_jobs()
+
+
 # --- the build plan of a command line ---------------------------------------------------
 
 

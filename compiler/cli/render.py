@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 from compiler.cli.common import (
     Commands,
     add_build_flags,
+    add_jobs,
     build_plans,
+    jobs_of,
     note,
     one_plan,
     report_problems,
@@ -24,6 +26,8 @@ from compiler.cli.common import (
 from compiler.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
+    from compiler.emit.incremental import BlobStore, PartBuild
+    from compiler.plan.build_plan import BuildPlan
     from compiler.plan.stages import Build
 
 
@@ -57,6 +61,13 @@ def add_parser(commands: Commands) -> None:
         metavar="FILE",
         help="also write where every output field came from, as JSON, to FILE",
     )
+    add_jobs(parser)
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="render every TrainJob again (default: reuse what $TRAINC_CACHE/render holds "
+        "for unchanged inputs; the output is the same either way)",
+    )
 
 
 def _secret_notes(build: Build) -> None:
@@ -75,6 +86,10 @@ def run_verb(args: argparse.Namespace) -> int:
 
     plans = build_plans(args)
     project_mode = plans[0].cluster is not None
+    if args.emit == "resolved" and not args.provenance:
+        done = _run_parts(args, plans, project_mode)
+        if done is not None:
+            return done
     builds = [run(plan) for plan in plans]
     for build in builds:
         for message in build.notes:
@@ -125,6 +140,123 @@ def run_verb(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
     return EXIT_OK
+
+
+def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool) -> int | None:
+    """Render chunk by chunk (:mod:`compiler.emit.incremental`): cached, in ``-j``
+    processes, the objects streamed; None when a plan must be rendered whole."""
+    from compiler.emit.incremental import forget, render_cache_dir
+    from compiler.emit.output import MissingBlob
+
+    cache = None if args.no_cache else render_cache_dir()
+    try:
+        return _run_parts_with(args, plans, project_mode, cache)
+    except MissingBlob:
+        assert cache is not None
+        forget(cache)  # the cache was pruned: render into it again
+        return _run_parts_with(args, plans, project_mode, cache)
+
+
+def _run_parts_with(
+    args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool, cache: Path | None
+) -> int | None:
+    from compiler.emit.incremental import blob_store, run_parts
+    from compiler.emit.output import MissingBlob
+
+    to_stdout = args.output == "-" or (args.output is None and not project_mode)
+    output = None
+    if not to_stdout:
+        cluster = plans[0].cluster
+        output = Path(args.output) if args.output is not None else None
+        output = output or (cluster.output if cluster is not None else None)
+    near = None if output is None else output.resolve().parent
+    with blob_store(cache, near) as store:
+        parts: list[PartBuild] = []
+        for plan in plans:
+            part = run_parts(
+                plan,
+                jobs=jobs_of(args),
+                cache=cache,
+                store=store,
+                stored=args.server_defaults,
+                files=not to_stdout,
+            )
+            if part is None:
+                return None
+            parts.append(part)
+        for part in parts:
+            for message in part.notes:
+                note(message, part.plan.cluster_name)
+            for warning in part.warnings:
+                warn(warning, part.plan.cluster_name)
+        if to_stdout:
+            missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
+            if missing is not None:  # found before the first byte is written
+                raise MissingBlob(store.path(missing.digest))
+            _stream_parts(parts, store, project_mode)
+            return EXIT_OK
+        assert output is not None
+        count = _write_parts(args, parts, store, output, project_mode)
+    if not args.quiet:
+        _print_part_summary(parts, count, output, project_mode)
+    return EXIT_OK
+
+
+def _stream_parts(parts: list[PartBuild], store: BlobStore, project_mode: bool) -> None:
+    """The objects of each part as one YAML stream, in stream order, one blob at a time."""
+    for part in parts:
+        if project_mode:
+            sys.stdout.write(f"# cluster: {part.plan.cluster_name}\n")
+        for index, obj in enumerate(part.objects):
+            if index:
+                sys.stdout.write("---\n")
+            sys.stdout.write(store.read(obj.digest).decode("utf-8"))
+        if not project_mode:
+            for requirement in part.secret_requirements:
+                note(
+                    f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
+                    "not rendered (see requirements.yaml in an output folder)"
+                )
+
+
+def _write_parts(
+    args: argparse.Namespace,
+    parts: list[PartBuild],
+    store: BlobStore,
+    output: Path,
+    project_mode: bool,
+) -> int:
+    from compiler.emit.kustomization import cluster_extra_files
+    from compiler.emit.output import ClusterFiles, write_files, write_project_files
+
+    def files_of(part: PartBuild) -> list[tuple[str, str]]:
+        return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]
+
+    if not project_mode:
+        return write_files(files_of(parts[0]), output, parts[0].requirements_text())
+    clusters: dict[str, ClusterFiles] = {}
+    for part in parts:
+        files = files_of(part)
+        extra = cluster_extra_files(part.plan.cluster, (relative for relative, _ in files))
+        clusters[part.plan.cluster_name or ""] = (files, part.requirements_text(), extra)
+    return write_project_files(clusters, output, whole=args.cluster is None)
+
+
+def _print_part_summary(
+    parts: list[PartBuild], count: int, output: Path, project_mode: bool
+) -> None:
+    jobs = sum(len(part.summaries) for part in parts)
+    if not project_mode:
+        for summary in parts[0].summaries:
+            print(summary.line)
+        print(f"trainc: {count} objects for {jobs} TrainJobs written to {output}")
+        return
+    for part in parts:
+        for summary in part.summaries:
+            print(f"{part.plan.cluster_name}: {summary.line}")
+    print(
+        f"trainc: {count} objects for {jobs} TrainJobs in {len(parts)} clusters written to {output}"
+    )
 
 
 def one_plan_build(args: argparse.Namespace, builds: list[Build]) -> Build:

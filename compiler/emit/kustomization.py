@@ -25,9 +25,10 @@ from compiler.emit.output import planned_files
 from compiler.emit.yaml_text import dump_document
 
 if TYPE_CHECKING:
+    from compiler.plan.build_plan import ClusterTarget
     from compiler.plan.stages import Build
 
-__all__ = ["KUSTOMIZATION", "extra_files", "kustomization_text"]
+__all__ = ["KUSTOMIZATION", "cluster_extra_files", "extra_files", "kustomization_text"]
 
 KUSTOMIZATION = "kustomization.yaml"
 
@@ -45,8 +46,15 @@ def kustomization_text(resources: Iterable[str]) -> str:
 
 def extra_files(build: Build) -> dict[str, bytes]:
     """The files besides the objects a cluster's folder holds (the kustomization)."""
-    cluster = build.plan.cluster
+    return cluster_extra_files(
+        build.plan.cluster, (relative for relative, _ in planned_files(build.objects))
+    )
+
+
+def cluster_extra_files(
+    cluster: ClusterTarget | None, resources: Iterable[str]
+) -> dict[str, bytes]:
+    """:func:`extra_files` of a cluster folder holding the object files ``resources``."""
     if cluster is None or cluster.gitops is None or not cluster.gitops.kustomization:
         return {}
-    resources = [relative for relative, _ in planned_files(build.objects)]
     return {KUSTOMIZATION: kustomization_text(resources).encode("utf-8")}

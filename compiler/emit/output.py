@@ -26,7 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -47,25 +47,42 @@ def stream_text(objects: Iterable[RenderedObject]) -> str:
     return dump_documents(obj.data for _, obj in planned_files(objects, files=False))
 
 
+def _requirement_entry(r: SecretRequirement) -> dict[str, object]:
+    return {
+        "kind": "Secret",
+        "namespace": r.namespace,
+        "name": r.name,
+        **({"type": r.type} if r.type else {}),
+        "keys": list(r.keys),
+        "generator": r.generator,
+        "immutable": r.immutable,
+    }
+
+
+_REQUIREMENTS_KEY = "requirements:\n"
+
+
+def requirement_text(requirement: SecretRequirement) -> str:
+    """One entry of the requirements file, as it appears there (a ``- `` item)."""
+    text = dump_document({"requirements": [_requirement_entry(requirement)]})
+    assert text.startswith(_REQUIREMENTS_KEY)
+    return text[len(_REQUIREMENTS_KEY) :]
+
+
 def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     """The requirements file: plain data for the apply step, not Kubernetes objects."""
-    entries = [
-        {
-            "kind": "Secret",
-            "namespace": r.namespace,
-            "name": r.name,
-            **({"type": r.type} if r.type else {}),
-            "keys": list(r.keys),
-            "generator": r.generator,
-            "immutable": r.immutable,
-        }
-        for r in sorted(requirements, key=lambda r: (r.namespace, r.name))
-    ]
+    ordered = sorted(requirements, key=lambda r: (r.namespace, r.name))
+    return requirements_file(requirement_text(r) for r in ordered)
+
+
+def requirements_file(entries: Iterable[str]) -> str:
+    """The requirements file of entries (:func:`requirement_text`) in their order."""
     header = (
         "# Secrets with generated key material that trainc never renders;\n"
         "# create each one once, if absent, with the generator it names.\n"
     )
-    return header + dump_document({"requirements": entries})
+    body = "".join(entries)
+    return header + (_REQUIREMENTS_KEY + body if body else dump_document({"requirements": []}))
 
 
 def planned_files(
@@ -149,21 +166,99 @@ def _write_directory(
 ) -> int:
     files = planned_files(objects)  # before anything is written: a clash writes nothing
     requirements = list(requirements)
+    text = requirements_text(requirements) if requirements else None
     with staged_directory(directory) as staging:
-        made: set[str] = set()
-        for relative, obj in files:
-            folder = relative.rpartition("/")[0]
-            if folder not in made:
-                os.makedirs(staging / folder, exist_ok=True)
-                made.add(folder)
-            _write_new_file(f"{staging}/{relative}", dump_document(obj.data).encode("utf-8"))
-        if requirements:
-            _write_new_file(
-                f"{staging}/requirements.yaml", requirements_text(requirements).encode("utf-8")
-            )
-        for name, data in (extra or {}).items():
-            _write_new_file(f"{staging}/{name}", data)
+        _fill(staging, files, text, extra)
     return len(files)
+
+
+# An object file: a rendered object to serialise, or the path of a blob holding its bytes
+# (:mod:`compiler.emit.incremental`), hard-linked into the tree.
+FileSource = RenderedObject | str
+
+
+def _fill(
+    folder: Path,
+    files: Iterable[tuple[str, FileSource]],
+    requirements: str | None = None,
+    extra: Mapping[str, bytes] | None = None,
+) -> None:
+    """Write ``files`` (relative path, source), the requirements file (its text, if
+    any) and ``extra`` in ``folder``."""
+    made: set[str] = set()
+    for relative, source in files:
+        parent = relative.rpartition("/")[0]
+        if parent not in made:
+            os.makedirs(folder / parent, exist_ok=True)
+            made.add(parent)
+        if isinstance(source, str):
+            _link_new_file(source, f"{folder}/{relative}")
+        else:
+            _write_new_file(f"{folder}/{relative}", dump_document(source.data).encode("utf-8"))
+    if requirements is not None:
+        _write_new_file(f"{folder}/requirements.yaml", requirements.encode("utf-8"))
+    for name, data in (extra or {}).items():
+        _write_new_file(f"{folder}/{name}", data)
+
+
+class MissingBlob(Exception):
+    """A blob of the render cache is gone (someone pruned the cache): render again."""
+
+
+def _link_new_file(blob: str, path: str) -> None:
+    """``path`` as a hard link to ``blob``; a copy where the filesystem cannot link
+    (another device, a link limit, a filesystem without hard links)."""
+    try:
+        os.link(blob, path)
+    except OSError as error:
+        if error.errno == errno.ENOENT and not os.path.exists(blob):
+            raise MissingBlob(blob) from None
+        if error.errno not in (errno.EXDEV, errno.EMLINK, errno.EPERM, errno.ENOTSUP):
+            raise
+        with open(blob, "rb") as source:
+            _write_new_file(path, source.read())
+
+
+def write_files(
+    files: Sequence[tuple[str, str]],
+    directory: Path,
+    requirements: str | None = None,
+    extra: Mapping[str, bytes] | None = None,
+) -> int:
+    """Like :func:`write_directory` for objects already serialised: ``files`` are
+    (relative path, blob path) pairs, checked for clashes by the caller; ``requirements``
+    the text of the requirements file, if one is due."""
+    with _os_errors(directory), staged_directory(directory, len(files)) as staging:
+        _fill(staging, files, requirements, extra)
+    return len(files)
+
+
+ClusterFiles = tuple[Sequence[tuple[str, str]], str | None, Mapping[str, bytes]]
+
+
+def write_project_files(
+    clusters: Mapping[str, ClusterFiles], directory: Path, *, whole: bool
+) -> int:
+    """Like :func:`write_project` for objects already serialised, by cluster: (files,
+    requirements, extra files) as :func:`write_files` takes them."""
+    with _os_errors(directory):
+        directory = directory.resolve()
+        check_replaceable(directory)
+        if not whole:
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / MARKER).write_text(
+                "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
+            )
+            for name, (files, requirements, extra) in clusters.items():
+                with staged_directory(directory / name, len(files)) as staging:
+                    _fill(staging, files, requirements, extra)
+        else:
+            total = sum(len(files) for files, _, _ in clusters.values())
+            with staged_directory(directory, total) as staging:
+                for name, (files, requirements, extra) in clusters.items():
+                    with staged_directory(staging / name) as folder:
+                        _fill(folder, files, requirements, extra)
+    return sum(len(files) for files, _, _ in clusters.values())
 
 
 def _write_new_file(path: str, data: bytes) -> None:
@@ -234,13 +329,37 @@ def remove_stale_staging(directory: Path) -> list[Path]:
     return removed
 
 
+# Trees of more files than this are removed, once swapped out, by a process of their own
+# that outlives trainc (unlinking 16,000 files costs ~0.15 s, most of an incremental
+# render's time); a removal it does not finish is taken up by the next run
+# (:func:`remove_stale_staging`).
+BACKGROUND_REMOVAL_FILES = 2000
+
+
+def remove_tree(path: Path, files: int) -> None:
+    """Remove ``path``: in the background when it holds many ``files``."""
+    if files > BACKGROUND_REMOVAL_FILES and os.name == "posix" and shutil.which("rm"):
+        import subprocess
+
+        subprocess.Popen(
+            ["rm", "-rf", "--", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @contextmanager
-def staged_directory(directory: Path) -> Iterator[Path]:
+def staged_directory(directory: Path, files: int = 0) -> Iterator[Path]:
     """A fresh directory, marked as trainc's, that replaces ``directory`` whole on success.
 
     Written beside its final place and swapped in (:func:`_swap`); on any failure it is
     removed and ``directory`` is left as it was. Stale staging folders of killed runs
-    are removed first (:func:`remove_stale_staging`).
+    are removed first (:func:`remove_stale_staging`). ``files``: about how many files
+    the tree holds (a large old tree is removed in the background).
     """
     directory = directory.resolve()
     check_replaceable(directory)
@@ -255,7 +374,7 @@ def staged_directory(directory: Path) -> Iterator[Path]:
         )
         yield staging
         os.chmod(staging, 0o755)
-        _swap(staging, directory)
+        _swap(staging, directory, files)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -286,7 +405,7 @@ def _exchange(first: Path, second: Path) -> bool:
     raise OSError(code, os.strerror(code), str(second))
 
 
-def _swap(staging: Path, directory: Path) -> None:
+def _swap(staging: Path, directory: Path, files: int = 0) -> None:
     """Put ``staging`` in ``directory``'s place.
 
     Where the system can (Linux, most local filesystems) the two are exchanged in one
@@ -298,7 +417,7 @@ def _swap(staging: Path, directory: Path) -> None:
         staging.rename(directory)
         return
     if _exchange(staging, directory):
-        shutil.rmtree(staging, ignore_errors=True)  # now the old tree
+        remove_tree(staging, files)  # now the old tree
         return
     retired = Path(
         tempfile.mkdtemp(prefix=f"{_staging_prefix(directory)}{os.getpid()}-", dir=directory.parent)
@@ -310,7 +429,7 @@ def _swap(staging: Path, directory: Path) -> None:
     except BaseException:
         retired.rename(directory)
         raise
-    shutil.rmtree(retired, ignore_errors=True)
+    remove_tree(retired, files)
 
 
 def write_project(

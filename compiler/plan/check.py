@@ -30,7 +30,7 @@ exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yam
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -339,20 +339,30 @@ def check_paths(paths: list[str], **options: Any) -> CheckResult:
     return check(plan_for_paths(paths, **options))
 
 
-def check_plans(plans: list[BuildPlan], stages: tuple[Stage, ...] = CHECK_STAGES) -> CheckResult:
-    """Every plan checked, merged into one result.
+def check_plans(
+    plans: list[BuildPlan],
+    stages: tuple[Stage, ...] = CHECK_STAGES,
+    check_one: Callable[[BuildPlan], CheckResult] | None = None,
+) -> CheckResult:
+    """Every plan checked (by ``check_one``, default :func:`check` with ``stages``),
+    merged into one result.
 
     With several clusters, a finding found the same way in several of them is reported
     once; its ``cluster`` detail names them all (``production, staging``).
     """
+    if check_one is None:
+
+        def check_one(plan: BuildPlan) -> CheckResult:
+            return check(plan, stages)
+
     if len(plans) == 1 and plans[0].cluster is None:
-        return check(plans[0], stages)
+        return check_one(plans[0])
     merged: dict[Finding, list[str]] = {}
     combined = CheckResult([])
     notes: set[str] = set()
     policy_files: dict[str, None] = {}
     for plan in plans:
-        result = check(plan, stages)
+        result = check_one(plan)
         for finding in result.findings:
             merged.setdefault(finding, []).append(plan.cluster_name or "")
         combined.objects.extend(result.objects)

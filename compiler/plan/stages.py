@@ -36,6 +36,7 @@ from compiler.errors import (
     ObjectRef,
     Problem,
     TraincError,
+    location_order,
     sorted_problems,
 )
 from compiler.load.loader import LoadResult, load_collect, load_previous
@@ -65,6 +66,7 @@ __all__ = [
     "compile_paths",
     "run",
     "run_each",
+    "warning_order",
 ]
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -449,12 +451,21 @@ RENDER_STAGES: tuple[Stage, ...] = (
 
 
 def run(plan: BuildPlan, stages: tuple[Stage, ...] = RENDER_STAGES) -> Build:
-    """Run ``stages`` in order on a fresh build of ``plan``; problems come back sorted."""
+    """Run ``stages`` in order on a fresh build of ``plan``; problems come back sorted,
+    warnings too (:func:`warning_order`)."""
     build = Build(plan)
     for stage in stages:
         stage(build)
     build.problems = sorted_problems(build.problems)
+    build.warnings = sorted(build.warnings, key=warning_order)
     return build
+
+
+def warning_order(warning: Problem) -> tuple[tuple[str, int, int], str, str]:
+    """Warnings by place, then object, then message: one order whatever found them first,
+    so that a build put together from parts says them in the order a whole build does
+    (:mod:`compiler.emit.incremental`)."""
+    return (location_order(warning.location), str(warning.object or ""), warning.message)
 
 
 def run_each(plans: Iterable[BuildPlan]) -> dict[str, Build]:

@@ -1,30 +1,43 @@
-"""``make bench``: load + render + emit throughput and peak memory on generated repos.
+"""``make bench``: trainc render at repo scale, one figure a line.
 
-Generates repos of 1,000 and 10,000 TrainJobs (a mix of torch, torchtune-like, MPI and
-plain runtimes, with runtimePatches, env and resources) and renders each in a fresh
-process on one core, printing TrainJobs/s and peak RSS. Targets (issue "Render core"):
->= 1,000 TrainJobs/s and < 1 GiB RSS at 10,000. A benchmark, not a test: it prints
-figures and never fails on them.
+Generates repos of TrainJobs (a mix of torch, MPI and plain runtimes with runtimePatches,
+env and resources; 100 TrainJobs a file) and runs ``trainc render`` on them as a user
+does, one process per figure, timing it whole and taking its peak RSS (``wait4``: the
+largest of the process and its workers). Lines:
 
-Writing the files is the filesystem's work as much as trainc's, and on a shared VM its
-cost swings from run to run (the same bare loop creating 16,667 files measured 0.2 s
-and 2.8 s minutes apart). Each run therefore also times a bare loop writing the same
-bytes to the same layout right after trainc did: the floor no writer goes below at
-that moment. The CPU figures (process time) leave the disk out entirely;
-``--output-parent`` puts the output on another filesystem (a tmpfs, say).
+* ``render``: N TrainJobs into a folder (and, from 50,000, to stdout), ``-j 1``, no cache;
+* ``render -j``: ``-j 1`` against ``-j 2`` at 10,000, outputs compared byte for byte, the
+  serial fraction that speed-up implies and what it gives on 8 cores (Amdahl);
+* ``check -j``: the same for ``trainc check`` (JSON reports compared);
+* ``render incremental``: one file of a 10,000-TrainJob repo changed, the render cache
+  warm (median of 3 changes);
+* ``render vs Go``: the same repo through upstream's own code (the conformance oracle:
+  every TrainJob's fresh emulated cluster, the runtime framework's ``NewObjects``, the
+  outputs' create path, in one process; ``--timing``), objects verified identical.
+
+A benchmark, not a test: it prints figures and never fails on them. Knobs: ``--sizes``
+(``make bench SIZES=1000,10000``), ``--incremental-size``, ``--go-size`` (0: no Go run).
+The subprocesses keep their bytecode in a scratch ``PYTHONPYCACHEPREFIX``, as an
+installed trainc has it (this machine sets ``PYTHONDONTWRITEBYTECODE``, which would add
+~0.1 s of compiling to every run).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import filecmp
 import os
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ORACLE = REPO / "tests" / "conformance" / "oracle" / "bin" / "oracle"
+OWNER_UID = "00000000-0000-0000-0000-000000000000"  # the oracle's default
 
 RUNTIMES = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -147,122 +160,213 @@ def generate(directory: Path, count: int) -> None:
         (directory / f"jobs-{start // per_file:04d}.yaml").write_text("---\n".join(documents))
 
 
-def plain_write(files: list[tuple[str, bytes]], directory: Path) -> float:
-    """Seconds a bare loop needs to write ``files`` (no trainc code): the filesystem's floor."""
-    started = time.perf_counter()
-    made: set[str] = set()
-    for relative, data in files:
-        folder = relative.rpartition("/")[0]
-        if folder not in made:
-            os.makedirs(directory / folder, exist_ok=True)
-            made.add(folder)
-        descriptor = os.open(directory / relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        os.write(descriptor, data)
-        os.close(descriptor)
-    return time.perf_counter() - started
+def environment(scratch: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    env["PYTHONPATH"] = str(REPO)
+    return env
 
 
-def measure(count: int, scratch: Path, output_parent: Path) -> dict[str, float]:
-    """Run in this process: generate, then time load + render + emit, as the CLI runs.
-
-    Nothing is deleted here: the caller removes every run's files after the last run.
-    """
-    from compiler.cli import tune_gc
-    from compiler.emit.output import planned_files, write_directory
-    from compiler.emit.yaml_text import dump_document
-    from compiler.plan.stages import compile_paths
-    from compiler.render.framework import RenderOptions
-
-    repo = Path(tempfile.mkdtemp(dir=scratch))
-    out = Path(tempfile.mkdtemp(dir=output_parent))
-    generate(repo, count)
-    # Flush what the generator left for the disk to do, so the timed part does not pay
-    # for it (the usual hygiene of disk benchmarks).
-    os.sync()
-    tune_gc()
-    started, started_cpu = time.perf_counter(), time.process_time()
-    result = compile_paths([str(repo)], RenderOptions())
-    compiled, compiled_cpu = time.perf_counter(), time.process_time()
-    # serialising alone, the CPU part of emit (write_directory below does it again)
-    texts = [
-        (path, dump_document(obj.data).encode()) for path, obj in planned_files(result.objects)
-    ]
-    serialised_cpu = time.process_time()
-    serialised = time.perf_counter()
-    files = write_directory(result.objects, out / "rendered", result.secret_requirements)
-    finished = time.perf_counter()
-    floor = plain_write(texts, out / "plain")
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {
-        "count": count,
-        # end to end = load + render + emit (serialise and write), as `trainc render -o DIR`
-        "seconds": (compiled - started) + (finished - serialised),
-        "compile_cpu": compiled_cpu - started_cpu,
-        "serialise_cpu": serialised_cpu - compiled_cpu,
-        "write_seconds": finished - serialised,
-        "plain_write_seconds": floor,
-        "files": files,
-        "peak_mib": peak_kib / 1024,
-    }
+def timed(
+    command: list[str], env: dict[str, str], stdout: Path | None = None
+) -> tuple[float, float]:
+    """Run ``command``; its wall seconds and peak RSS in MiB (of it or of a worker)."""
+    with open(stdout or os.devnull, "wb") as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        assert process.stderr is not None
+        errors = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {errors.decode(errors='replace')}")
+    return seconds, usage.ru_maxrss / 1024
 
 
-def run_once(size: int, scratch: Path, output_parent: Path) -> dict[str, float]:
-    """One run in a fresh process pinned to one core, so peak RSS and speed are its own."""
-    command = [sys.executable, "-m", "tests.bench.render_bench", "--one", str(size)]
-    command += ["--scratch", str(scratch), "--output-parent", str(output_parent)]
-    if hasattr(os, "sched_setaffinity"):
-        command = ["taskset", "-c", "0", *command]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    figures: dict[str, float] = json.loads(out)
-    return figures
+def trainc(*args: str) -> list[str]:
+    return [sys.executable, "-m", "compiler", "render", *args]
 
 
-def report(size: int, f: dict[str, float]) -> float:
-    rate = f["count"] / f["seconds"]
-    cpu_rate = f["count"] / (f["compile_cpu"] + f["serialise_cpu"])
+def cached(env: dict[str, str], cache: Path) -> dict[str, str]:
+    """``env`` with its own render cache (empty at first: a cold render, as users have it)."""
+    return {**env, "TRAINC_RENDER_CACHE": str(cache)}
+
+
+def repo_of(size: int, scratch: Path) -> Path:
+    repo = scratch / f"repo-{size}"
+    if not repo.exists():
+        repo.mkdir()
+        generate(repo, size)
+    return repo
+
+
+def bench_sizes(sizes: list[int], scratch: Path, env: dict[str, str]) -> None:
+    for size in sizes:
+        repo = repo_of(size, scratch)
+        out = scratch / f"out-{size}"
+        own = cached(env, scratch / f"cache-{size}")
+        seconds, peak = timed(trainc(str(repo), "-o", str(out), "-q", "-j", "1"), own)
+        files = sum(len(names) for _, _, names in os.walk(out)) - 2  # marker, requirements
+        line = (
+            f"render: {size:>6} TrainJobs -> folder {seconds:6.2f} s = {size / seconds:5.0f}/s"
+            f", {files} files, peak RSS {peak:4.0f} MiB (-j 1, cold cache)"
+        )
+        if size >= 50000:
+            own = cached(env, scratch / f"cache-{size}-stream")
+            stream, stream_peak = timed(trainc(str(repo), "-o", "-", "-j", "1"), own)
+            line += f" | -> stdout {stream:6.2f} s, peak RSS {stream_peak:4.0f} MiB"
+        print(line, flush=True)
+
+
+def bench_jobs(size: int, scratch: Path, env: dict[str, str]) -> None:
+    repo = repo_of(size, scratch)
+    times = {}
+    for jobs in (1, 2):
+        out = scratch / f"out-j{jobs}"
+        own = cached(env, scratch / f"cache-j{jobs}")
+        times[jobs], _ = timed(trainc(str(repo), "-o", str(out), "-q", "-j", str(jobs)), own)
+    same = not _tree_differences(scratch / "out-j1", scratch / "out-j2")
+    speedup = times[1] / times[2]
+    serial = min(1.0, max(0.0, 2 / speedup - 1))  # Amdahl: S2 = 1 / (f + (1 - f) / 2)
+    on_8 = 1 / (serial + (1 - serial) / 8)
     print(
-        f"bench: {size:>6} TrainJobs  end to end {f['seconds']:6.2f} s = {rate:5.0f}/s"
-        f"  | CPU load+render {f['compile_cpu']:.2f} s, serialise {f['serialise_cpu']:.2f} s"
-        f" = {cpu_rate:.0f}/s  | serialising + writing {int(f['files'])} files {f['write_seconds']:.2f} s"
-        f" (a bare loop writing the same files next: {f['plain_write_seconds']:.2f} s)"
-        f"  | peak RSS {f['peak_mib']:.0f} MiB",
+        f"render -j: {size} TrainJobs -j 1 {times[1]:.2f} s, -j 2 {times[2]:.2f} s: "
+        f"speed-up {speedup:.2f}x, outputs {'identical' if same else 'DIFFERENT'}; serial "
+        f"fraction {serial:.2f} -> {on_8:.1f}x on 8 cores (Amdahl)",
         flush=True,
     )
-    return rate
+
+
+def bench_check_jobs(size: int, scratch: Path, env: dict[str, str]) -> None:
+    """``trainc check`` -j 1 (whole) against -j 2 (chunks), JSON reports compared."""
+    repo = repo_of(size, scratch)
+    times, reports = {}, {}
+    for jobs in (1, 2):
+        reports[jobs] = scratch / f"check-j{jobs}.json"
+        command = [sys.executable, "-m", "compiler", "check", str(repo), "--format", "json"]
+        times[jobs], _ = timed([*command, "-j", str(jobs)], env, reports[jobs])
+    same = reports[1].read_bytes() == reports[2].read_bytes()
+    speedup = times[1] / times[2]
+    print(
+        f"check -j: {size} TrainJobs (no policies) -j 1 {times[1]:.2f} s, -j 2 {times[2]:.2f} s:"
+        f" speed-up {speedup:.2f}x, reports {'identical' if same else 'DIFFERENT'}",
+        flush=True,
+    )
+
+
+def _tree_differences(a: Path, b: Path) -> list[str]:
+    compared = filecmp.dircmp(a, b)
+    found = [*compared.left_only, *compared.right_only, *compared.diff_files]
+    for name in compared.common_dirs:
+        found += _tree_differences(a / name, b / name)
+    return found
+
+
+def bench_incremental(size: int, scratch: Path, env: dict[str, str]) -> None:
+    repo = scratch / f"repo-incremental-{size}"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(repo_of(size, scratch), repo)
+    out = scratch / "out-incremental"
+    env = cached(env, scratch / "cache-incremental")
+    cold, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)  # fills the cache
+    warm, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)
+    changed = []
+    for attempt in range(3):
+        target = repo / f"jobs-{attempt * 7:04d}.yaml"
+        target.write_text(target.read_text().replace('value: "', 'value: "x', 1))
+        seconds, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)
+        changed.append(seconds)
+    whole = scratch / "out-incremental-whole"
+    timed(trainc(str(repo), "-o", str(whole), "-q"), cached(env, scratch / "cache-whole"))
+    same = not _tree_differences(out, whole)  # (nothing is deleted before the end: see main)
+    print(
+        f"render incremental: {size} TrainJobs, one file of 100 changed: "
+        f"{statistics.median(changed):.2f} s (median of 3; {min(changed):.2f}-{max(changed):.2f}), "
+        f"nothing changed {warm:.2f} s, first run {cold:.2f} s; output "
+        f"{'identical to' if same else 'DIFFERENT from'} a render without the cache",
+        flush=True,
+    )
+
+
+def bench_go(size: int, scratch: Path, env: dict[str, str]) -> None:
+    if not ORACLE.exists():
+        print(f"render vs Go: skipped, no oracle at {ORACLE} (make oracle)")
+        return
+    import json
+
+    repo = repo_of(size, scratch)
+    inputs = sorted(str(p) for p in repo.glob("*.yaml"))
+    go_out = scratch / "go.yaml"
+    with open(go_out, "wb") as out:
+        started = time.perf_counter()
+        go = subprocess.run(
+            [str(ORACLE), "render", "--timing", "--mask-secret-data", *inputs],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            check=True,
+        )
+        go_wall = time.perf_counter() - started
+    timing = json.loads(go.stderr.decode().strip().splitlines()[-1])
+    ours, _ = timed(
+        trainc(str(repo), "-o", "-", "-j", "1", "--owner-uid", OWNER_UID),
+        cached(env, scratch / "cache-go"),
+        scratch / "trainc.yaml",
+    )
+    verdict = _verify(go_out, repo)
+    print(
+        f"render vs Go: {size} TrainJobs, trainc render -j 1 (load, admission, render, "
+        f"output admission, YAML) {ours:.2f} s; Go render (fresh cluster + NewObjects + "
+        f"output admission per TrainJob) {timing['renderSeconds']:.2f} s, Go process "
+        f"{go_wall:.2f} s: trainc {timing['renderSeconds'] / ours:.1f}x faster than the Go "
+        f"render alone, {go_wall / ours:.1f}x than the Go process; objects {verdict}",
+        flush=True,
+    )
+
+
+def _verify(go_out: Path, repo: Path) -> str:
+    """Both sides' objects, normalised as the conformance suite does, compared."""
+    import yaml
+
+    from tests.conformance.normalise import first_difference, normalise
+    from tests.conformance.trainc_side import render
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(go_out, encoding="utf-8") as stream:
+        expected = [d for d in yaml.load_all(stream, Loader=loader) if d is not None]
+    answer = render(sorted(repo.glob("*.yaml")), OWNER_UID)
+    if answer.objects is None:
+        return f"NOT COMPARED: trainc rejects ({answer.problems})"
+    difference = first_difference(normalise(expected), normalise(answer.objects))
+    return f"identical ({len(expected)})" if difference is None else f"DIFFER: {difference}"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--runs", type=int, default=3, help="runs per size (default 3)")
-    parser.add_argument(
-        "--output-parent",
-        help="write the rendered trees under this directory (default: the system temp "
-        "directory), e.g. a tmpfs to leave the disk out of the figure",
-    )
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--scratch", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default=os.environ.get("SIZES") or "1000,10000,50000,100000")
+    parser.add_argument("--incremental-size", type=int, default=10000)
+    parser.add_argument("--jobs-size", type=int, default=10000)
+    parser.add_argument("--go-size", type=int, default=1000)
+    parser.add_argument("--scratch", help="where repos and outputs go (default: a temp dir)")
     args = parser.parse_args()
-    if args.one:
-        figures = measure(args.one, Path(args.scratch), Path(args.output_parent))
-        print(json.dumps(figures))
-        return 0
-    # Every run's files are deleted only after the last run: on ext4 without a journal,
-    # creating a file skips over every inode freed in the last 60 s (360 s while its
-    # inode-table block is not yet written back: RECENTCY_MIN/DIRTY in ext4's ialloc.c),
-    # so a run that follows a deletion of thousands of files pays for it.
-    with (
-        tempfile.TemporaryDirectory(prefix="trainc-bench-") as scratch,
-        tempfile.TemporaryDirectory(prefix="trainc-bench-", dir=args.output_parent) as outputs,
-    ):
-        for size in (int(s) for s in args.sizes.split(",")):
-            rates = sorted(
-                report(size, run_once(size, Path(scratch), Path(outputs))) for _ in range(args.runs)
-            )
-            print(
-                f"bench: {size:>6} TrainJobs  end to end over {len(rates)} runs: median "
-                f"{rates[len(rates) // 2]:.0f}/s (min {rates[0]:.0f}, max {rates[-1]:.0f})"
-            )
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    started = time.perf_counter()
+    # Nothing is deleted before the end: on ext4, creating a file skips every inode freed
+    # in the last 60 s (360 s while its inode table block is dirty), so a run after a
+    # deletion of thousands of files pays for it. Each run has its own render cache.
+    with tempfile.TemporaryDirectory(prefix="trainc-bench-", dir=args.scratch) as folder:
+        scratch = Path(folder)
+        env = environment(scratch)
+        timed([sys.executable, "-m", "compiler", "--help"], env)  # bytecode written once
+        bench_sizes(sizes, scratch, env)
+        if args.jobs_size:
+            bench_jobs(args.jobs_size, scratch, env)
+            bench_check_jobs(args.jobs_size, scratch, env)
+        if args.incremental_size:
+            bench_incremental(args.incremental_size, scratch, env)
+        if args.go_size:
+            bench_go(args.go_size, scratch, env)
+    print(f"render bench: done in {time.perf_counter() - started:.0f} s")
     return 0
 
 

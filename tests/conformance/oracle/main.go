@@ -67,6 +67,8 @@ render flags:
   --mask-secret-data      replace every Secret data value with "<masked>"
   --check-determinism N   render N times with fresh controllers; exit 4 if the
                           outputs differ (Secret data is ignored in the comparison)
+  --timing                one JSON line on stderr: seconds in the render (fresh cluster,
+                          NewObjects, output admission) and in writing the stream
 
 exit codes: 0 ok, 1 internal error, 2 usage or unreadable input,
             3 rejected (JSON error document on stdout), 4 nondeterministic output
@@ -228,6 +230,7 @@ func cmdRender(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&ropts.order, "order", "canonical", "canonical or returned")
 	fs.BoolVar(&ropts.maskSecretData, "mask-secret-data", false, "replace Secret data values")
 	fs.IntVar(&ropts.runs, "check-determinism", 1, "number of independent renders to compare")
+	fs.BoolVar(&ropts.timing, "timing", false, "print the seconds spent rendering as JSON on stderr")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 0, err

@@ -1,0 +1,219 @@
+"""``trainc check -j N``: the check chain on chunks of job files, in worker processes.
+
+The chunks are those of :mod:`compiler.emit.incremental`: each runs the whole check chain
+(:data:`compiler.plan.check.CHECK_STAGES`) on the context files (runtimes, policies, ...)
+and its own job files. Findings located in a chunk's own files are that chunk's; a
+finding elsewhere (a runtime, a policy, an overlay) is the context's when the context
+checked alone (no TrainJob) gives it too, said once; otherwise it is the one chunk's
+that gives it. A finding two chunks both give beyond the context's, a render error in
+any chunk, a TrainJob in two chunks or a job file holding other kinds: the plan is
+checked whole (:func:`check_parts` returns None). ``-j 1`` checks whole (chunks only
+cost there); ``tests/test_incremental.py`` compares the reports of both ways.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from compiler.apiserver.manifest import Manifest, SourceMap
+from compiler.emit.incremental import (
+    InputFile,
+    chunk_build,
+    chunk_files,
+    map_chunks,
+    read_inputs,
+)
+from compiler.errors import Finding, Severity, finding_order
+from compiler.load.discover import discover_collect
+from compiler.plan.build_plan import BuildPlan
+from compiler.plan.check import CHECK_STAGES, CheckResult
+from compiler.policy.objects import PolicyObject
+from compiler.upstream.names import TRAINJOB_KIND
+
+__all__ = ["check_parts"]
+
+# TrainJobs per chunk, about: a chunk checks the context again (policies compiled again),
+# so chunks are larger than render's (which are also the cache's unit)
+CHECK_CHUNK_JOBS = 500
+_UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
+
+
+@dataclass
+class CheckChunk:
+    """One chunk's check: its findings and (named only) the objects it checked."""
+
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    objects: list[PolicyObject] = field(default_factory=list)  # data: kind and metadata only
+    identities: list[tuple[str, str, str]] = field(default_factory=list)
+    failed: bool = False  # the render chain had problems
+    foreign: bool = False
+
+
+def _named(obj: PolicyObject) -> PolicyObject:
+    """``obj`` reduced to what a report reads of it: its name, stage and file."""
+    metadata = obj.data.get("metadata") or {}
+    kept = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
+    data = {"kind": obj.data.get("kind", ""), "metadata": kept}
+    return PolicyObject(data, Manifest(data, SourceMap(obj.origin.source.file)), obj.stage)
+
+
+def _check_chunk(
+    plan: BuildPlan, context: Sequence[InputFile], own: Sequence[InputFile], first: bool
+) -> CheckChunk:
+    build = chunk_build(plan, context, own, first, CHECK_STAGES[1:])
+    own_names = {f.display for f in own}
+    context_names = {f.display for f in context}
+    result = CheckChunk(findings=build.findings, notes=list(build.notes))
+    result.failed = bool(build.problems)
+    loaded = build.loaded
+    for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
+        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
+            result.foreign = True
+    result.identities = [
+        (m.api_version.partition("/")[0], m.namespace or "", m.name)
+        for m in loaded.objects
+        if m.kind == TRAINJOB_KIND
+    ]
+    for obj in build.checked:
+        file = obj.origin.source.file
+        # the context's inputs are counted once, from the context checked alone
+        if (
+            own
+            and obj.stage == "input"
+            and file in context_names
+            and obj.origin.kind != TRAINJOB_KIND
+        ):
+            continue
+        result.objects.append(_named(obj))
+    return result
+
+
+def _identity(finding: Finding) -> tuple[str, ...]:
+    return (
+        repr(finding.location),
+        str(finding.object),
+        finding.rule,
+        finding.severity.value,
+        str(finding.field_path),
+        finding.message,
+        finding.stage,
+        repr(finding.details),
+    )
+
+
+def _unmatched(finding: Finding) -> bool:
+    return finding.rule == "overlay" and bool(_UNMATCHED.match(finding.message))
+
+
+def _merge_findings(
+    base: list[Finding], chunks: list[list[InputFile]], results: list[CheckChunk]
+) -> list[Finding] | None:
+    """Like :func:`compiler.emit.incremental._merge_warnings`, for findings."""
+    base_count = Counter(_identity(f) for f in base if not _unmatched(f))
+    merged = [f for f in base if not _unmatched(f)]
+    seen: set[tuple[str, ...]] = set()
+    unmatched: list[list[Finding]] = []
+    for own, result in zip(chunks, results, strict=True):
+        own_names = {f.display for f in own}
+        remaining = Counter(base_count)
+        extras: set[tuple[str, ...]] = set()
+        unmatched.append([f for f in result.findings if _unmatched(f)])
+        for finding in result.findings:
+            if _unmatched(finding):
+                continue
+            if finding.location is not None and finding.location.file in own_names:
+                merged.append(finding)
+                continue
+            identity = _identity(finding)
+            if remaining[identity] > 0:
+                remaining[identity] -= 1
+                continue
+            if identity in seen:
+                return None
+            extras.add(identity)
+            merged.append(finding)
+        if +remaining:
+            return None
+        seen |= extras
+    common = {_identity(f) for f in unmatched[0]}
+    for found in unmatched[1:]:
+        common &= {_identity(f) for f in found}
+    merged += [f for f in unmatched[0] if _identity(f) in common]
+    return sorted(merged, key=_whole_order)
+
+
+def _whole_order(finding: Finding) -> tuple[tuple[str, int, int], int, str, str]:
+    """The order of a whole check's findings: by place (:func:`finding_order`); at one
+    place, as its stages found them: the render chain's errors, its warnings (ordered by
+    object and message, :func:`compiler.plan.stages.warning_order`), then policies."""
+    policy = finding.rule.startswith(("vap/", "cue/"))
+    if policy:
+        return (finding_order(finding), 2, "", "")
+    if finding.severity is Severity.WARNING:
+        return (finding_order(finding), 1, str(finding.object or ""), finding.message)
+    return (finding_order(finding), 0, "", "")
+
+
+def _texts(plan: BuildPlan, files: Sequence[InputFile]) -> tuple[dict[str, str], list[str]]:
+    """The source texts a report quotes, and the .cue files (as a whole check has them)."""
+    from compiler.apiserver.yaml_source import read_source
+    from compiler.errors import InputError
+
+    def decode(data: bytes) -> str:
+        return data.decode("utf-8", "replace").removeprefix("\ufeff")
+
+    texts = {f.display: decode(f.data) for f in files}
+    sources, _ = discover_collect([*plan.inputs, *plan.policies])
+    cue = [s for s in sources if s.kind == "cue"]
+    for source in cue:
+        if source.path is not None:
+            try:
+                text = decode(read_source(source.path))
+            except InputError:
+                continue
+            texts[source.display] = texts[str(source.path)] = text
+    return texts, [str(s.display) for s in cue]
+
+
+def check_parts(plan: BuildPlan, jobs: int) -> CheckResult | None:
+    """``plan`` checked chunk by chunk in ``jobs`` processes; None when it must be checked
+    whole (fewer than two chunks, stdin, ``--previous``, or a result that depends on more
+    than one chunk)."""
+    if plan.previous is not None:
+        return None
+    inputs = read_inputs(plan.inputs)
+    policies = read_inputs(plan.policies) if plan.policies else []
+    if inputs is None or policies is None:
+        return None
+    chunks = chunk_files(inputs, CHECK_CHUNK_JOBS)
+    if len(chunks) < 2:
+        return None
+    context = [f for f in inputs if not f.trainjobs] + policies
+    plan.crds  # noqa: B018  (loaded once, inherited by every worker)
+
+    def task(index: int) -> CheckChunk:
+        if index < 0:
+            return _check_chunk(plan, context, [], False)
+        return _check_chunk(plan, context, chunks[index], index == 0)
+
+    base, *results = map_chunks(task, [-1, *range(len(chunks))], jobs)
+    if base.failed or any(r.failed or r.foreign for r in results):
+        return None
+    identities: set[tuple[str, str, str]] = set()
+    for result in results:
+        for identity in result.identities:
+            if identity in identities:
+                return None
+            identities.add(identity)
+    findings = _merge_findings(base.findings, chunks, results)
+    if findings is None:
+        return None
+    objects = [o for r in (base, *results) for o in r.objects]
+    inputs_first = sorted(objects, key=lambda o: o.stage != "input")
+    texts, cue_files = _texts(plan, [*inputs, *policies])
+    notes = sorted({note for r in (base, *results) for note in r.notes})
+    return CheckResult(findings, inputs_first, texts, cue_files, notes, [])

@@ -1,0 +1,665 @@
+"""Render by parts: TrainJob files in chunks, each rendered alone, cached, in parallel.
+
+A repo's input files fall in two groups. A *job file* holds TrainJobs only (every
+top-level ``kind:`` line of it says ``TrainJob``); every other file (runtimes,
+PriorityClasses, mixed files) is *context*. The job files are cut into chunks of about
+:data:`CHUNK_JOBS` TrainJobs (the cut points depend on each file's name, so adding or
+removing a file moves no other boundary), and each chunk runs the whole render chain
+(:data:`compiler.plan.stages.RENDER_STAGES`) on the context files plus its own files.
+Its objects are serialised at once into a content-addressed blob store and only their
+names, paths and sort keys are kept, so memory stays bounded by the chunk, not the repo;
+chunks run in ``-j N`` worker processes; and a chunk whose inputs are unchanged is taken
+from the render cache (``$TRAINC_CACHE/render``) instead of being rendered again.
+
+A chunk's cache key covers everything its output depends on: its files' names and bytes,
+the context files, the plan (cluster, namespaces, schedulers, GitOps hints, Kubernetes
+and Trainer versions, render options), the overlay files and the project file, the
+upstream artifacts of the Trainer version, the CRDs passed with ``--schemas``, and
+trainc's own code (a hash of the ``compiler`` package's sources), so an edit anywhere
+that could change an object makes a new key.
+
+Nothing here decides an outcome: whenever a chunk's result could depend on another chunk
+the merged build is given up and the caller renders the plan whole (:func:`run_parts`
+returns None). That happens on any error (messages such as "duplicate object ... also
+defined at" name places in other chunks), on a TrainJob defined in two chunks, on two
+objects written to one path, on a job file that turns out to hold anything but
+TrainJobs, and on a warning located outside a chunk's own files that the context alone
+(rendered once with no TrainJob) does not give, when two chunks give it. The one
+cross-chunk warning merged here is an overlay patch target that matches nothing: it
+matches nothing in the repo when it matches nothing in every chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import pickle
+import re
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+from compiler.emit.output import requirement_text, requirements_file
+from compiler.emit.yaml_text import dump_document
+from compiler.errors import Problem
+from compiler.load.discover import discover_collect
+from compiler.load.loader import load_texts_collect
+from compiler.plan.build_plan import BuildPlan
+from compiler.plan.stages import RENDER_STAGES, Build, Stage, warning_order
+from compiler.render.info import SecretRequirement
+from compiler.upstream.artifacts import cache_root
+from compiler.upstream.names import TRAINJOB_KIND
+
+__all__ = [
+    "CHUNK_JOBS",
+    "BlobStore",
+    "ObjectFile",
+    "PartBuild",
+    "default_jobs",
+    "forget",
+    "render_cache_dir",
+    "run_parts",
+]
+
+T = TypeVar("T")
+
+CHUNK_JOBS = 100  # TrainJobs per chunk, about: a chunk's render costs ~0.1 s, ~5 MiB
+MAX_CHUNK_JOBS = 1000  # a chunk is cut here whatever the names say (memory)
+CACHE_FORMAT = "2"  # bump when ChunkResult changes shape
+
+# a top-level kind in block style; anything else (flow style, quoted) makes a context file
+_KIND_LINE = re.compile(rb"^kind:[ \t]*([^\s#]*)[ \t]*(?:#.*)?\r?$", re.MULTILINE)
+_UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (``-j`` default)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def render_cache_dir() -> Path:
+    """Where chunk results and object blobs are kept: ``$TRAINC_RENDER_CACHE``, default
+    ``$TRAINC_CACHE/render``."""
+    explicit = os.environ.get("TRAINC_RENDER_CACHE")
+    return Path(explicit) if explicit else cache_root() / "render"
+
+
+# --- the blob store -------------------------------------------------------------------
+
+
+def _file_mode() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
+class BlobStore:
+    """Files named by the SHA-256 of their bytes; written once, atomically, never changed
+    (output trees hard-link them, so an object file must never be edited in place)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.written = 0  # blobs this process wrote
+
+    def path(self, digest: str) -> str:
+        return f"{self.root}/{digest[:2]}/{digest}"
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.path(digest)
+        if not os.path.exists(path):
+            folder = os.path.dirname(path)
+            os.makedirs(folder, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            try:
+                with os.fdopen(descriptor, "wb") as out:
+                    out.write(data)
+                os.chmod(temporary, _FILE_MODE)  # as a file trainc writes itself
+                os.replace(temporary, path)
+                self.written += 1
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        return digest
+
+    def read(self, digest: str) -> bytes:
+        with open(self.path(digest), "rb") as blob:
+            return blob.read()
+
+    def has(self, digest: str) -> bool:
+        return os.path.exists(self.path(digest))
+
+
+@contextmanager
+def blob_store(cache: Path | None, near: Path | None) -> Iterator[BlobStore]:
+    """The render cache's blobs, or (no cache) a temporary store removed afterwards, made
+    beside ``near`` so that its files can be hard-linked into the output."""
+    if cache is not None:
+        yield BlobStore(cache / "blobs")
+        return
+    from compiler.emit.output import remove_tree
+
+    parent = near if near is not None and near.is_dir() else None
+    store = BlobStore(Path(tempfile.mkdtemp(prefix=".trainc-blobs-", dir=parent)))
+    try:
+        yield store
+    finally:
+        remove_tree(store.root, store.written)
+
+
+# --- inputs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputFile:
+    display: str
+    data: bytes
+    trainjobs: int  # its `kind: TrainJob` lines; 0 for a context file
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+def _classify(display: str, data: bytes) -> InputFile:
+    # the common spelling counted first (memchr-fast; the regex costs ~5 ms a MB)
+    lines = data.count(b"\nkind:") + data.startswith(b"kind:")
+    plain = data.count(b"\nkind: TrainJob\n") + data.startswith(b"kind: TrainJob\n")
+    if lines and plain == lines:
+        return InputFile(display, data, plain)
+    kinds = _KIND_LINE.findall(data)
+    jobs = len(kinds) if kinds and all(kind == b"TrainJob" for kind in kinds) else 0
+    return InputFile(display, data, jobs)
+
+
+def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
+    """Every YAML file under ``paths`` with its bytes; None when one cannot be read as a
+    file (stdin, a missing path: the whole render reports it)."""
+    from compiler.apiserver.yaml_source import read_source
+    from compiler.errors import InputError
+
+    sources, problems = discover_collect(list(paths))
+    if problems:
+        return None
+    files = []
+    for source in sources:
+        if source.kind != "yaml":
+            continue
+        if source.path is None:
+            return None
+        try:
+            files.append(_classify(source.display, read_source(source.path, source.display)))
+        except InputError:
+            return None
+    return files
+
+
+def _name_hash(display: str) -> int:
+    return int.from_bytes(hashlib.sha256(display.encode()).digest()[:4], "big")
+
+
+def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
+    """The job files cut into chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`)
+    TrainJobs, in input order.
+
+    A chunk ends after a file whose name hashes to 0 modulo (files per chunk), so a
+    change to the set of files moves only the boundaries next to it."""
+    jobs = [f for f in files if f.trainjobs]
+    if not jobs:
+        return []
+    per_file = sum(f.trainjobs for f in jobs) / len(jobs)
+    every = max(1, round((per_chunk or CHUNK_JOBS) / per_file))
+    chunks: list[list[InputFile]] = []
+    current: list[InputFile] = []
+    count = 0
+    for job_file in jobs:
+        current.append(job_file)
+        count += job_file.trainjobs
+        if count >= MAX_CHUNK_JOBS or _name_hash(job_file.display) % every == 0:
+            chunks.append(current)
+            current, count = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+# --- cache keys -----------------------------------------------------------------------
+
+
+@cache
+def code_fingerprint() -> str:
+    """A hash of trainc's own sources and of the installed packages' names and versions
+    (an edit to the compiler, or another ruamel.yaml, makes every key new)."""
+    import sysconfig
+
+    import compiler
+
+    root = Path(compiler.__file__).parent
+    digest = hashlib.sha256(sys.version.encode())
+    for folder in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
+        except OSError:
+            names = []
+        digest.update("\0".join(names).encode() + b"\0")
+    for path in sorted(root.rglob("*.py")):
+        if path.name.endswith("_test.py"):
+            continue
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _tree_bytes(digest: hashlib._Hash, path: Path) -> None:
+    """Feed a file, or every file under a folder (sorted), into ``digest``."""
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(child).encode() + b"\0" + child.read_bytes() + b"\0")
+    elif path.is_file():
+        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    else:
+        digest.update(str(path).encode() + b"\0absent\0")
+
+
+def _upstream_files(version: str) -> list[Path]:
+    root = cache_root() / "upstream" / version
+    return [root / "manifest.json", root / "typeinfo.json"]
+
+
+def context_key(plan: BuildPlan, context: Sequence[InputFile], stored: bool) -> str:
+    """Everything but a chunk's own files that a chunk's output depends on."""
+    from dataclasses import replace
+
+    digest = hashlib.sha256(f"trainc-render-{CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
+    digest.update(repr(replace(plan, inputs=(), policies=())).encode())
+    digest.update(f"\0stored={stored}\0".encode())
+    for path in _upstream_files(plan.trainer_version):
+        _tree_bytes(digest, path)
+    if plan.schemas is not None:
+        _tree_bytes(digest, plan.schemas)
+    cluster = plan.cluster
+    if cluster is not None:
+        _tree_bytes(digest, cluster.project_file)
+        for _, paths in cluster.overlay_layers:
+            for overlay in paths:
+                _tree_bytes(digest, Path(overlay))
+    for context_file in context:
+        digest.update(f"{context_file.display}\0{context_file.digest}\0".encode())
+    return digest.hexdigest()
+
+
+def chunk_key(context: str, files: Sequence[InputFile], first: bool) -> str:
+    digest = hashlib.sha256(f"{context}\0first={first}\0".encode())
+    for job_file in files:
+        digest.update(f"{job_file.display}\0{job_file.digest}\0".encode())
+    return digest.hexdigest()
+
+
+# --- one chunk ------------------------------------------------------------------------
+
+
+class ObjectFile(NamedTuple):
+    """A rendered object, serialised: where it goes, how it sorts, which blob holds it.
+    (A tuple: a 10,000-TrainJob repo has 16,667 of them to unpickle on every run.)"""
+
+    sort_key: tuple[str, str, str, str, str]
+    relative_path: str
+    digest: str
+    trainjob: tuple[str, str]  # namespace, name
+    kind: str
+
+
+class JobSummary(NamedTuple):
+    """What ``trainc render`` says of one TrainJob."""
+
+    key: tuple[str, str]  # namespace, name
+    line: str
+    secret_requirements: tuple[SecretRequirement, ...]
+    requirement_texts: tuple[str, ...]  # their entries in requirements.yaml
+
+
+@dataclass
+class ChunkResult:
+    """One chunk's render, without the objects' data (they are in the blob store)."""
+
+    objects: list[ObjectFile] = field(default_factory=list)
+    summaries: list[JobSummary] = field(default_factory=list)
+    identities: list[tuple[str, str, str]] = field(default_factory=list)  # TrainJob ns, name
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    foreign: bool = False  # a job file held something else than TrainJobs
+
+
+def chunk_build(
+    plan: BuildPlan,
+    context: Sequence[InputFile],
+    own: Sequence[InputFile],
+    keep_context: bool,
+    stages: Sequence[Stage] = RENDER_STAGES[1:],
+) -> Build:
+    """The render chain (or ``stages`` after the load) on the context files and ``own``;
+    TrainJobs of context files are rendered only when ``keep_context``."""
+    order = {f.display: i for i, f in enumerate(context)}
+    texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in (*context, *own)]
+
+    def load_chunk(build: Build) -> None:
+        loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds)
+        if not keep_context:
+            loaded.objects = [
+                m for m in loaded.objects if m.kind != TRAINJOB_KIND or m.source.file not in order
+            ]
+        loaded.texts = {}
+        build.loaded = loaded
+        build.originals = list(loaded.objects)
+        build.problems += problems
+        build.warnings += loaded.warnings
+
+    build = Build(plan)
+    for stage in (load_chunk, *stages):
+        stage(build)
+    return build
+
+
+def render_chunk(
+    plan: BuildPlan,
+    context: Sequence[InputFile],
+    own: Sequence[InputFile],
+    keep_context: bool,
+    stored: bool,
+    store: BlobStore,
+) -> ChunkResult:
+    """Render one chunk and put its objects in ``store``."""
+    build = chunk_build(plan, context, own, keep_context)
+    own_names = {f.display for f in own}
+    result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
+    loaded = build.loaded
+    for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
+        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
+            result.foreign = True
+    result.identities = [
+        (m.api_version.partition("/")[0], m.namespace or "", m.name)
+        for m in loaded.objects
+        if m.kind == TRAINJOB_KIND
+    ]
+    objects = build.stored_objects() if stored else build.objects
+    for obj in objects:
+        digest = store.put(dump_document(obj.data).encode("utf-8"))
+        result.objects.append(
+            ObjectFile(
+                obj.sort_key,
+                obj.relative_path,
+                digest,
+                (obj.trainjob_namespace, obj.trainjob_name),
+                str(obj.data.get("kind", "")),
+            )
+        )
+    result.summaries = [
+        JobSummary(
+            (s.namespace, s.name),
+            s.line(),
+            tuple(s.secret_requirements),
+            tuple(requirement_text(r) for r in s.secret_requirements),
+        )
+        for s in build.summaries
+    ]
+    return result
+
+
+# --- the cache of chunk results -------------------------------------------------------
+
+
+def _entry_path(cache: Path, key: str) -> Path:
+    return cache / "chunks" / key[:2] / f"{key}.pickle"
+
+
+def _cached(cache: Path, key: str, store: BlobStore) -> ChunkResult | None:
+    try:
+        with open(_entry_path(cache, key), "rb") as entry:
+            result = pickle.load(entry)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    # A blob pruned since is found when it is linked (MissingBlob): see forget().
+    return result if isinstance(result, ChunkResult) else None
+
+
+def forget(cache: Path) -> None:
+    """Drop every chunk result (their blobs stay): what a pruned blob store needs."""
+    shutil.rmtree(cache / "chunks", ignore_errors=True)
+
+
+def _remember(cache: Path, key: str, result: ChunkResult) -> None:
+    path = _entry_path(cache, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+# --- workers --------------------------------------------------------------------------
+
+# The task forked workers run (set just before the pool starts: they inherit it).
+_TASK: list[Callable[[int], Any]] = []
+
+
+def _run_task(index: int) -> Any:
+    return _TASK[0](index)
+
+
+def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> list[T]:
+    """``task`` on each index, in ``jobs`` forked processes (in this one for 1), in order.
+
+    Workers are forked, so ``task`` and what it reads (the plan, its loaded CRDs, the
+    input bytes) need no pickling; only the results travel back."""
+    if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(i) for i in indexes]
+    _TASK[:] = [task]
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes))) as pool:
+            return pool.map(_run_task, indexes, chunksize=1)
+    finally:
+        _TASK.clear()
+
+
+def _render_missing(
+    plan: BuildPlan,
+    context: list[InputFile],
+    chunks: list[list[InputFile]],
+    missing: list[int],
+    stored: bool,
+    store: BlobStore,
+    jobs: int,
+) -> dict[int, ChunkResult]:
+    """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
+    plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
+
+    def task(index: int) -> ChunkResult:
+        return render_chunk(plan, context, chunks[index], index == 0, stored, store)
+
+    return dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
+
+
+# --- the merged build -----------------------------------------------------------------
+
+
+@dataclass
+class PartBuild:
+    """A plan's render put together from its chunks (objects in ``store``)."""
+
+    plan: BuildPlan
+    objects: list[ObjectFile]  # sorted as in a stream
+    summaries: list[JobSummary]  # sorted by namespace, name
+    warnings: list[Problem]
+    notes: list[str]
+    store: BlobStore
+    rendered: int = 0  # chunks rendered in this run (the others came from the cache)
+    chunks: int = 0
+
+    @property
+    def secret_requirements(self) -> list[SecretRequirement]:
+        return [r for s in self.summaries for r in s.secret_requirements]
+
+    def requirements_text(self) -> str | None:
+        """The requirements file (None: no Secret is required)."""
+        entries = sorted(
+            ((r.namespace, r.name), text)
+            for s in self.summaries
+            for r, text in zip(s.secret_requirements, s.requirement_texts, strict=True)
+        )
+        return requirements_file(text for _, text in entries) if entries else None
+
+
+def _location_file(problem: Problem) -> str | None:
+    return None if problem.location is None else problem.location.file
+
+
+def _identity(problem: Problem) -> tuple[str, str]:
+    what = f"{problem.object}\0{problem.rule}\0{problem.field_path}\0{problem.message}"
+    return (repr(problem.location), what)
+
+
+def _merge_warnings(
+    base: list[Problem], chunks: list[list[InputFile]], results: list[ChunkResult]
+) -> list[Problem] | None:
+    """The warnings of the whole plan, or None when they cannot be told from the chunks'."""
+    base_count = Counter(_identity(w) for w in base if not _UNMATCHED.match(w.message))
+    merged = [w for w in base if not _UNMATCHED.match(w.message)]
+    extra_seen: set[tuple[str, str]] = set()  # extras of the chunks before
+    unmatched: list[list[Problem]] = []
+    for own, result in zip(chunks, results, strict=True):
+        own_names = {f.display for f in own}
+        remaining = Counter(base_count)
+        extras: set[tuple[str, str]] = set()
+        unmatched.append([w for w in result.warnings if _UNMATCHED.match(w.message)])
+        for warning in result.warnings:
+            if _UNMATCHED.match(warning.message):
+                continue
+            if _location_file(warning) in own_names:
+                merged.append(warning)
+                continue
+            identity = _identity(warning)
+            if remaining[identity] > 0:
+                remaining[identity] -= 1  # the context's own warning, counted once
+                continue
+            if identity in extra_seen:
+                return None  # caused in two chunks: one or two in a whole render?
+            extras.add(identity)
+            merged.append(warning)
+        if +remaining:
+            return None  # a context warning a chunk does not give: not context-only
+        extra_seen |= extras
+    common = {_identity(w) for w in unmatched[0]}
+    for found in unmatched[1:]:
+        common &= {_identity(w) for w in found}
+    merged += [w for w in unmatched[0] if _identity(w) in common]
+    return sorted(merged, key=warning_order)
+
+
+def _clashes(objects: list[ObjectFile], files: bool) -> bool:
+    """Two objects on one path (or on paths one case-insensitive filesystem folds into
+    one), or a path no folder can hold: the whole render says which (planned_files)."""
+    paths: set[str] = set()
+    folded: set[str] = set()
+    for obj in objects:
+        path = obj.relative_path
+        folder, _, name = path.partition("/")
+        if files and (folder in ("", ".", "..") or "/" in name or "\0" in path):
+            return True
+        if path in paths or path.casefold() in folded:
+            return True
+        paths.add(path)
+        folded.add(path.casefold())
+    return False
+
+
+def run_parts(
+    plan: BuildPlan,
+    *,
+    jobs: int = 1,
+    cache: Path | None = None,
+    store: BlobStore,
+    stored: bool = False,
+    files: bool = True,
+) -> PartBuild | None:
+    """``plan`` rendered chunk by chunk (see the module docstring); None when it must be
+    rendered whole (a single chunk, stdin, ``--previous``, or a result that depends on
+    more than one chunk)."""
+    if plan.previous is not None:
+        return None
+    inputs = read_inputs(plan.inputs)
+    if inputs is None:
+        return None
+    chunks = chunk_files(inputs)
+    if len(chunks) < 2:
+        return None
+    context = [f for f in inputs if not f.trainjobs]
+    shared = context_key(plan, context, stored)
+    keys = [chunk_key(shared, chunk, i == 0) for i, chunk in enumerate(chunks)]
+    base_key = chunk_key(shared, [], False)
+    found: dict[int, ChunkResult] = {}
+    base: ChunkResult | None = None
+    if cache is not None:
+        base = _cached(cache, base_key, store)
+        for i, key in enumerate(keys):
+            hit = _cached(cache, key, store)
+            if hit is not None:
+                found[i] = hit
+    if base is None:
+        base = render_chunk(plan, context, [], False, stored, store)
+        if cache is not None:
+            _remember(cache, base_key, base)
+    if base.problems or base.objects:
+        return None
+    missing = [i for i in range(len(chunks)) if i not in found]
+    fresh = _render_missing(plan, context, chunks, missing, stored, store, jobs)
+    if cache is not None:
+        for i, result in fresh.items():
+            _remember(cache, keys[i], result)
+    results = [found.get(i) or fresh[i] for i in range(len(chunks))]
+    return _merge(plan, base, chunks, results, store, files, len(fresh))
+
+
+def _merge(
+    plan: BuildPlan,
+    base: ChunkResult,
+    chunks: list[list[InputFile]],
+    results: list[ChunkResult],
+    store: BlobStore,
+    files: bool,
+    rendered: int,
+) -> PartBuild | None:
+    identities: set[tuple[str, str, str]] = set()
+    for result in results:
+        if result.problems or result.foreign:
+            return None
+        for identity in result.identities:
+            if identity in identities:
+                return None  # one TrainJob in two chunks: a duplicate the whole load names
+            identities.add(identity)
+    warnings = _merge_warnings(base.warnings, chunks, results)
+    if warnings is None:
+        return None
+    objects = sorted((o for r in results for o in r.objects), key=lambda o: o.sort_key)
+    if _clashes(objects, files):
+        return None
+    summaries = sorted((s for r in results for s in r.summaries), key=lambda s: s.key)
+    notes = sorted({note for r in (base, *results) for note in r.notes})
+    return PartBuild(plan, objects, summaries, warnings, notes, store, rendered, len(results))

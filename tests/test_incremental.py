@@ -1,0 +1,329 @@
+"""Rendering by chunks (cache, -j N, streaming) gives the bytes a whole render gives.
+
+A project of two clusters, overlays with locks and a namespace-only patch, a policy and
+several job files is rendered once into the render cache; then each kind of input is
+changed in turn and the render that reuses the cache is compared, byte for byte (output
+tree, stdout, stderr, exit code), with a whole render of the same inputs done without
+the chunk machinery at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+from compiler.emit import incremental
+
+REPO = Path(__file__).resolve().parents[1]
+
+JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  runtimeRef: {{name: {runtime}}}
+  trainer:
+    numNodes: {nodes}
+    env:
+      - {{name: RUN, value: "{name}"}}
+"""
+
+MPI_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: mpi}
+spec:
+  mlPolicy: {numNodes: 1, mpi: {numProcPerNode: 1, runLauncherAsNode: true}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: launcher
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: registry.prod.example.com/openmpi:0.6.0
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: registry.prod.example.com/openmpi:0.6.0
+"""
+
+AUDIO_OVERLAY = """\
+apiVersion: trainc.dev/v1alpha1
+kind: Overlay
+metadata: {name: audio-only}
+layer: cluster
+patches:
+  - target: {kind: TrainJob, namespace: audio}
+    patch:
+      metadata:
+        labels: {team: audio}
+"""
+
+
+def job_file(index: int) -> str:
+    namespace = "audio" if index == 3 else "vision"
+    return "---\n".join(
+        JOB.format(
+            name=f"job-{index}-{k}",
+            namespace=namespace,
+            runtime="mpi" if k == 1 else "torch-gang",
+            nodes=1 + (index + k) % 3,
+        )
+        for k in range(2)
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "example" / "runtimes", root / "runtimes")
+    (root / "runtimes" / "mpi.yaml").write_text(MPI_RUNTIME)
+    shutil.copytree(REPO / "overlays", root / "overlays")
+    (root / "overlays" / "production" / "audio.yaml").write_text(AUDIO_OVERLAY)
+    shutil.copytree(REPO / "policies" / "required-labels", root / "policies" / "required-labels")
+    (root / "jobs").mkdir()
+    for index in range(6):
+        (root / "jobs" / f"jobs-{index}.yaml").write_text(job_file(index))
+    project = (REPO / "example" / "trainc.yaml").read_text()
+    project = project.replace("../overlays/", "overlays/").replace(
+        "    overlays: [overlays/production]\n",
+        "    overlays: [overlays/production]\n    policies: [policies/required-labels]\n",
+    )
+    (root / "trainc.yaml").write_text(project)
+    return root
+
+
+Outcome = tuple[int, str, str, dict[str, bytes]]
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def render(capsys: pytest.CaptureFixture[str], project: Path, out: Path, *flags: str) -> Outcome:
+    capsys.readouterr()
+    code = main(["render", "--project", str(project / "trainc.yaml"), "-o", str(out), *flags])
+    captured = capsys.readouterr()
+    files = tree(out) if out.is_dir() and out.name != "-" else {}
+    return code, captured.out.replace(str(out), "OUT"), captured.err, files
+
+
+Parts = list["incremental.PartBuild | None"]
+
+
+@pytest.fixture
+def renders(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]]:
+    """(whole render, chunked from the cache with -j 2, chunked without a cache -j 1, the
+    cached run's builds by chunks: None where a plan had to be rendered whole)."""
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)  # one job file per chunk
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    upstream = tmp_path / "upstream-manifest.json"
+    upstream.write_text("{}")
+    monkeypatch.setattr(incremental, "_upstream_files", lambda version: [upstream])
+    real_run_parts = incremental.run_parts
+    parts: Parts = []
+
+    def recorded(*args: object, **kwargs: object) -> incremental.PartBuild | None:
+        part = real_run_parts(*args, **kwargs)  # type: ignore[arg-type]
+        parts.append(part)
+        return part
+
+    def run(label: str) -> tuple[Outcome, Outcome, Outcome, Parts]:
+        monkeypatch.setattr(incremental, "run_parts", lambda *a, **k: None)
+        whole = render(capsys, project, tmp_path / f"whole-{label}")
+        monkeypatch.setattr(incremental, "run_parts", recorded)
+        parts.clear()
+        cached = render(capsys, project, tmp_path / f"cached-{label}", "-j", "2")
+        seen = list(parts)
+        fresh = render(capsys, project, tmp_path / f"fresh-{label}", "-j", "1", "--no-cache")
+        return whole, cached, fresh, seen
+
+    return run
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+CHANGES: list[tuple[str, Callable[[Path], None]]] = [
+    ("trainjob", lambda p: edit(p / "jobs" / "jobs-1.yaml", 'value: "job-1-0"', 'value: "x"')),
+    ("new job file", lambda p: (p / "jobs" / "jobs-9.yaml").write_text(job_file(9))),
+    ("removed job file", lambda p: (p / "jobs" / "jobs-2.yaml").unlink()),
+    ("runtime", lambda p: edit(p / "runtimes" / "mpi.yaml", "openmpi:0.6.0", "openmpi:0.7.0")),
+    (
+        "overlay",
+        lambda p: edit(p / "overlays" / "production" / "platform.yaml", "86400", "3600"),
+    ),
+    (
+        "lock",
+        lambda p: edit(
+            p / "overlays" / "production" / "platform.yaml",
+            "prefix: registry.prod.example.com/\n  - path: spec.initContainers",
+            "prefix: registry.other.example.com/\n  - path: spec.initContainers",
+        ),
+    ),
+    (
+        "policy",
+        lambda p: edit(
+            next((p / "policies" / "required-labels").glob("*.yaml")), "team", "owner-team"
+        ),
+    ),
+    (
+        "trainc.yaml (namespace, schedulers, GitOps)",
+        lambda p: edit(
+            p / "trainc.yaml",
+            "    schedulers: [coscheduling, kueue]\n    overlays: [overlays/staging]",
+            "    schedulers: [coscheduling]\n    gitops: {syncWaves: true, kustomization: true}\n"
+            "    overlays: [overlays/staging]",
+        ),
+    ),
+    # the upstream artifacts of the emulated version (here a stand-in file: the test
+    # cannot fetch another Trainer release)
+    ("upstream", lambda p: (p.parent / "upstream-manifest.json").write_text('{"v": 2}')),
+    ("an error", lambda p: edit(p / "jobs" / "jobs-4.yaml", "numNodes: ", "numNodes: -")),
+]
+
+
+def test_every_kind_of_change_renders_as_a_whole_render_does(
+    project: Path, renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]]
+) -> None:
+    whole, cached, fresh, parts = renders("start")
+    assert whole[0] == 0, whole[2]
+    assert len(whole[3]) > 20  # objects of both clusters
+    # a patch that matches nothing in any chunk (overlay llm-team) is said once
+    assert whole[2].count("matches no output object in namespace llm") == 1
+    assert cached == whole and fresh == whole
+    assert [p is not None and p.chunks for p in parts] == [6, 6]
+    for label, change in CHANGES:
+        change(project)
+        whole, cached, fresh, parts = renders(label.split()[0])
+        assert cached == whole, label
+        assert fresh == whole, label
+        if label == "an error":
+            assert parts == [None]  # rendered whole: the error names the place
+        else:
+            assert all(p is not None for p in parts), label
+        if label == "trainjob":  # the changed file alone, in each cluster
+            assert [p.rendered for p in parts if p is not None] == [1, 1]
+        if label in ("runtime", "overlay", "upstream"):
+            assert sum(p.rendered for p in parts if p is not None) >= 5, label
+    assert whole[0] == 2 and "jobs-4.yaml" in whole[2]  # the last change is an error
+
+
+def test_stdout_and_single_cluster_as_a_whole_render(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    real_run_parts = incremental.run_parts
+    outcomes = []
+    for mode in ("whole", "cold", "warm"):
+        monkeypatch.setattr(
+            incremental, "run_parts", (lambda *a, **k: None) if mode == "whole" else real_run_parts
+        )
+        for flags in (["-o", "-"], ["--cluster", "staging", "-o", str(tmp_path / "o")]):
+            capsys.readouterr()
+            code = main(["render", "--project", str(project / "trainc.yaml"), "-j", "2", *flags])
+            captured = capsys.readouterr()
+            files = tree(tmp_path / "o") if "-" not in flags else {}
+            outcomes.append((mode, code, captured.out, captured.err, files))
+    by_mode = {m: [o[1:] for o in outcomes if o[0] == m] for m in ("whole", "cold", "warm")}
+    assert by_mode["whole"][0][1].startswith("# cluster: production\n")
+    assert by_mode["cold"] == by_mode["whole"]
+    assert by_mode["warm"] == by_mode["whole"]
+
+
+def test_chunks_are_cut_by_file_names_and_keep_input_order() -> None:
+    files = [incremental.InputFile(f"jobs/{i:03d}.yaml", b"", trainjobs=5) for i in range(200)]
+    chunks = incremental.chunk_files(files)
+    assert [f for chunk in chunks for f in chunk] == files
+    assert 5 <= len(chunks) <= 25  # about 100 TrainJobs each (20 files of 5)
+    # a new file moves no boundary but its own
+    more = incremental.chunk_files(
+        [*files[:50], incremental.InputFile("jobs/050a.yaml", b"", 5), *files[50:]]
+    )
+    assert sum(1 for chunk in chunks if chunk not in more) <= 1
+
+
+def test_context_files_are_those_not_made_of_trainjobs_only() -> None:
+    classify = incremental._classify
+    assert classify("a", b"kind: TrainJob\n---\nkind: TrainJob # x\n").trainjobs == 2
+    assert classify("a", b"kind: TrainJob\n---\nkind: ClusterTrainingRuntime\n").trainjobs == 0
+    assert classify("a", b"{kind: TrainJob}\n").trainjobs == 0
+    assert classify("a", b'kind: "TrainJob"\n').trainjobs == 0
+    assert classify("a", b"x: 1\r\nkind: TrainJob\r\n").trainjobs == 1
+    assert classify("a", b"kind: TrainJob").trainjobs == 1
+    assert classify("a", b"spec:\n  kind: Other\nkind: TrainJob\n").trainjobs == 1
+
+
+@pytest.mark.parametrize("format", ["text", "json", "sarif", "junit"])
+def test_check_by_chunks_reports_as_a_whole_check(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    format: str,
+) -> None:
+    from compiler.emit import check_parts
+
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    real = check_parts.check_parts
+    parts: list[object] = []
+
+    def recorded(*args: object) -> object:
+        result = real(*args)  # type: ignore[arg-type]
+        parts.append(result)
+        return result
+
+    # a policy finding on some TrainJobs, a warning on others (staging has no Kueue)
+    edit(
+        project / "trainc.yaml",
+        "schedulers: [coscheduling, kueue]\n    overlays: [overlays/staging]",
+        "schedulers: [coscheduling]\n    overlays: [overlays/staging]",
+    )
+    outcomes = []
+    for mode in ("whole", "-j 2", "-j 3"):
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else recorded
+        )
+        capsys.readouterr()
+        jobs = [] if mode == "whole" else mode.split()
+        code = main(["check", "--project", str(project / "trainc.yaml"), "--format", format, *jobs])
+        captured = capsys.readouterr()
+        outcomes.append((code, captured.out, captured.err))
+    assert outcomes[0][0] == 1, outcomes[0]  # required-labels: the jobs have no cost-center
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]
+    assert len(parts) == 4 and all(p is not None for p in parts)  # 2 clusters, 2 runs
+    monkeypatch.setattr(check_parts, "check_parts", recorded)
+    assert main(["check", "--project", str(project / "trainc.yaml"), "-j", "1"]) == 1
+    assert len(parts) == 4  # -j 1 checks whole
