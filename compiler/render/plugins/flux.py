@@ -62,6 +62,10 @@ NAME = "Flux"
 # Version differences of this plugin (docs/trainer-versions.md).
 SHARED_MEMORY = Gate("v2.3.0", "the shared-memory (/dev/shm) volume and mount on node")
 RESOURCE_SPEC = Gate("v2.3.0", "entrypoint.sh encodes --cores/--gpu (before: --local)")
+INSTALLER_THROUGH_POD_SET = Gate(
+    "v2.3.0",
+    "flux-installer goes through the PodSet (before: straight into the JobSet, image even if empty)",
+)
 TRAINJOB_NPROC_CHECKED = Gate(
     "v2.3.0", "admission checks the TrainJob's numProcPerNode (before: the runtime's only)"
 )
@@ -274,6 +278,20 @@ def _installer(config_map: str, image: str) -> PodSetContainer:
     )
 
 
+def _append_to_jobset(info: Info, index: int, installer: PodSetContainer) -> None:
+    """Before v2.3.0: the installer written into the JobSet's job ``index`` as is."""
+    job = info.jobset_spec["replicatedJobs"][index]
+    pod_spec = job["template"]["spec"]["template"]["spec"]
+    pod_spec.setdefault("initContainers", []).append(
+        {
+            "name": installer.name,
+            "image": installer.image,
+            "command": list(installer.command or ()),
+            "volumeMounts": [dict(m) for m in installer.volume_mounts],
+        }
+    )
+
+
 def _node_mounts(config_map: str, version: str) -> list[JsonObject]:
     mounts: list[JsonObject] = [
         {"name": INSTALL_VOLUME, "mountPath": INSTALL_PATH},
@@ -401,12 +419,16 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
         command = original_command(info, trainer)
         trainer["command"] = ["/bin/bash", f"{CONFIG_PATH}/entrypoint.sh", command]
         trainer.pop("args", None)
-        for pod_set in info.pod_sets:
+        for index, pod_set in enumerate(info.pod_sets):
             if pod_set.name != NODE:
                 continue
             upsert.upsert_volumes(pod_set.volumes, _view_volumes(config_map, job.trainer_version))
             upsert.upsert_volumes(pod_set.volumes, [_curve_volume(job.name)])
-            pod_set.init_containers.append(_installer(config_map, settings[FLUX_VIEW_IMAGE]))
+            installer = _installer(config_map, settings[FLUX_VIEW_IMAGE])
+            if INSTALLER_THROUGH_POD_SET.open(job.trainer_version):
+                pod_set.init_containers.append(installer)
+            else:
+                _append_to_jobset(info, index, installer)
             for container in pod_set.containers:
                 if container.name == NODE:
                     upsert.upsert_volume_mounts(
