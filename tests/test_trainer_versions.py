@@ -54,7 +54,7 @@ def test_gates_start_in_an_emulated_release() -> None:
     for name, gate in _gates().items():
         if isinstance(gate, Gate):
             assert gate.since in TRAINER_VERSIONS, name
-            assert not gate.open(TRAINER_VERSIONS[0]) or gate.since == TRAINER_VERSIONS[0]
+            assert not gate.on(TRAINER_VERSIONS[0]) or gate.since == TRAINER_VERSIONS[0]
 
 
 def test_a_gate_with_a_typo_fails_at_import() -> None:

@@ -110,7 +110,7 @@ def _patched_jobset_spec(
         for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
     spec: JsonObject = json_copy(typed_template(template_spec, version))
-    if not WHOLE_SPEC_PATCHES.open(version):
+    if not WHOLE_SPEC_PATCHES.on(version):
         return _patched_job_templates(spec, patch_specs, version)
     for patch_spec in patch_specs:
         merged = strategic_merge(
@@ -220,10 +220,10 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
     trainer = job.trainer or {}
     resources_per_node = trainer.get("resourcesPerNode")
     run_launcher_as_node = bool(((ml_policy or {}).get("mpi") or {}).get("runLauncherAsNode"))
-    merged = MERGED_RESOURCES_PER_NODE.open(job.trainer_version)
+    merged = MERGED_RESOURCES_PER_NODE.on(job.trainer_version)
     container_of = (
         PodSetContainer.of
-        if POD_SET_IMAGE_COMMAND.open(job.trainer_version)
+        if POD_SET_IMAGE_COMMAND.on(job.trainer_version)
         else PodSetContainer.without_image_command
     )
 

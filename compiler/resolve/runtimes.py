@@ -62,7 +62,7 @@ CONTROLLER_HONOURS_MANAGED_BY = Gate(
 
 def is_managed_by_trainer(trainjob: Manifest, version: str = DEFAULT_TRAINER_VERSION) -> bool:
     """Upstream does nothing for a TrainJob another controller manages (e.g. MultiKueue)."""
-    if not CONTROLLER_HONOURS_MANAGED_BY.open(version):
+    if not CONTROLLER_HONOURS_MANAGED_BY.on(version):
         return True
     managed_by = trainjob.data.get("spec", {}).get("managedBy")
     return managed_by is None or managed_by == TRAINJOB_CONTROLLER

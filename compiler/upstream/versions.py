@@ -7,7 +7,7 @@ that implements it (one place per plugin); docs/trainer-versions.md is the table
 every difference, measured by reading the releases' sources, and names each gate.
 
     >>> MPI_SSH_FILE_MODES = Gate("v2.3.0", "SSH Secret volume file modes")
-    >>> MPI_SSH_FILE_MODES.open("v2.2.0"), MPI_SSH_FILE_MODES.open("v2.3.0")
+    >>> MPI_SSH_FILE_MODES.on("v2.2.0"), MPI_SSH_FILE_MODES.on("v2.3.0")
     (False, True)
 """
 
@@ -62,7 +62,7 @@ class Gate:
     def __post_init__(self) -> None:
         version_key(self.since)  # a typo in a gate fails at import, not at render
 
-    def open(self, version: str) -> bool:
+    def on(self, version: str) -> bool:
         """Whether Trainer ``version`` has the behaviour."""
         return version_key(version) >= version_key(self.since)
 

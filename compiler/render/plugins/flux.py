@@ -240,7 +240,7 @@ def entrypoint_script(
 ) -> str:
     resources, flags = run_flags(num_nodes, tasks, gpus)
     main_host = f"{job.name}-{NODE}-0-0"
-    if not RESOURCE_SPEC.open(job.trainer_version):
+    if not RESOURCE_SPEC.on(job.trainer_version):
         return go_sprintf(templates.entrypoint, main_host, flags)
     return go_sprintf(templates.entrypoint, resources, main_host, flags)
 
@@ -254,7 +254,7 @@ def _view_volumes(config_map: str, version: str) -> list[JsonObject]:
         {"name": INSTALL_VOLUME, "emptyDir": {}},
         {"name": config_map, "configMap": {"name": config_map, "defaultMode": 0o755}},
     ]
-    if SHARED_MEMORY.open(version):
+    if SHARED_MEMORY.on(version):
         volumes.append({"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory"}})
     return volumes
 
@@ -299,7 +299,7 @@ def _node_mounts(config_map: str, version: str) -> list[JsonObject]:
         {"name": config_map, "mountPath": CONFIG_PATH, "readOnly": True},
         {"name": CURVE_VOLUME, "mountPath": CURVE_PATH, "readOnly": True},
     ]
-    if SHARED_MEMORY.open(version):
+    if SHARED_MEMORY.on(version):
         mounts.append({"name": MEMORY_VOLUME, "mountPath": MEMORY_PATH, "readOnly": True})
     return mounts
 
@@ -380,7 +380,7 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
         errors: list[FieldError] = []
         nproc = policy.get("numProcPerNode")
         trainer = job.trainer
-        checks_trainjob = TRAINJOB_NPROC_CHECKED.open(job.trainer_version)
+        checks_trainjob = TRAINJOB_NPROC_CHECKED.on(job.trainer_version)
         if checks_trainjob and trainer is not None and trainer.get("numProcPerNode") is not None:
             nproc = trainer["numProcPerNode"]
         if nproc is not None and nproc < 1:
@@ -425,7 +425,7 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
             upsert.upsert_volumes(pod_set.volumes, _view_volumes(config_map, job.trainer_version))
             upsert.upsert_volumes(pod_set.volumes, [_curve_volume(job.name)])
             installer = _installer(config_map, settings[FLUX_VIEW_IMAGE])
-            if INSTALLER_THROUGH_POD_SET.open(job.trainer_version):
+            if INSTALLER_THROUGH_POD_SET.on(job.trainer_version):
                 pod_set.init_containers.append(installer)
             else:
                 _append_to_jobset(info, index, installer)

@@ -60,7 +60,7 @@ class JobSetPlugin(PodNetworkPlugin, ComponentBuilderPlugin, CustomValidationPlu
 
     # --- PodNetwork (R-8.1): endpoints are computed lazily by PodSet.endpoints().
     def identify_pod_network(self, info: Info, job: TrainJobContext) -> None:
-        if not ENDPOINTS_OF_EVERY_REPLICA.open(job.trainer_version):
+        if not ENDPOINTS_OF_EVERY_REPLICA.on(job.trainer_version):
             for pod_set in info.pod_sets:
                 pod_set.replicas = 1  # upstream named the pods of replica 0 only
 
@@ -205,7 +205,7 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
 def _replaced_resources(job: TrainJobContext) -> JsonObject | None:
     """Before v2.3.0: the resources the builder puts on the trainer ``node`` containers
     instead of the runtime's (the TrainJob's limits and requests, nothing else)."""
-    if MERGED_RESOURCES_PER_NODE.open(job.trainer_version):
+    if MERGED_RESOURCES_PER_NODE.on(job.trainer_version):
         return None
     resources = (job.trainer or {}).get("resourcesPerNode")
     if resources is None or (resources.get("limits") is None and resources.get("requests") is None):
@@ -284,9 +284,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
             message = f"must have {name} job when trainJob is configured with input {config}"
         elif name not in container_names[name]:
             message = f"must have container with name - {name} in the {name} job"
-        elif INITIALIZER_VOLUME_MOUNT_CHECK.open(
-            job.trainer_version
-        ) and not _has_initializer_mount(jobs, name):
+        elif INITIALIZER_VOLUME_MOUNT_CHECK.on(job.trainer_version) and not _has_initializer_mount(
+            jobs, name
+        ):
             message = (
                 f"must have volumeMount with name - {VOLUME_INITIALIZER} in container {name} "
                 f"of the {name} job"

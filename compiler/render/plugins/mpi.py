@@ -152,7 +152,7 @@ def ssh_auth_volume(trainjob_name: str, version: str = DEFAULT_TRAINER_VERSION) 
             "defaultMode": SSH_AUTH_DEFAULT_MODE,
         },
     }
-    if not SSH_FILE_MODES.open(version):
+    if not SSH_FILE_MODES.on(version):
         del volume["secret"]["defaultMode"]
         for item in volume["secret"]["items"]:
             del item["mode"]
@@ -326,7 +326,7 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         trainer = job.trainer
         if trainer is not None:
             errors += _launcher_as_node_errors(info, policy, trainer)
-            if RESERVED_ENV_CHECK.open(job.trainer_version):
+            if RESERVED_ENV_CHECK.on(job.trainer_version):
                 errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
         if not errors and _raises_unsupported(info, policy):
             message = _unsupported_message(_implementation(policy))

@@ -126,7 +126,7 @@ def is_use_qlora_finetune(args: list[str] | None, version: str = DEFAULT_TRAINER
         >>> is_use_qlora_finetune(["model.quantize_base=False"], "v2.2.0")
         True
     """
-    if not BOOLEAN_ARGS.open(version):
+    if not BOOLEAN_ARGS.on(version):
         for arg in args or ():
             if USE_DORA in arg:
                 return False
@@ -326,7 +326,7 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
     version = job.trainer_version
     _, config = recipe_and_config(num_nodes, nproc, gpus, trainer, name, version)
     errors += _qlora_errors(model, config, name, trainer, nproc)
-    if not ARGS_CHECKS.open(version):
+    if not ARGS_CHECKS.on(version):
         return errors
     args: list[str] = trainer.get("args") or []
     if num_nodes > 1 and (is_lora_config_enabled(args) or is_use_qlora_finetune(args, version)):
