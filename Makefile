@@ -3,6 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# the newest emulated Trainer release (every one: compiler/upstream/versions.py)
 TRAINER_VERSION := v2.3.0
 ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
@@ -44,11 +45,16 @@ lint: setup
 	$(VENV)/bin/ruff format --check compiler tests
 	$(VENV)/bin/mypy
 
-# The conformance oracle: the real Kubeflow Trainer code, built once; `go build`
-# caches, so a second run only checks that nothing changed.
-oracle: $(ORACLE)
+# The conformance oracle: the real Kubeflow Trainer code, built once per emulated
+# Trainer release from the same sources (an older release with its own module list,
+# versions/<release>.mod, and build tag); `go build` caches, so a second run only
+# checks that nothing changed.
+ORACLE_V2_2 := $(ORACLE_DIR)/bin/oracle-v2.2.0
+oracle: $(ORACLE) $(ORACLE_V2_2)
 $(ORACLE): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/go.mod $(ORACLE_DIR)/go.sum
 	cd $(ORACLE_DIR) && go build -o bin/oracle .
+$(ORACLE_V2_2): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.2.0.mod $(ORACLE_DIR)/versions/v2.2.0.sum
+	cd $(ORACLE_DIR) && go build -modfile=versions/v2.2.0.mod -tags trainer_v2_2 -o bin/oracle-v2.2.0 .
 
 goldens: setup oracle
 	$(PY) -m tests.conformance.goldens

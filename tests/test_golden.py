@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import pytest
 
+from compiler.upstream.versions import TRAINER_VERSIONS
 from tests.conformance import trainc_side
 from tests.conformance.cases import Case, all_cases, message_key
 from tests.conformance.compare import rejection_difference, trainc_error_difference
 from tests.conformance.normalise import first_difference, normalise
 
 CASES = all_cases()
+# every case on every emulated Trainer release it applies to
+VERSIONED_CASES = [case for version in TRAINER_VERSIONS for case in all_cases(version)]
 
 
 def _case_id(case: Case) -> str:
     return case.name
 
 
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def _versioned_id(case: Case) -> str:
+    return f"{case.version}/{case.name}"
+
+
+def test_older_releases_have_at_least_40_cases() -> None:
+    for version in TRAINER_VERSIONS:
+        assert len(all_cases(version)) >= 40, version
+
+
+@pytest.mark.parametrize("case", VERSIONED_CASES, ids=_versioned_id)
 def test_golden_case(case: Case) -> None:
     kind, expected = case.expectation()
-    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    actual = trainc_side.render(list(case.inputs), case.owner_uid, case.version)
     if kind == "trainc-error":
         difference = trainc_error_difference(case)
         assert difference is None, difference

@@ -37,6 +37,7 @@ from compiler.apiserver.yaml_source import parse_yaml, read_source
 from compiler.errors import FieldError, InputError, JsonPath, SetupError
 from compiler.kube.gotext import go_json
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, cache_root, load_json, upstream
+from compiler.upstream.versions import TRAINER_VERSIONS
 
 __all__ = ["TRAINER_PLURALS", "CrdInfo", "CrdSet", "admit", "load_crd", "trainer_crds"]
 
@@ -514,6 +515,8 @@ class CrdSet:
     crds: dict[tuple[str, str], CrdInfo]
     object_meta: _GoType = field(repr=False)
     kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
+    # the Trainer release the CRDs come from (None: some replaced by --schemas)
+    trainer_version: str | None = None
 
     def served_by(self, kubernetes: tuple[int, int]) -> CrdSet:
         """The same CRDs on an API server of another Kubernetes version."""
@@ -554,7 +557,40 @@ def make_crd_set(crd_paths: list[Path], openapi: Path) -> CrdSet:
 def trainer_crds(version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:
     """The Trainer CRDs of ``version`` from the upstream cache (compiled once per process)."""
     artifacts = upstream(version)
-    return make_crd_set([artifacts.crd_path(p) for p in TRAINER_PLURALS], artifacts.openapi_path)
+    crds = make_crd_set([artifacts.crd_path(p) for p in TRAINER_PLURALS], artifacts.openapi_path)
+    return replace(crds, trainer_version=version)
+
+
+def schema_has(schema: Schema, path: JsonPath) -> bool:
+    """Whether ``path`` (keys and list indexes) is a field of ``schema``."""
+    node: Schema | None = schema
+    for part in path:
+        if node is None:
+            return False
+        node = node.items if isinstance(part, int) else node.child(part)
+    return node is not None
+
+
+def unknown_field_hint(path: JsonPath, kind: str, crds: CrdSet) -> str | None:
+    """For a field the emulated release's schema lacks but another emulated release's
+    has: ``spec.x is not in Trainer v2.2.0's TrainJob schema (v2.3.0 has it)``."""
+    version = crds.trainer_version
+    if version is None:
+        return None
+    crd = next((c for (_, k), c in crds.crds.items() if k == kind), None)
+    if crd is None:
+        return None
+    others = [
+        other
+        for other in TRAINER_VERSIONS
+        if other != version
+        and (found := trainer_crds(other).by_group_kind(crd.group, kind)) is not None
+        and schema_has(found.schema, path)
+    ]
+    if not others:
+        return None
+    has = ", ".join(others) + (" has it" if len(others) == 1 else " have it")
+    return f"{format_path(path)} is not in Trainer {version}'s {kind} schema; {has}"
 
 
 def crds_with_schemas_from(directory: Path, version: str = DEFAULT_TRAINER_VERSION) -> CrdSet:

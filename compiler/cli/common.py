@@ -85,6 +85,20 @@ def add_kubernetes(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_trainer(parser: argparse.ArgumentParser) -> None:
+    from compiler.upstream.versions import TRAINER_VERSIONS
+
+    parser.add_argument(
+        "--trainer",
+        metavar="VERSION",
+        choices=TRAINER_VERSIONS,
+        default=None,
+        help="the Kubeflow Trainer release to emulate, one of "
+        + ", ".join(TRAINER_VERSIONS)
+        + " (default: v2.3.0, or the project cluster's `trainer`)",
+    )
+
+
 def add_owner_uid(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--owner-uid",
@@ -119,6 +133,7 @@ def add_build_flags(parser: argparse.ArgumentParser, *, owner_uid: bool = False)
     add_namespace(parser)
     add_schemas(parser)
     add_kubernetes(parser)
+    add_trainer(parser)
     if owner_uid:
         add_owner_uid(parser)
     add_project(parser)
@@ -167,6 +182,7 @@ def build_plans(
 ) -> list[BuildPlan]:
     """The plans of a command line: one for PATHs, one per cluster of the project."""
     owner_uid = getattr(args, "owner_uid", None)
+    trainer = getattr(args, "trainer", None)
     if args.paths:
         if args.project is not None or args.cluster:
             raise UsageError(f"trainc {args.command}: --project and --cluster take no PATHs")
@@ -179,6 +195,7 @@ def build_plans(
                 strict=args.strict,
                 previous=None if previous is None else list(previous),
                 **({} if args.kubernetes is None else {"kubernetes": args.kubernetes}),
+                **({} if trainer is None else {"trainer_version": trainer}),
             )
         ]
     plans = plans_for_project(
@@ -190,6 +207,8 @@ def build_plans(
     )
     if args.kubernetes is not None:  # the flag wins over the project file
         plans = [replace(plan, kubernetes=args.kubernetes) for plan in plans]
+    if trainer is not None:  # likewise
+        plans = [plan.for_trainer(trainer) for plan in plans]
     return plans
 
 

@@ -2,6 +2,7 @@
 
 trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
 trainc diff --live [PATH...] [--kubeconfig FILE] [--context NAME]   (against the cluster)
+trainc diff --between-versions OLD NEW [PATH...]   (the same inputs on two Trainer releases)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from compiler.cli.apply import add_cluster_flags
 from compiler.cli.common import Commands, add_build_flags, write_atomically
-from compiler.errors import EXIT_OK, EXIT_VIOLATIONS
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 
 
 def add_parser(commands: Commands) -> None:
@@ -32,6 +33,14 @@ def add_parser(commands: Commands) -> None:
         help="compare with the live objects of the kubeconfig's cluster instead, as "
         "'trainc apply --diff' (exit 0 no changes, 1 changes, 2 errors)",
     )
+    against.add_argument(
+        "--between-versions",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="render the inputs as they stand on Trainer release OLD and on NEW (each "
+        "cluster of the project on both, whatever its `trainer`) and print which "
+        "TrainJobs render differently or get another verdict: before an upgrade",
+    )
     add_build_flags(parser)
     add_cluster_flags(parser)
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
@@ -43,6 +52,8 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    if args.between_versions:
+        return _between_versions(args)
     if args.live:
         from compiler.cli.apply import live_diff_verb
 
@@ -61,6 +72,29 @@ def run_verb(args: argparse.Namespace) -> int:
         clusters=args.cluster,
     )
     text = render_markdown(result) if args.format == "markdown" else render_text(result)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomically(Path(args.output), text)
+    return EXIT_VIOLATIONS if args.exit_code and result.changed else EXIT_OK
+
+
+def _between_versions(args: argparse.Namespace) -> int:
+    from compiler.cli.common import build_plans
+    from compiler.deliver.version_diff import diff_between_versions, render_version_diff
+    from compiler.upstream.versions import TRAINER_VERSIONS
+
+    old, new = args.between_versions
+    for version in (old, new):
+        if version not in TRAINER_VERSIONS:
+            raise UsageError(
+                f"trainc diff --between-versions: {version!r} is not an emulated Trainer "
+                f"release (one of {', '.join(TRAINER_VERSIONS)})"
+            )
+    if args.trainer is not None:
+        raise UsageError("trainc diff --between-versions: --trainer does not apply")
+    result = diff_between_versions(build_plans(args), old, new)
+    text = render_version_diff(result, markdown=args.format == "markdown")
     if args.output is None:
         sys.stdout.write(text)
     else:

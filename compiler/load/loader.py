@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compiler.apiserver.crd_rules import check_rules
-from compiler.apiserver.crds import CrdSet, admit, trainer_crds
+from compiler.apiserver.crds import CrdSet, admit, trainer_crds, unknown_field_hint
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.apiserver.yaml_source import (
     YamlDocument,
@@ -220,7 +220,12 @@ class _Loader:
             rules = check_rules(data, crd, errors, old=old, kubernetes=self.crds.kubernetes)
             ref = _ref(data, crd.namespaced)
             for error in errors:
-                self.problems.append(self.field_problem(error, source, ref, "crd-schema"))
+                problem = self.field_problem(error, source, ref, "crd-schema")
+                if 'unknown field "' in error.message:
+                    hint = unknown_field_hint(error.path, kind, self.crds)
+                    if hint is not None:  # a field of another Trainer release
+                        problem = replace(problem, message=f"{problem.message} ({hint})")
+                self.problems.append(problem)
             for error in rules:
                 self.problems.append(self.field_problem(error, source, ref, "crd-cel"))
             rejected = bool(errors or rules)

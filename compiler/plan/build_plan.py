@@ -14,7 +14,7 @@ and project.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ from compiler.apiserver.crds import (
 )
 from compiler.errors import UsageError
 from compiler.render.framework import RenderOptions
-from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
     from compiler.project import Project
@@ -106,6 +106,16 @@ class BuildPlan:
     # the target cluster's Kubernetes (major, minor): the API server's message texts
     kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
 
+    def __post_init__(self) -> None:
+        if self.render.trainer_version != self.trainer_version:
+            raise ValueError("the render options name another Trainer version than the plan")
+
+    def for_trainer(self, version: str) -> BuildPlan:
+        """The same build on a cluster running Trainer ``version``."""
+        return replace(
+            self, trainer_version=version, render=replace(self.render, trainer_version=version)
+        )
+
     @property
     def cluster_name(self) -> str | None:
         return None if self.cluster is None else self.cluster.name
@@ -129,13 +139,15 @@ def plan_for_paths(
     strict: bool = False,
     previous: Sequence[Path] | None = None,
     kubernetes: tuple[int, int] = DEFAULT_KUBERNETES,
+    trainer_version: str = DEFAULT_TRAINER_VERSION,
 ) -> BuildPlan:
     """The plan of a command given PATHs."""
     return BuildPlan(
         inputs=tuple(paths),
         default_namespace=default_namespace,
+        trainer_version=trainer_version,
         schemas=schemas,
-        render=RenderOptions(owner_uid=owner_uid),
+        render=RenderOptions(owner_uid=owner_uid, trainer_version=trainer_version),
         strict=strict,
         previous=None if previous is None else tuple(previous),
         kubernetes=kubernetes,
@@ -165,7 +177,7 @@ def plans_for_project(
             default_namespace=cluster.default_namespace,
             trainer_version=cluster.trainer,
             schemas=schemas,
-            render=RenderOptions(owner_uid=owner_uid),
+            render=RenderOptions(owner_uid=owner_uid, trainer_version=cluster.trainer),
             strict=strict,
             cluster=ClusterTarget.of(project, cluster),
             kubernetes=(

@@ -45,6 +45,7 @@ from compiler.upstream.names import (
     TRAINING_RUNTIME_KIND,
     TRAINJOB_KIND,
 )
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 RUNTIME_KINDS = (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND)
 # the Go type of each input kind the webhooks validate (typeinfo names)
@@ -148,7 +149,7 @@ class Admitted:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def _undecodable(runtime: Manifest) -> Problem | None:
+def _undecodable(runtime: Manifest, version: str) -> Problem | None:
     """The runtime's JobSet template as the controller's Go client decodes it: a value
     the CRD schema lets through but the Go type cannot hold (an int-or-string port of
     2^63-1 in an int32) makes the runtime unusable, located at that value."""
@@ -157,7 +158,7 @@ def _undecodable(runtime: Manifest) -> Problem | None:
     if not isinstance(spec, dict):
         return None
     try:
-        typed_template(spec)
+        typed_template(spec, version)
     except RoundTripError as error:
         path: JsonPath = ("spec", "template", "spec", *error.path)
         return Problem(
@@ -170,7 +171,7 @@ def _undecodable(runtime: Manifest) -> Problem | None:
     return None
 
 
-def admit_runtimes(loaded: LoadResult) -> Admitted:
+def admit_runtimes(loaded: LoadResult, version: str = DEFAULT_TRAINER_VERSION) -> Admitted:
     """The runtime webhook on every runtime among the inputs, and the TrainJob defaulting
     webhook's decoding of every TrainJob (rule ``webhook``).
 
@@ -189,10 +190,10 @@ def admit_runtimes(loaded: LoadResult) -> Admitted:
             location = runtime.locate(parse_field_path(error.field or ""))
             message = webhook_text(error, runtime.data, root)
             problems.append(Problem(message, location, runtime.ref, error.field, "webhook"))
-        undecodable = None if errors else _undecodable(runtime)
+        undecodable = None if errors else _undecodable(runtime, version)
         if undecodable is not None:
             problems.append(undecodable)
-        if (warning := deprecation_warning(runtime.data)) is not None:
+        if (warning := deprecation_warning(runtime.data, version)) is not None:
             location = runtime.locate(("metadata", "labels"))
             warnings.append(Problem(warning, location, runtime.ref, rule="webhook"))
         (rejected if errors or undecodable else admitted).append(runtime)
@@ -301,6 +302,7 @@ def render_trainjobs(
     that declares extensions renders with them when ``extensions`` (the cluster's) enables
     them; its problems are reported once per runtime and its TrainJobs not rendered.
     """
+    options = options or RenderOptions()
     classes = priority_classes(others)
     phases = default_phases(classes)
     enabled = None if extensions is None else tuple(extensions)
@@ -315,7 +317,7 @@ def render_trainjobs(
         if isinstance(outcome, Problem):
             problems.append(outcome)
             continue
-        managed = is_managed_by_trainer(trainjob)
+        managed = is_managed_by_trainer(trainjob, options.trainer_version)
         summary.runtime = outcome.runtime
         key = id(outcome.runtime)
         if key not in runtime_phases:

@@ -308,7 +308,7 @@ def _patched_output_problems(
 
 def admit(build: Build) -> None:
     """The runtime webhook; rejected runtimes are never created."""
-    admitted = admit_runtimes(build.loaded)
+    admitted = admit_runtimes(build.loaded, build.plan.trainer_version)
     build.runtimes = admitted.index
     build.problems += admitted.problems
     build.warnings += admitted.warnings
@@ -480,11 +480,13 @@ def compile_paths(
     schemas: Path | None = None,
 ) -> Build:
     """Render every TrainJob found under ``paths``; one InputError with every problem."""
+    options = options or RenderOptions()
     plan = plan_for_paths(
         paths,
         default_namespace=default_namespace,
         schemas=schemas,
-        owner_uid=(options or RenderOptions()).owner_uid,
+        owner_uid=options.owner_uid,
+        trainer_version=options.trainer_version,
     )
     build = run(plan)
     build.raise_problems()

@@ -72,11 +72,29 @@ def test_unknown_nested_field_and_bad_scheduler(tmp_path: Path) -> None:
 
 
 def test_other_trainer_version_is_a_clear_error(tmp_path: Path) -> None:
-    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.2.0\n")
+    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.4.0\n")
     assert _error(_project(tmp_path, text)) == (
-        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.2.0' "
-        "is not supported: trainc emulates v2.3.0"
+        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.4.0' "
+        "is not supported: trainc emulates v2.2.0, v2.3.0"
     )
+
+
+def test_measured_but_not_emulated_release_says_so(tmp_path: Path) -> None:
+    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.1.0\n")
+    assert _error(_project(tmp_path, text)) == (
+        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.1.0' "
+        "is not supported (its differences are recorded in docs/trainer-versions.md, but it "
+        "is not emulated yet): trainc emulates v2.2.0, v2.3.0"
+    )
+
+
+def test_each_cluster_builds_for_its_trainer_release(tmp_path: Path) -> None:
+    from compiler.plan.build_plan import plans_for_project
+
+    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.2.0\n")
+    (plan,) = plans_for_project(load_project(_project(tmp_path, text)))
+    assert (plan.trainer_version, plan.render.trainer_version) == ("v2.2.0", "v2.2.0")
+    assert plan.crds.trainer_version == "v2.2.0"
 
 
 def test_missing_clusters_and_wrong_types(tmp_path: Path) -> None:

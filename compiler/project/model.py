@@ -10,7 +10,7 @@
     output: rendered                     # trainc render (no paths) writes <output>/<cluster>/
     clusters:
       - name: production
-        trainer: v2.3.0                  # the Trainer version to emulate (only v2.3.0 for now)
+        trainer: v2.3.0                  # the Trainer release it runs: v2.2.0 or v2.3.0
         kubernetes: v1.31.0
         defaultNamespace: default
         schedulers: [coscheduling, kueue]
@@ -44,7 +44,11 @@ from pydantic.alias_generators import to_camel
 
 from compiler.apiserver.manifest import SourceMap
 from compiler.errors import JsonPath, Problem
-from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION
+from compiler.upstream.versions import (
+    DEFAULT_TRAINER_VERSION,
+    MEASURED_TRAINER_VERSIONS,
+    TRAINER_VERSIONS,
+)
 
 __all__ = [
     "SCHEDULERS",
@@ -57,7 +61,7 @@ __all__ = [
     "validation_problems",
 ]
 
-SUPPORTED_TRAINER_VERSIONS = (DEFAULT_TRAINER_VERSION,)
+SUPPORTED_TRAINER_VERSIONS = TRAINER_VERSIONS
 SCHEDULERS = ("coscheduling", "volcano", "kueue")
 Scheduler = Literal["coscheduling", "volcano", "kueue"]
 # compiler.render.extensions.catalog.NAMES (a test keeps the two equal)
@@ -152,8 +156,14 @@ class Cluster(_Model):
     def _trainer(cls, value: str) -> str:
         if value not in SUPPORTED_TRAINER_VERSIONS:
             supported = ", ".join(SUPPORTED_TRAINER_VERSIONS)
+            why = (
+                " (its differences are recorded in docs/trainer-versions.md, "
+                "but it is not emulated yet)"
+                if value in MEASURED_TRAINER_VERSIONS
+                else ""
+            )
             raise ValueError(
-                f"Trainer version {value!r} is not supported: trainc emulates {supported}"
+                f"Trainer version {value!r} is not supported{why}: trainc emulates {supported}"
             )
         return value
 

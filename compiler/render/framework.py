@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from compiler.errors import FieldError
 from compiler.render.info import Info, JsonObject
 from compiler.upstream.names import TRAINER_API_VERSION, TRAINJOB_KIND
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class RenderOptions:
     # Upstream always sets an owner reference to the TrainJob; in resolved mode no
     # TrainJob exists, so trainc writes one only when given the UID to reproduce.
     owner_uid: str | None = None
+    # The Trainer release whose controller and webhooks are emulated; plugins read it
+    # through the gates declared at their top (compiler.upstream.versions.Gate).
+    trainer_version: str = DEFAULT_TRAINER_VERSION
 
 
 @dataclass
@@ -46,6 +50,10 @@ class TrainJobContext:
     def spec(self) -> JsonObject:
         spec: JsonObject = self.trainjob.setdefault("spec", {})
         return spec
+
+    @property
+    def trainer_version(self) -> str:
+        return self.options.trainer_version
 
     @property
     def trainer(self) -> JsonObject | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compiler.kube.quantity import Quantity
@@ -68,6 +68,11 @@ class PodSetContainer:
             ports=[dict(p) for p in container.get("ports") or ()],
             volume_mounts=[dict(m) for m in container.get("volumeMounts") or ()],
         )
+
+    @classmethod
+    def without_image_command(cls, container: JsonObject) -> PodSetContainer:
+        """As :meth:`of`, without the image and command (Trainer before v2.3.0)."""
+        return replace(cls.of(container), image="", command=None)
 
 
 @dataclass

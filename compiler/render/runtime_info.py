@@ -23,8 +23,28 @@ from compiler.render.framework import TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet, PodSetContainer, json_copy
 from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
 from compiler.upstream.openapi import schema
+from compiler.upstream.typeinfo import typeinfo
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 JOBSET_SPEC_TYPE = "jobset.v1alpha2.JobSetSpec"
+
+# Version differences of newRuntimeInfo (docs/trainer-versions.md). Before v2.3.0,
+# resourcesPerNode replaced the trainer node container's resources in the typed
+# template only (the PodSet's requests); the JobSet builder then replaced them in the
+# JobSet (compiler.render.plugins.jobset). From v2.3.0 they are merged over the
+# runtime's, once, here, for the trainer jobs and an MPI launcher that runs as a node.
+MERGED_RESOURCES_PER_NODE = Gate(
+    "v2.3.0", "resourcesPerNode merged over the node container's resources in newRuntimeInfo"
+)
+# From v2.3.0 a PodSet container carries the template's image and command (what Flux
+# wraps as the original command); before, plugins saw neither.
+POD_SET_IMAGE_COMMAND = Gate("v2.3.0", "PodSet containers carry the image and command")
+# From v2.3.0 a runtimePatch's template.spec is strategic-merged over the whole JobSet
+# spec (a patched job the runtime lacks is added); before, each patched job's
+# template was merged over the runtime job of that name, and other jobs were ignored.
+WHOLE_SPEC_PATCHES = Gate("v2.3.0", "runtimePatches merged over the whole JobSet spec")
+JOB_TEMPLATE_TYPE = "io.k8s.api.batch.v1.JobTemplateSpec"
+JOB_TEMPLATE_PATCH_TYPE = "trainer.v1alpha1.JobTemplatePatch"
 JOBSET_SPEC_PATCH_TYPE = "trainer.v1alpha1.JobSetSpecPatch"
 
 
@@ -49,12 +69,17 @@ def propagated_metadata(
     return labels, annotations
 
 
-def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) -> JsonObject:
+def patched_jobset_spec(
+    template_spec: JsonObject,
+    patches: list[JsonObject],
+    version: str = DEFAULT_TRAINER_VERSION,
+) -> JsonObject:
     """The runtime's JobSet spec after every runtimePatch, in runtime job order (R-3.2, R-3.6).
 
     A pure function of the runtime and the patches' ``template.spec``; TrainJobs of a repo
     share a few such pairs (the same runtime, the same platform patches), so the result
-    is computed once per pair and copied for each caller.
+    is computed once per pair and copied for each caller. The Go types (and so the round
+    trips) are those of Trainer ``version``.
     """
     patch_specs: list[JsonObject] = []
     for patch in patches:
@@ -63,30 +88,37 @@ def patched_jobset_spec(template_spec: JsonObject, patches: list[JsonObject]) ->
             patch_specs.append(patch_spec)
     try:
         # marshal format 2: equal bytes mean equal data, types included (1, 1.0, True differ)
-        key = (id(template_spec), marshal.dumps(patch_specs, 2))
+        key = (id(template_spec), version, marshal.dumps(patch_specs, 2))
     except ValueError:  # pragma: no cover - inputs are plain JSON data
-        return _patched_jobset_spec(template_spec, patch_specs)
+        return _patched_jobset_spec(template_spec, patch_specs, version)
     entry = _PATCHED_SPECS.get(key)
     if entry is None or entry[0] is not template_spec:
         if len(_PATCHED_SPECS) >= _CACHE_SIZE:
             _PATCHED_SPECS.clear()
-        entry = (template_spec, _patched_jobset_spec(template_spec, patch_specs))
+        entry = (template_spec, _patched_jobset_spec(template_spec, patch_specs, version))
         _PATCHED_SPECS[key] = entry
     result: JsonObject = json_copy(entry[1])
     return result
 
 
-def _patched_jobset_spec(template_spec: JsonObject, patch_specs: list[JsonObject]) -> JsonObject:
+def _patched_jobset_spec(
+    template_spec: JsonObject, patch_specs: list[JsonObject], version: str
+) -> JsonObject:
+    types = typeinfo(version)
     runtime_order = {
         job.get("name"): index
         for index, job in enumerate(template_spec.get("replicatedJobs") or ())
     }
-    spec: JsonObject = json_copy(typed_template(template_spec))
+    spec: JsonObject = json_copy(typed_template(template_spec, version))
+    if not WHOLE_SPEC_PATCHES.on(version):
+        return _patched_job_templates(spec, patch_specs, version)
     for patch_spec in patch_specs:
         merged = strategic_merge(
-            spec, go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE), schema(JOBSET_SPEC_TYPE)
+            spec,
+            go_roundtrip(patch_spec, JOBSET_SPEC_PATCH_TYPE, info=types),
+            schema(JOBSET_SPEC_TYPE, version),
         )
-        spec = go_roundtrip(merged, JOBSET_SPEC_TYPE)
+        spec = go_roundtrip(merged, JOBSET_SPEC_TYPE, info=types)
     jobs = spec.get("replicatedJobs")
     if jobs:
         # Stable sort; a job the runtime does not have sorts as index 0 (R-12.4).
@@ -94,25 +126,49 @@ def _patched_jobset_spec(template_spec: JsonObject, patch_specs: list[JsonObject
     return spec
 
 
+def _patched_job_templates(
+    spec: JsonObject, patch_specs: list[JsonObject], version: str
+) -> JsonObject:
+    """Before v2.3.0: each patched job's template merged over the runtime job of its name."""
+    types = typeinfo(version)
+    jobs = spec.get("replicatedJobs") or []
+    for patch_spec in patch_specs:
+        for job_patch in patch_spec.get("replicatedJobs") or ():
+            if job_patch.get("template") is None:
+                continue
+            patch = go_roundtrip(job_patch["template"], JOB_TEMPLATE_PATCH_TYPE, info=types)
+            for job in jobs:
+                if job.get("name") != job_patch.get("name"):
+                    continue
+                merged = strategic_merge(
+                    job.get("template") or {}, patch, schema(JOB_TEMPLATE_TYPE, version)
+                )
+                job["template"] = go_roundtrip(merged, JOB_TEMPLATE_TYPE, info=types)
+    converted: JsonObject = go_roundtrip(spec, JOBSET_SPEC_TYPE, info=types)
+    return converted
+
+
 # Both caches are keyed by the runtime object's identity and hold the object itself, so
 # an id is never reused while its entry lives. Callers copy before changing a result.
 _CACHE_SIZE = 1024
-_TYPED_TEMPLATES: dict[int, tuple[JsonObject, JsonObject]] = {}
-_PATCHED_SPECS: dict[tuple[int, bytes], tuple[JsonObject, JsonObject]] = {}
+_TYPED_TEMPLATES: dict[tuple[int, str], tuple[JsonObject, JsonObject]] = {}
+_PATCHED_SPECS: dict[tuple[int, str, bytes], tuple[JsonObject, JsonObject]] = {}
 
 
-def typed_template(template_spec: JsonObject) -> JsonObject:
+def typed_template(template_spec: JsonObject, version: str = DEFAULT_TRAINER_VERSION) -> JsonObject:
     """The runtime's JobSet spec after the Go round trip, computed once per runtime object.
 
     Raises :class:`~compiler.kube.roundtrip.RoundTripError` when the Trainer controller
     could not decode it (a number beyond its Go type, say).
     """
-    entry = _TYPED_TEMPLATES.get(id(template_spec))
+    key = (id(template_spec), version)
+    entry = _TYPED_TEMPLATES.get(key)
     if entry is None or entry[0] is not template_spec:
         if len(_TYPED_TEMPLATES) >= _CACHE_SIZE:
             _TYPED_TEMPLATES.clear()
-        entry = (template_spec, go_roundtrip(template_spec, JOBSET_SPEC_TYPE))
-        _TYPED_TEMPLATES[id(template_spec)] = entry
+        converted = go_roundtrip(template_spec, JOBSET_SPEC_TYPE, info=typeinfo(version))
+        entry = (template_spec, converted)
+        _TYPED_TEMPLATES[key] = entry
     return entry[1]
 
 
@@ -139,6 +195,16 @@ def _pod_spec(job: JsonObject) -> JsonObject:
     return pod_spec
 
 
+def _with_node_resources(pod_spec: JsonObject, resources: JsonObject) -> JsonObject:
+    """A copy of ``pod_spec`` whose first ``node`` container has exactly ``resources``."""
+    copy: JsonObject = json_copy(pod_spec)
+    for container in copy.get("containers") or ():
+        if container.get("name") == NODE:
+            container["resources"] = json_copy(resources)
+            break
+    return copy
+
+
 def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
     """Build Info from a defaulted runtime ``spec`` and the TrainJob (spec §3)."""
     template: JsonObject = runtime_spec.get("template") or {}
@@ -148,12 +214,18 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
     patches: list[JsonObject] = job.spec.get("runtimePatches") or []
 
     labels, annotations = propagated_metadata(template, patches)
-    spec = patched_jobset_spec(template.get("spec") or {}, patches)
+    spec = patched_jobset_spec(template.get("spec") or {}, patches, job.trainer_version)
     subdomain = ((spec.get("network") or {}).get("subdomain")) or job.name
 
     trainer = job.trainer or {}
     resources_per_node = trainer.get("resourcesPerNode")
     run_launcher_as_node = bool(((ml_policy or {}).get("mpi") or {}).get("runLauncherAsNode"))
+    merged = MERGED_RESOURCES_PER_NODE.on(job.trainer_version)
+    container_of = (
+        PodSetContainer.of
+        if POD_SET_IMAGE_COMMAND.on(job.trainer_version)
+        else PodSetContainer.without_image_command
+    )
 
     pod_sets: list[PodSet] = []
     for rjob in spec.get("replicatedJobs") or ():
@@ -166,7 +238,11 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
             if ancestor == ANCESTOR_TRAINER and ml_policy is not None:
                 count = ml_policy.get("numNodes", 1)
         pod_spec = _pod_spec(rjob)
-        if resources_per_node is not None:
+        requests_of = pod_spec
+        if resources_per_node is not None and not merged:
+            if ancestor == ANCESTOR_TRAINER and ml_policy is not None:
+                requests_of = _with_node_resources(pod_spec, resources_per_node)
+        elif resources_per_node is not None:
             is_trainer = ancestor == ANCESTOR_TRAINER and ml_policy is not None
             is_launcher_as_node = run_launcher_as_node and rjob.get("name") == NODE
             if is_trainer or is_launcher_as_node:
@@ -181,12 +257,10 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
                 name=rjob.get("name", ""),
                 ancestor=ancestor,
                 count=max(count, 1),
-                containers=[PodSetContainer.of(c) for c in pod_spec.get("containers") or ()],
-                init_containers=[
-                    PodSetContainer.of(c) for c in pod_spec.get("initContainers") or ()
-                ],
+                containers=[container_of(c) for c in pod_spec.get("containers") or ()],
+                init_containers=[container_of(c) for c in pod_spec.get("initContainers") or ()],
                 volumes=json_copy(pod_spec.get("volumes") or []),
-                single_pod_requests=pod_requests(pod_spec),
+                single_pod_requests=pod_requests(requests_of),
                 replicas=rjob.get("replicas", 1),
                 subdomain=subdomain,
                 trainjob_name=job.name,

@@ -26,12 +26,14 @@ from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
     DEPRECATION_POLICY_URL,
+    DEPRECATION_POLICY_URL_V2_1,
     LABEL_ANCESTOR,
     MODEL_INITIALIZER,
     NODE,
     SUPPORT_LABEL,
     WEBHOOK_VALIDATION_LABEL,
 )
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, PerVersion
 
 # --- what a webhook's denial says
 
@@ -162,7 +164,15 @@ def validate_runtime(runtime: dict[str, Any]) -> list[FieldError]:
     return errors
 
 
-def deprecation_warning(runtime: dict[str, Any]) -> str | None:
+# Version differences of the runtime webhook (docs/trainer-versions.md).
+DEPRECATION_URL = PerVersion(
+    (("v2.1.0", DEPRECATION_POLICY_URL_V2_1), ("v2.3.0", DEPRECATION_POLICY_URL))
+)
+
+
+def deprecation_warning(
+    runtime: dict[str, Any], version: str = DEFAULT_TRAINER_VERSION
+) -> str | None:
     """The warning a ClusterTrainingRuntime labelled ``support: deprecated`` gets on create."""
     metadata = runtime.get("metadata") or {}
     if runtime.get("kind") != "ClusterTrainingRuntime" or not webhook_applies(runtime):
@@ -171,5 +181,5 @@ def deprecation_warning(runtime: dict[str, Any]) -> str | None:
         return None
     return (
         f'ClusterTrainingRuntime "{metadata.get("name", "")}" is deprecated and will be removed in a '
-        f"future release of Kubeflow Trainer. See runtime deprecation policy: {DEPRECATION_POLICY_URL}"
+        f"future release of Kubeflow Trainer. See runtime deprecation policy: {DEPRECATION_URL.at(version)}"
     )

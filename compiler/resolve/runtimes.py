@@ -20,6 +20,7 @@ from compiler.upstream.names import (
     TRAINING_RUNTIME_KIND,
     TRAINJOB_CONTROLLER,
 )
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 TRAINJOB_TYPE = "trainer.v1alpha1.TrainJob"
 
@@ -52,8 +53,17 @@ class RuntimeIndex:
         return cls(namespaced, cluster, refused)
 
 
-def is_managed_by_trainer(trainjob: Manifest) -> bool:
+# v2.2.0's API documents spec.managedBy, but its controller has no check: it
+# reconciles a MultiKueue-managed TrainJob like any other (docs/trainer-versions.md).
+CONTROLLER_HONOURS_MANAGED_BY = Gate(
+    "v2.3.0", "the TrainJob controller skips a TrainJob another controller manages"
+)
+
+
+def is_managed_by_trainer(trainjob: Manifest, version: str = DEFAULT_TRAINER_VERSION) -> bool:
     """Upstream does nothing for a TrainJob another controller manages (e.g. MultiKueue)."""
+    if not CONTROLLER_HONOURS_MANAGED_BY.on(version):
+        return True
     managed_by = trainjob.data.get("spec", {}).get("managedBy")
     return managed_by is None or managed_by == TRAINJOB_CONTROLLER
 

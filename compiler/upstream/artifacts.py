@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SetupError
-
-DEFAULT_TRAINER_VERSION = "v2.3.0"
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION as DEFAULT_TRAINER_VERSION
 
 _SETUP_HINT = "run `make setup` (it fetches the pinned upstream modules with `go mod download`)"
 

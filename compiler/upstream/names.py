@@ -37,3 +37,8 @@ SUPPORT_LABEL = "trainer.kubeflow.org/support"
 DEPRECATION_POLICY_URL = (
     "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy"
 )
+# the same page before v2.3.0 moved the docs to trainer.kubeflow.org
+DEPRECATION_POLICY_URL_V2_1 = (
+    "https://www.kubeflow.org/docs/components/trainer/operator-guides/runtime/"
+    "#runtime-deprecation-policy"
+)

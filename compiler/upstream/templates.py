@@ -20,11 +20,16 @@ from functools import cache
 
 from compiler.errors import SetupError
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
+from compiler.upstream.versions import PerVersion
 
 FLUX_TEMPLATE_DIR = "pkg/runtime/framework/plugins/flux/templates"
 
-# File name -> number of %s slots the v2.3.0 Flux plugin fills.
+# File name -> number of %s slots the v2.3.0 Flux plugin fills; before v2.3.0 the
+# entrypoint had no resource spec slot (see compiler.render.plugins.flux RESOURCE_SPEC).
 FLUX_TEMPLATE_SLOTS = {"broker.toml": 4, "init.sh": 4, "entrypoint.sh": 3}
+SLOTS_BY_VERSION = PerVersion(
+    (("v2.2.0", {**FLUX_TEMPLATE_SLOTS, "entrypoint.sh": 2}), ("v2.3.0", FLUX_TEMPLATE_SLOTS))
+)
 
 
 def _verbs(template: str) -> list[str]:
@@ -109,7 +114,7 @@ def _read_template(version: str, name: str) -> str:
         raise SetupError(
             f"the Flux script template {path} is not Trainer {version}'s: {error}"
         ) from error
-    expected = FLUX_TEMPLATE_SLOTS[name]
+    expected = SLOTS_BY_VERSION.at(version)[name]
     if slots != expected:
         raise SetupError(
             f"the Flux script template {path} has {slots} %s slots, the Trainer {version} Flux "

@@ -78,7 +78,8 @@ def test_pinned_templates_are_read_verbatim(pinned: templates.FluxTemplates) -> 
     assert pinned.broker.startswith("[access]\n")
 
 
-# --- a module without the templates, or with other ones
+# --- a module without the templates, or with other ones (release-shaped versions no real
+# release has, so the per-process cache of the real templates is not in the way)
 
 
 @pytest.fixture
@@ -104,26 +105,34 @@ def test_missing_template_is_a_setup_error(fake_module: Path) -> None:
     _write_all(fake_module)
     (fake_module / "entrypoint.sh").unlink()
     with pytest.raises(SetupError, match=r"entrypoint\.sh is missing.*make setup"):
-        flux_templates("vtest-missing")
+        flux_templates("v9.0.1")
 
 
 def test_template_with_other_slot_count_is_a_setup_error(fake_module: Path) -> None:
     _write_all(fake_module, {"init.sh": "%s %s\n"})
     with pytest.raises(SetupError, match=r"init\.sh has 2 %s slots.*fills 4"):
-        flux_templates("vtest-slots")
+        flux_templates("v9.0.2")
 
 
 def test_template_with_other_verbs_is_a_setup_error(fake_module: Path) -> None:
     _write_all(fake_module, {"broker.toml": "%s %d %s %s %s\n"})
     with pytest.raises(SetupError, match="unsupported format verbs: %d"):
-        flux_templates("vtest-verbs")
+        flux_templates("v9.0.3")
 
 
 def test_templates_load_from_the_module(fake_module: Path) -> None:
     _write_all(fake_module, {"broker.toml": "[b] %s %s %s %s\r\n"})
-    loaded = flux_templates("vtest-ok")
+    loaded = flux_templates("v9.0.4")
     assert loaded.broker == "[b] %s %s %s %s\r\n"  # no newline translation
     assert loaded.entrypoint == "%s %s %s\n"
+
+
+def test_before_v2_3_the_entrypoint_has_no_resource_slot(fake_module: Path) -> None:
+    """Trainer v2.2.0's Flux plugin fills host and flags only (no ``flux R encode`` spec)."""
+    _write_all(fake_module, {"entrypoint.sh": "%s %s\n"})
+    assert flux_templates("v2.2.99").entrypoint == "%s %s\n"
+    with pytest.raises(SetupError, match=r"entrypoint\.sh has 2 %s slots.*v9\.0\.5.*fills 3"):
+        flux_templates("v9.0.5")
 
 
 def test_doctests() -> None:

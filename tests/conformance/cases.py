@@ -7,6 +7,11 @@ A case file::
       - upstream: manifests/base/runtimes/torch_distributed.yaml  # a file of the pinned Trainer module
       - trainjob.yaml                                             # a file beside case.yaml
     ownerUID: 1b4c...            # optional, default OWNER_UID
+    versions: [v2.3.0]           # optional: the Trainer releases it applies to (default all)
+
+A case applies to every emulated Trainer release (compiler.upstream.versions) whose
+module has its ``upstream:`` files, unless ``versions`` says otherwise; ``upstream:``
+paths resolve in that release's module.
 
 Expectations, written by ``make goldens`` from the oracle's answer:
 
@@ -20,7 +25,9 @@ Expectations, written by ``make goldens`` from the oracle's answer:
 - ``expectTraincError: {line, column, contains}`` in case.yaml, only for input no upstream
   component can read (a YAML syntax error): where the error must point.
 
-Both start by naming the upstream version that produced them.
+Both start by naming the upstream version that produced them. The newest release's
+expectation is in the case folder; an older release's in a subfolder named after it
+(``golden/<case>/v2.2.0/expected.yaml``), written by that release's oracle.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from typing import Any
 import yaml
 
 from compiler.upstream.artifacts import upstream
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 from tests.conformance.normalise import env_order_is_random
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,14 +59,21 @@ class Case:
     # For input upstream cannot even read (a YAML syntax error): where trainc must point.
     # The location is a reviewed fact about the input file, not trainc's output.
     expect_trainc_error: dict[str, Any] | None = None
+    version: str = DEFAULT_TRAINER_VERSION  # the Trainer release this expectation is for
+
+    @property
+    def expectation_dir(self) -> Path:
+        if self.version == DEFAULT_TRAINER_VERSION:
+            return self.directory
+        return self.directory / self.version
 
     @property
     def expected_objects_path(self) -> Path:
-        return self.directory / "expected.yaml"
+        return self.expectation_dir / "expected.yaml"
 
     @property
     def expected_errors_path(self) -> Path:
-        return self.directory / "expected-errors.json"
+        return self.expectation_dir / "expected-errors.json"
 
     @property
     def env_order_random(self) -> bool:
@@ -111,12 +126,18 @@ def message_key(text: str) -> str:
     return _ADDRESS.sub("0x<address>", _TIME.sub('"<admission time>"', text))
 
 
-def load_case(directory: Path) -> Case:
+def load_case(directory: Path, version: str = DEFAULT_TRAINER_VERSION) -> Case | None:
+    """The case in ``directory`` on Trainer ``version``; None when it does not apply there."""
     spec = yaml.safe_load((directory / "case.yaml").read_text())
+    if version not in spec.get("versions", TRAINER_VERSIONS):
+        return None
     inputs: list[Path] = []
     for item in spec["inputs"]:
         if isinstance(item, dict) and "upstream" in item:
-            inputs.append(upstream().path(item["upstream"]))
+            path = upstream(version).path(item["upstream"])
+            if not path.is_file():
+                return None  # a file that release does not ship
+            inputs.append(path)
         else:
             inputs.append(directory / str(item))
     return Case(
@@ -126,8 +147,11 @@ def load_case(directory: Path) -> Case:
         inputs=tuple(inputs),
         owner_uid=str(spec.get("ownerUID", OWNER_UID)),
         expect_trainc_error=spec.get("expectTraincError"),
+        version=version,
     )
 
 
-def all_cases() -> list[Case]:
-    return [load_case(d) for d in sorted(GOLDEN.iterdir()) if (d / "case.yaml").is_file()]
+def all_cases(version: str = DEFAULT_TRAINER_VERSION) -> list[Case]:
+    """Every case that applies to Trainer ``version``, by name."""
+    cases = (load_case(d, version) for d in sorted(GOLDEN.iterdir()) if (d / "case.yaml").is_file())
+    return [case for case in cases if case is not None]

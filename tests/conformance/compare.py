@@ -1,14 +1,19 @@
-"""``make conformance``: render every golden case with trainc and with the oracle, compare.
+"""``make conformance``: render every golden case with trainc and with the oracle, compare,
+on every emulated Trainer release the case applies to (each release's own oracle build).
 
-Prints one line per case and closes with ``conformance: X/Y cases identical``.
-A rejected case is identical when both reject and name the same field paths.
+Prints one line per case and release, and closes with one line per release,
+``conformance v2.2.0: X/Y cases identical``. A rejected case is identical when both
+reject and name the same field paths. ``--trainer VERSION`` (repeatable) limits the
+releases.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
+from compiler.upstream.versions import TRAINER_VERSIONS
 from tests.conformance import oracle, trainc_side
 from tests.conformance.cases import Case, all_cases
 from tests.conformance.normalise import first_difference, normalise, rejection_fields
@@ -18,8 +23,8 @@ def compare_case(case: Case) -> str | None:
     """None when identical, else what differs."""
     if case.expect_trainc_error is not None:
         return trainc_error_difference(case)
-    expected = oracle.render(list(case.inputs), case.owner_uid)
-    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    expected = oracle.render(list(case.inputs), case.owner_uid, case.version)
+    actual = trainc_side.render(list(case.inputs), case.owner_uid, case.version)
     return compare_answers(expected, actual, case.env_order_random)
 
 
@@ -59,7 +64,7 @@ def rejection_difference(
 def trainc_error_difference(case: Case) -> str | None:
     """For input upstream cannot read: trainc must reject it at the recorded place."""
     expected = case.expect_trainc_error or {}
-    actual = trainc_side.render(list(case.inputs), case.owner_uid)
+    actual = trainc_side.render(list(case.inputs), case.owner_uid, case.version)
     if actual.problems is None:
         return "trainc renders input that cannot be read"
     for problem in actual.problems:
@@ -74,8 +79,9 @@ def trainc_error_difference(case: Case) -> str | None:
     return "no problem at the expected place: " + "; ".join(str(p) for p in actual.problems)
 
 
-def main() -> int:
-    cases = all_cases()
+def compare_version(version: str) -> tuple[int, int]:
+    """Every case of Trainer ``version``, one line each; (identical, total)."""
+    cases = all_cases(version)
     identical = 0
     for case in cases:
         try:
@@ -84,11 +90,21 @@ def main() -> int:
             difference = f"error: {type(error).__name__}: {error}"
         if difference is None:
             identical += 1
-            print(f"ok    {case.name}")
+            print(f"ok    {version} {case.name}")
         else:
-            print(f"DIFF  {case.name}: {difference}")
-    print(f"conformance: {identical}/{len(cases)} cases identical")
-    return 0 if identical == len(cases) else 1
+            print(f"DIFF  {version} {case.name}: {difference}")
+    return identical, len(cases)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance.compare")
+    parser.add_argument("--trainer", action="append", choices=TRAINER_VERSIONS)
+    args = parser.parse_args(argv)
+    versions = args.trainer or list(TRAINER_VERSIONS)
+    totals = {version: compare_version(version) for version in versions}
+    for version, (identical, total) in totals.items():
+        print(f"conformance {version}: {identical}/{total} cases identical")
+    return 0 if all(identical == total for identical, total in totals.values()) else 1
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """``make conformance-fuzz``: random runtimes + TrainJobs through trainc and the oracle, compared.
 
-    python -m tests.conformance.fuzz --count N [--seed S] [--out conformance-out]
+    python -m tests.conformance.fuzz --count N [--seed S] [--out conformance-out] [--trainer V]
+
+N examples on every emulated Trainer release (``--trainer``, repeatable, limits them),
+each against that release's oracle build; reproductions go to ``<out>/<release>/``.
 
 Hypothesis draws the inputs (tests/conformance/strategies.py); trainc runs in-process, the
 oracle as one ``oracle serve`` process. Both answers are compared exactly as ``make
@@ -25,7 +28,8 @@ found); unless a later round reduces it with Hypothesis, it is reduced at the en
 difference keeps its signature) and written then.
 
 Output: a progress line every 100 examples, one line per distinct difference, and
-``conformance-fuzz: N cases, D differences``. Exit 0 when D == 0, else 1.
+``conformance-fuzz v2.3.0: N cases, D differences`` per release. Exit 0 when every D
+is 0, else 1.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 from tests.conformance import oracle, trainc_side
 from tests.conformance.compare import compare_answers
 from tests.conformance.normalise import first_difference, normalise, rejection_fields
@@ -176,6 +181,7 @@ class Fuzzer:
     workdir: Path
     out: Path
     log: Callable[[str], None] = print
+    version: str = DEFAULT_TRAINER_VERSION  # the Trainer release both sides emulate
     examples: int = 0
     total: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -206,7 +212,7 @@ class Fuzzer:
                     f"oracle error: {type(error).__name__}", f"oracle error: {first}", str(error)
                 )
             try:
-                actual = trainc_side.render(paths, case.owner_uid)
+                actual = trainc_side.render(paths, case.owner_uid, self.version)
             except Exception as error:
                 frame = traceback.extract_tb(error.__traceback__)[-1]
                 where = f"{Path(frame.filename).name}:{frame.lineno}"
@@ -257,7 +263,7 @@ class Fuzzer:
     def progress(self) -> None:
         elapsed = time.monotonic() - self.started
         self.log(
-            f"conformance-fuzz: {self.examples}/{self.total} examples, "
+            f"conformance-fuzz {self.version}: {self.examples}/{self.total} examples, "
             f"{len(self.known)} differences so far ({elapsed:.0f} s)"
         )
 
@@ -407,13 +413,19 @@ def reduce_case(
     return case, finding
 
 
-def fuzz(count: int, base_seed: int, out: Path, log: Callable[[str], None] = print) -> Fuzzer:
+def fuzz(
+    count: int,
+    base_seed: int,
+    out: Path,
+    log: Callable[[str], None] = print,
+    version: str = DEFAULT_TRAINER_VERSION,
+) -> Fuzzer:
     out.mkdir(parents=True, exist_ok=True)
     with (
-        oracle.OracleServer() as server,
+        oracle.OracleServer(version=version) as server,
         tempfile.TemporaryDirectory(prefix="trainc-fuzz-") as work,
     ):
-        fuzzer = Fuzzer(server=server, workdir=Path(work), out=out, log=log)
+        fuzzer = Fuzzer(server=server, workdir=Path(work), out=out, log=log, version=version)
         fuzzer.run(count, base_seed)
     return fuzzer
 
@@ -431,18 +443,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=REPO / "conformance-out", help="where reproductions go"
     )
+    parser.add_argument(
+        "--trainer",
+        action="append",
+        choices=TRAINER_VERSIONS,
+        help="only this Trainer release (repeatable; default: every emulated release)",
+    )
     args = parser.parse_args(argv)
+    versions = args.trainer or list(TRAINER_VERSIONS)
     try:
-        oracle.oracle_binary()
+        for version in versions:
+            oracle.oracle_binary(version)
     except oracle.OracleUnavailable as reason:
         print(f"conformance-fuzz: {reason}", file=sys.stderr)
         return 2
-    fuzzer = fuzz(args.count, args.seed, args.out)
-    differences = len(fuzzer.written)
-    elapsed = time.monotonic() - fuzzer.started
-    print(f"conformance-fuzz: {elapsed:.1f} s, {fuzzer.server_restarts} oracle restarts")
-    print(f"conformance-fuzz: {fuzzer.examples} cases, {differences} differences")
-    return 0 if differences == 0 else 1
+    closing = []
+    for version in versions:
+        fuzzer = fuzz(args.count, args.seed, args.out / version, version=version)
+        differences = len(fuzzer.written)
+        elapsed = time.monotonic() - fuzzer.started
+        print(
+            f"conformance-fuzz {version}: {elapsed:.1f} s, {fuzzer.server_restarts} oracle restarts"
+        )
+        closing.append((version, fuzzer.examples, differences))
+    for version, examples, differences in closing:
+        print(f"conformance-fuzz {version}: {examples} cases, {differences} differences")
+    return 0 if all(differences == 0 for _, _, differences in closing) else 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,11 @@
-"""Run the conformance oracle: the real Kubeflow Trainer code (tests/conformance/oracle)."""
+"""Run the conformance oracle: the real Kubeflow Trainer code (tests/conformance/oracle).
+
+One Go source tree, one build per emulated Trainer release: the newest with the
+oracle's go.mod (``bin/oracle``), an older one with its own module list
+(``go build -modfile=versions/<version>.mod``, the release's own dependency versions)
+and the build tag of the few lines where the releases' Go APIs differ
+(``bin/oracle-<version>``).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +20,16 @@ from typing import Any
 
 import yaml
 
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
+
 ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
 ORACLE_BIN = ORACLE_DIR / "bin" / "oracle"
 REJECTED_EXIT = 3
+# Trainer version -> (extra `go build` flags, binary under bin/)
+BUILDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "v2.3.0": ((), "oracle"),
+    "v2.2.0": (("-modfile=versions/v2.2.0.mod", "-tags=trainer_v2_2"), "oracle-v2.2.0"),
+}
 
 
 class OracleUnavailable(RuntimeError):
@@ -23,20 +37,25 @@ class OracleUnavailable(RuntimeError):
 
 
 @cache
-def oracle_binary() -> Path:
-    """Build the oracle if needed (``go build`` caches) and return its path."""
+def oracle_binary(version: str = DEFAULT_TRAINER_VERSION) -> Path:
+    """Build the oracle of Trainer ``version`` if needed (``go build`` caches); its path."""
     if shutil.which("go") is None:
         raise OracleUnavailable("Go is not installed: the conformance oracle cannot be built")
+    if version not in BUILDS:
+        raise OracleUnavailable(f"no conformance oracle build for Trainer {version}")
+    flags, name = BUILDS[version]
     result = subprocess.run(
-        ["go", "build", "-o", "bin/oracle", "."],
+        ["go", "build", *flags, "-o", f"bin/{name}", "."],
         cwd=ORACLE_DIR,
         capture_output=True,
         text=True,
         check=False,
     )
     if result.returncode != 0:
-        raise OracleUnavailable(f"the conformance oracle does not build:\n{result.stderr}")
-    return ORACLE_BIN
+        raise OracleUnavailable(
+            f"the conformance oracle of Trainer {version} does not build:\n{result.stderr}"
+        )
+    return ORACLE_DIR / "bin" / name
 
 
 @dataclass
@@ -52,9 +71,11 @@ class OracleAnswer:
     panic: str | None = None
 
 
-def render(inputs: list[Path], owner_uid: str) -> OracleAnswer:
+def render(
+    inputs: list[Path], owner_uid: str, version: str = DEFAULT_TRAINER_VERSION
+) -> OracleAnswer:
     result = subprocess.run(
-        [str(oracle_binary()), "render", "--owner-uid", owner_uid, *map(str, inputs)],
+        [str(oracle_binary(version)), "render", "--owner-uid", owner_uid, *map(str, inputs)],
         capture_output=True,
         text=True,
         check=False,
@@ -68,9 +89,9 @@ def render(inputs: list[Path], owner_uid: str) -> OracleAnswer:
 
 
 @cache
-def version() -> dict[str, Any]:
+def version(trainer: str = DEFAULT_TRAINER_VERSION) -> dict[str, Any]:
     result = subprocess.run(
-        [str(oracle_binary()), "version"], capture_output=True, text=True, check=True
+        [str(oracle_binary(trainer)), "version"], capture_output=True, text=True, check=True
     )
     parsed: dict[str, Any] = json.loads(result.stdout)
     return parsed
@@ -83,8 +104,11 @@ class OracleServer:
     is started on first use and restarted if it dies; a request that kills it twice raises.
     """
 
-    def __init__(self, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, extra_args: tuple[str, ...] = (), version: str = DEFAULT_TRAINER_VERSION
+    ) -> None:
         self._extra_args = extra_args
+        self.version = version
         self._proc: subprocess.Popen[str] | None = None
         self._stderr: Any = None
         self._next_id = 0
@@ -102,7 +126,7 @@ class OracleServer:
         # Lives as long as the process (read when it dies); closed in close().
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self._proc = subprocess.Popen(
-            [str(oracle_binary()), "serve", *self._extra_args],
+            [str(oracle_binary(self.version)), "serve", *self._extra_args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

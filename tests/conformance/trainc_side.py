@@ -9,6 +9,7 @@ from typing import Any
 from compiler.errors import InputError, Problem
 from compiler.plan.stages import compile_paths
 from compiler.render.framework import RenderOptions
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 
 @dataclass
@@ -17,9 +18,12 @@ class TraincAnswer:
     problems: list[Problem] | None
 
 
-def render(inputs: list[Path], owner_uid: str) -> TraincAnswer:
+def render(
+    inputs: list[Path], owner_uid: str, version: str = DEFAULT_TRAINER_VERSION
+) -> TraincAnswer:
     try:
-        result = compile_paths([str(p) for p in inputs], RenderOptions(owner_uid=owner_uid))
+        options = RenderOptions(owner_uid=owner_uid, trainer_version=version)
+        result = compile_paths([str(p) for p in inputs], options)
     except InputError as error:
         return TraincAnswer(objects=None, problems=error.problems)
     objects = [o.data for o in result.objects]

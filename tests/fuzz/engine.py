@@ -49,6 +49,8 @@ def load_seeds() -> list[Seed]:
         if not (directory / "case.yaml").is_file():
             continue
         case = load_case(directory)
+        if case is None:  # not a case of the default Trainer release
+            continue
         files = {f"{index}-{path.name}": _text(path) for index, path in enumerate(case.inputs)}
         seeds.append(Seed(case.name, files))
     example = {

@@ -67,6 +67,7 @@ def test_limited_token_is_forbidden(control_plane: ControlPlane) -> None:
 def test_trainer_controller_creates_the_jobset(trainer_controller: ControlPlane) -> None:
     """A golden's runtime and TrainJob, in a namespace of its own: the controller makes the JobSet."""
     case = load_case(GOLDEN / "torch-defaults")
+    assert case is not None
     namespace = "live-trainer-test"
     client = trainer_controller.client()
     created: list[tuple[str, str | None, str]] = []

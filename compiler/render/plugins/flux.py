@@ -55,8 +55,20 @@ from compiler.render.info import Info, JsonObject, PodSetContainer, SecretRequir
 from compiler.render.resources import effective_resources, num_gpu_per_node
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE, TRAINJOB_KIND
 from compiler.upstream.templates import FluxTemplates, flux_templates, go_sprintf
+from compiler.upstream.versions import Gate
 
 NAME = "Flux"
+
+# Version differences of this plugin (docs/trainer-versions.md).
+SHARED_MEMORY = Gate("v2.3.0", "the shared-memory (/dev/shm) volume and mount on node")
+RESOURCE_SPEC = Gate("v2.3.0", "entrypoint.sh encodes --cores/--gpu (before: --local)")
+INSTALLER_THROUGH_POD_SET = Gate(
+    "v2.3.0",
+    "flux-installer goes through the PodSet (before: straight into the JobSet, image even if empty)",
+)
+TRAINJOB_NPROC_CHECKED = Gate(
+    "v2.3.0", "admission checks the TrainJob's numProcPerNode (before: the runtime's only)"
+)
 INVALID = "FieldValueInvalid"
 
 # Settings a TrainJob may override through env vars of the trainer container (spec §8.2).
@@ -85,7 +97,7 @@ CURVE_KEY = "curve.cert"
 GENERATOR_FROM_UID = "flux-curve-from-uid"
 GENERATOR_RANDOM = "flux-curve-random"
 
-TemplateSource = Callable[[], FluxTemplates]
+TemplateSource = Callable[[str], FluxTemplates]  # Trainer version -> its templates
 
 # What Go's strings.TrimSpace removes (unicode.IsSpace); Python's str.strip() would also
 # remove the ASCII separators U+001C..U+001F.
@@ -227,19 +239,24 @@ def entrypoint_script(
     templates: FluxTemplates, job: TrainJobContext, num_nodes: int, tasks: int, gpus: int
 ) -> str:
     resources, flags = run_flags(num_nodes, tasks, gpus)
-    return go_sprintf(templates.entrypoint, resources, f"{job.name}-{NODE}-0-0", flags)
+    main_host = f"{job.name}-{NODE}-0-0"
+    if not RESOURCE_SPEC.on(job.trainer_version):
+        return go_sprintf(templates.entrypoint, main_host, flags)
+    return go_sprintf(templates.entrypoint, resources, main_host, flags)
 
 
 # --- objects
 
 
-def _view_volumes(config_map: str) -> list[JsonObject]:
-    return [
+def _view_volumes(config_map: str, version: str) -> list[JsonObject]:
+    volumes: list[JsonObject] = [
         {"name": SPACK_VOLUME, "emptyDir": {}},
         {"name": INSTALL_VOLUME, "emptyDir": {}},
         {"name": config_map, "configMap": {"name": config_map, "defaultMode": 0o755}},
-        {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory"}},
     ]
+    if SHARED_MEMORY.on(version):
+        volumes.append({"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory"}})
+    return volumes
 
 
 def _curve_volume(trainjob_name: str) -> JsonObject:
@@ -261,14 +278,30 @@ def _installer(config_map: str, image: str) -> PodSetContainer:
     )
 
 
-def _node_mounts(config_map: str) -> list[JsonObject]:
-    return [
+def _append_to_jobset(info: Info, index: int, installer: PodSetContainer) -> None:
+    """Before v2.3.0: the installer written into the JobSet's job ``index`` as is."""
+    job = info.jobset_spec["replicatedJobs"][index]
+    pod_spec = job["template"]["spec"]["template"]["spec"]
+    pod_spec.setdefault("initContainers", []).append(
+        {
+            "name": installer.name,
+            "image": installer.image,
+            "command": list(installer.command or ()),
+            "volumeMounts": [dict(m) for m in installer.volume_mounts],
+        }
+    )
+
+
+def _node_mounts(config_map: str, version: str) -> list[JsonObject]:
+    mounts: list[JsonObject] = [
         {"name": INSTALL_VOLUME, "mountPath": INSTALL_PATH},
         {"name": SPACK_VOLUME, "mountPath": SPACK_PATH},
         {"name": config_map, "mountPath": CONFIG_PATH, "readOnly": True},
         {"name": CURVE_VOLUME, "mountPath": CURVE_PATH, "readOnly": True},
-        {"name": MEMORY_VOLUME, "mountPath": MEMORY_PATH, "readOnly": True},
     ]
+    if SHARED_MEMORY.on(version):
+        mounts.append({"name": MEMORY_VOLUME, "mountPath": MEMORY_PATH, "readOnly": True})
+    return mounts
 
 
 def curve_requirement(job: TrainJobContext) -> SecretRequirement:
@@ -347,7 +380,8 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
         errors: list[FieldError] = []
         nproc = policy.get("numProcPerNode")
         trainer = job.trainer
-        if trainer is not None and trainer.get("numProcPerNode") is not None:
+        checks_trainjob = TRAINJOB_NPROC_CHECKED.on(job.trainer_version)
+        if checks_trainjob and trainer is not None and trainer.get("numProcPerNode") is not None:
             nproc = trainer["numProcPerNode"]
         if nproc is not None and nproc < 1:
             errors.append(
@@ -377,21 +411,29 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
         if _policy(info) is None:
             return
         trainer = _trainer(job)
-        self._templates()  # a missing template is a setup problem: report it before any work
+        self._templates(
+            job.trainer_version
+        )  # a missing template is a setup problem: report it before any work
         settings = broker_settings(info, trainer)
         config_map = config_map_name(job.name)
         command = original_command(info, trainer)
         trainer["command"] = ["/bin/bash", f"{CONFIG_PATH}/entrypoint.sh", command]
         trainer.pop("args", None)
-        for pod_set in info.pod_sets:
+        for index, pod_set in enumerate(info.pod_sets):
             if pod_set.name != NODE:
                 continue
-            upsert.upsert_volumes(pod_set.volumes, _view_volumes(config_map))
+            upsert.upsert_volumes(pod_set.volumes, _view_volumes(config_map, job.trainer_version))
             upsert.upsert_volumes(pod_set.volumes, [_curve_volume(job.name)])
-            pod_set.init_containers.append(_installer(config_map, settings[FLUX_VIEW_IMAGE]))
+            installer = _installer(config_map, settings[FLUX_VIEW_IMAGE])
+            if INSTALLER_THROUGH_POD_SET.on(job.trainer_version):
+                pod_set.init_containers.append(installer)
+            else:
+                _append_to_jobset(info, index, installer)
             for container in pod_set.containers:
                 if container.name == NODE:
-                    upsert.upsert_volume_mounts(container.volume_mounts, _node_mounts(config_map))
+                    upsert.upsert_volume_mounts(
+                        container.volume_mounts, _node_mounts(config_map, job.trainer_version)
+                    )
 
     def sync_parallel_count(self, info: Info) -> None:
         return None
@@ -401,7 +443,7 @@ class FluxPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidation
         policy = _policy(info)
         if policy is None:
             return []
-        templates = self._templates()
+        templates = self._templates(job.trainer_version)
         trainer = _trainer(job)
         settings = broker_settings(info, trainer)
         num_nodes = _num_nodes(job, trainer)

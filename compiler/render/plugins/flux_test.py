@@ -41,7 +41,7 @@ FAKE = FluxTemplates(
 )
 
 
-def fake_templates() -> FluxTemplates:
+def fake_templates(version: str = "v2.3.0") -> FluxTemplates:
     return FAKE
 
 
@@ -111,7 +111,7 @@ def run(info: Info, job: TrainJobContext, plugin: FluxPlugin | None = None) -> l
 def test_flux_no_action_when_flux_policy_is_nil() -> None:
     """TestFlux 'no action when flux policy is nil' (the templates are not even read)."""
 
-    def no_templates() -> FluxTemplates:
+    def no_templates(version: str) -> FluxTemplates:
         raise AssertionError("templates read for a non-Flux runtime")
 
     info = make_info(pod_set())
@@ -513,7 +513,7 @@ def test_undefaulted_runtime_numprocpernode_is_an_input_error() -> None:
 
 
 def test_missing_templates_are_a_setup_error_for_flux_runtimes_only() -> None:
-    def missing() -> FluxTemplates:
+    def missing(version: str) -> FluxTemplates:
         raise SetupError("the Flux script template ... is missing")
 
     plugin = FluxPlugin(missing)
@@ -532,7 +532,7 @@ def test_real_templates_render_the_scripts() -> None:
         pytest.skip(f"upstream artifacts missing ({err})")
     info = make_info(pod_set(), policy={"numProcPerNode": 4})
     (config_map,) = run(
-        info, make_job({"numNodes": 2, "command": ["lmp"]}), FluxPlugin(lambda: templates)
+        info, make_job({"numNodes": 2, "command": ["lmp"]}), FluxPlugin(lambda _version: templates)
     )
     data: dict[str, Any] = config_map["data"]
     assert 'hosts="test-job-node-0-[0-1]"' in data["init.sh"]

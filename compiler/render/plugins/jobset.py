@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from compiler.errors import FieldError
+from compiler.kube.quantity import canonical_quantity
 from compiler.render import upsert
 from compiler.render.framework import (
     ComponentBuilderPlugin,
@@ -17,6 +18,7 @@ from compiler.render.framework import (
     TrainJobContext,
 )
 from compiler.render.info import Info, JsonObject
+from compiler.render.runtime_info import MERGED_RESOURCES_PER_NODE
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
@@ -28,8 +30,17 @@ from compiler.upstream.names import (
     NODE,
     VOLUME_INITIALIZER,
 )
+from compiler.upstream.versions import Gate
 
 NAME = "JobSet"
+
+# Version differences of this plugin (docs/trainer-versions.md).
+ENDPOINTS_OF_EVERY_REPLICA = Gate(
+    "v2.3.0", "pod endpoints of every replica of a replicated job (before: replica 0 only)"
+)
+INITIALIZER_VOLUME_MOUNT_CHECK = Gate(
+    "v2.3.0", "an initializer container must mount the 'initializer' volume (admission)"
+)
 
 
 def _pod_spec(rjob: JsonObject) -> JsonObject:
@@ -49,7 +60,9 @@ class JobSetPlugin(PodNetworkPlugin, ComponentBuilderPlugin, CustomValidationPlu
 
     # --- PodNetwork (R-8.1): endpoints are computed lazily by PodSet.endpoints().
     def identify_pod_network(self, info: Info, job: TrainJobContext) -> None:
-        return None
+        if not ENDPOINTS_OF_EVERY_REPLICA.on(job.trainer_version):
+            for pod_set in info.pod_sets:
+                pod_set.replicas = 1  # upstream named the pods of replica 0 only
 
     # --- SyncParallelCount (R-7.1)
     def sync_parallel_count(self, info: Info) -> None:
@@ -162,8 +175,10 @@ def _initializers(jobs: list[JsonObject], job: TrainJobContext) -> None:
 
 
 def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
-    """Trainer pass (R-9.4): image, command, args and env of the ``node`` containers."""
+    """Trainer pass (R-9.4): image, command, args and env of the ``node`` containers
+    (before v2.3.0 also their resources: :data:`MERGED_RESOURCES_PER_NODE`)."""
     trainer = job.trainer
+    replaced_resources = _replaced_resources(job)
     for rjob in jobs:
         ancestor = (_job_labels(rjob) or {}).get(LABEL_ANCESTOR, "")
         containers = [c for c in _pod_spec(rjob).get("containers") or () if c.get("name") == NODE]
@@ -180,9 +195,26 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
             ancestor == ANCESTOR_TRAINER or (info.run_launcher_as_node and rjob.get("name") == NODE)
         ):
             for container in containers:
+                if replaced_resources is not None:
+                    container["resources"] = dict(replaced_resources)
                 upsert.upsert_env(
                     container.setdefault("env", []), upsert.reencode_envs(trainer.get("env"))
                 )
+
+
+def _replaced_resources(job: TrainJobContext) -> JsonObject | None:
+    """Before v2.3.0: the resources the builder puts on the trainer ``node`` containers
+    instead of the runtime's (the TrainJob's limits and requests, nothing else)."""
+    if MERGED_RESOURCES_PER_NODE.on(job.trainer_version):
+        return None
+    resources = (job.trainer or {}).get("resourcesPerNode")
+    if resources is None or (resources.get("limits") is None and resources.get("requests") is None):
+        return None
+    return {
+        key: {name: canonical_quantity(value) for name, value in sorted(resources[key].items())}
+        for key in ("limits", "requests")
+        if resources.get(key) is not None
+    }
 
 
 # --- admission checks -------------------------------------------------------------------
@@ -252,7 +284,9 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
             message = f"must have {name} job when trainJob is configured with input {config}"
         elif name not in container_names[name]:
             message = f"must have container with name - {name} in the {name} job"
-        elif not _has_initializer_mount(jobs, name):
+        elif INITIALIZER_VOLUME_MOUNT_CHECK.on(job.trainer_version) and not _has_initializer_mount(
+            jobs, name
+        ):
             message = (
                 f"must have volumeMount with name - {VOLUME_INITIALIZER} in container {name} "
                 f"of the {name} job"

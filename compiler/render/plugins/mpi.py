@@ -46,8 +46,13 @@ from compiler.render.info import Info, JsonObject, PodSet, SecretRequirement
 from compiler.render.resources import effective_resources, num_gpu_per_node
 from compiler.render.webhooks import reserved_env_errors
 from compiler.upstream.names import LAUNCHER, NODE
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 NAME = "MPI"
+
+# Version differences of this plugin (docs/trainer-versions.md).
+SSH_FILE_MODES = Gate("v2.3.0", "SSH Secret volume defaultMode 0400 and per-file modes")
+RESERVED_ENV_CHECK = Gate("v2.3.0", "the OpenMPI env vars are reserved (admission)")
 INVALID = "FieldValueInvalid"
 
 OPEN_MPI = "OpenMPI"
@@ -120,9 +125,10 @@ def hostfile_configmap_name(trainjob_name: str) -> str:
 # --- what EnforceMLPolicy adds
 
 
-def ssh_auth_volume(trainjob_name: str) -> JsonObject:
-    """The Secret volume on ``node`` and ``launcher``: 0400 by default, per-item modes."""
-    return {
+def ssh_auth_volume(trainjob_name: str, version: str = DEFAULT_TRAINER_VERSION) -> JsonObject:
+    """The Secret volume on ``node`` and ``launcher``: 0400 by default, per-item modes
+    (before v2.3.0 no modes: the kubelet's 0644)."""
+    volume: JsonObject = {
         "name": SSH_AUTH_VOLUME,
         "secret": {
             "secretName": ssh_auth_secret_name(trainjob_name),
@@ -146,6 +152,11 @@ def ssh_auth_volume(trainjob_name: str) -> JsonObject:
             "defaultMode": SSH_AUTH_DEFAULT_MODE,
         },
     }
+    if not SSH_FILE_MODES.on(version):
+        del volume["secret"]["defaultMode"]
+        for item in volume["secret"]["items"]:
+            del item["mode"]
+    return volume
 
 
 def hostfile_volume(trainjob_name: str) -> JsonObject:
@@ -199,8 +210,8 @@ def _slots(info: Info, policy: JsonObject, trainer: JsonObject | None) -> int:
     return slots
 
 
-def _enforce_pod_set(pod_set: PodSet, policy: JsonObject, trainjob_name: str) -> None:
-    upsert.upsert_volumes(pod_set.volumes, [ssh_auth_volume(trainjob_name)])
+def _enforce_pod_set(pod_set: PodSet, policy: JsonObject, trainjob_name: str, version: str) -> None:
+    upsert.upsert_volumes(pod_set.volumes, [ssh_auth_volume(trainjob_name, version)])
     is_launcher = pod_set.name == LAUNCHER
     if is_launcher:
         upsert.upsert_volumes(pod_set.volumes, [hostfile_volume(trainjob_name)])
@@ -285,7 +296,7 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         policy["numProcPerNode"] = _slots(info, policy, trainer)
         for pod_set in info.pod_sets:
             if pod_set.name in (NODE, LAUNCHER):
-                _enforce_pod_set(pod_set, policy, job.name)
+                _enforce_pod_set(pod_set, policy, job.name, job.trainer_version)
 
     def sync_parallel_count(self, info: Info) -> None:
         return None
@@ -315,7 +326,8 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         trainer = job.trainer
         if trainer is not None:
             errors += _launcher_as_node_errors(info, policy, trainer)
-            errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
+            if RESERVED_ENV_CHECK.on(job.trainer_version):
+                errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
         if not errors and _raises_unsupported(info, policy):
             message = _unsupported_message(_implementation(policy))
             # Upstream's reconcile error names no field: the TrainJob as a whole.

@@ -139,7 +139,14 @@ def _enforce_trainer_container(
     else:
         runtime_ref_name = str((job.spec.get("runtimeRef") or {}).get("name", ""))
         tail = torchtune.command_tail(
-            info.jobset_spec, trainer, runtime_ref_name, job.name, num_nodes, nproc, gpus
+            info.jobset_spec,
+            trainer,
+            runtime_ref_name,
+            job.name,
+            num_nodes,
+            nproc,
+            gpus,
+            job.trainer_version,
         )
         trainer["command"] = [*trainer["command"], *tail]
     upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])

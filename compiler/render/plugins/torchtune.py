@@ -15,6 +15,7 @@ from compiler.errors import FieldError
 from compiler.render.framework import TrainJobContext
 from compiler.render.info import JsonObject
 from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 NumProc = int | str
 
@@ -57,6 +58,14 @@ IMMUTABLE_CONFIGS = frozenset(
 )
 
 # Go's unicode.IsSpace set, for strings.TrimSpace (Python's str.strip() also trims \x1c-\x1f).
+# Version differences of torchtune (docs/trainer-versions.md).
+BOOLEAN_ARGS = Gate(
+    "v2.3.0", "QLoRA/DoRA args count only when their value is true (before: when present)"
+)
+ARGS_CHECKS = Gate(
+    "v2.3.0", "admission refuses multi-node LoRA and immutable configs in spec.trainer.args"
+)
+
 _GO_SPACE = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -109,8 +118,19 @@ def is_bool_arg_enabled(args: list[str] | None, config_item: str) -> bool:
     return False
 
 
-def is_use_qlora_finetune(args: list[str] | None) -> bool:
-    """QLoRA: ``model.quantize_base`` true, unless DoRA (``model.use_dora``) is true."""
+def is_use_qlora_finetune(args: list[str] | None, version: str = DEFAULT_TRAINER_VERSION) -> bool:
+    """QLoRA: ``model.quantize_base`` true, unless DoRA (``model.use_dora``) is true.
+
+    Before v2.3.0 the mere mention counts, whatever the value::
+
+        >>> is_use_qlora_finetune(["model.quantize_base=False"], "v2.2.0")
+        True
+    """
+    if not BOOLEAN_ARGS.on(version):
+        for arg in args or ():
+            if USE_DORA in arg:
+                return False
+        return any(QUANTIZE_BASE in arg for arg in args or ())
     if is_bool_arg_enabled(args, USE_DORA):
         return False
     return is_bool_arg_enabled(args, QUANTIZE_BASE)
@@ -121,9 +141,9 @@ def _is_single_device(num_nodes: int, nproc: NumProc, gpus: int) -> bool:
 
 
 def _recipe_and_suffix(
-    num_nodes: int, nproc: NumProc, gpus: int, args: list[str]
+    num_nodes: int, nproc: NumProc, gpus: int, args: list[str], version: str
 ) -> tuple[str, str]:
-    qlora, lora = is_use_qlora_finetune(args), is_lora_config_enabled(args)
+    qlora, lora = is_use_qlora_finetune(args, version), is_lora_config_enabled(args)
     if _is_single_device(num_nodes, nproc, gpus):
         if qlora:
             return LORA_FINETUNE_SINGLE_DEVICE, SUFFIX_QLORA_SINGLE_DEVICE
@@ -140,7 +160,12 @@ def _recipe_and_suffix(
 
 
 def recipe_and_config(
-    num_nodes: int, nproc: NumProc, gpus: int, trainer: JsonObject, runtime_ref_name: str
+    num_nodes: int,
+    nproc: NumProc,
+    gpus: int,
+    trainer: JsonObject,
+    runtime_ref_name: str,
+    version: str = DEFAULT_TRAINER_VERSION,
 ) -> tuple[str, str]:
     """The recipe and ``--config`` value; single device when nproc is 1 or exactly one GPU.
 
@@ -153,7 +178,8 @@ def recipe_and_config(
         >>> recipe_and_config(1, 1, 4, {}, "torchtune-llama3.2-1b")
         ('full_finetune_single_device', 'llama3_2/1B_full_single_device')
     """
-    recipe, suffix = _recipe_and_suffix(num_nodes, nproc, gpus, trainer.get("args") or [])
+    args = trainer.get("args") or []
+    recipe, suffix = _recipe_and_suffix(num_nodes, nproc, gpus, args, version)
     return recipe, model_from_runtime_ref(runtime_ref_name) + suffix
 
 
@@ -211,6 +237,7 @@ def command_tail(
     num_nodes: int,
     nproc: NumProc,
     gpus: int,
+    version: str = DEFAULT_TRAINER_VERSION,
 ) -> list[str]:
     """What is appended to ``tune run``: [rendezvous], recipe, ``--config``, config, overrides.
 
@@ -223,7 +250,7 @@ def command_tail(
         tail.append(
             f"{ARG_RDZV_ENDPOINT}={trainer_endpoint(trainjob_name)}:{CONTAINER_TRAINER_PORT}"
         )
-    recipe, config = recipe_and_config(num_nodes, nproc, gpus, trainer, runtime_ref_name)
+    recipe, config = recipe_and_config(num_nodes, nproc, gpus, trainer, runtime_ref_name, version)
     tail += [recipe, ARG_CONFIG, config]
     tail += overrides_from_runtime(jobset_spec)
     return tail
@@ -296,10 +323,13 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
     nproc: NumProc = (
         trainer["numProcPerNode"] if trainer.get("numProcPerNode") is not None else AUTO
     )
-    _, config = recipe_and_config(num_nodes, nproc, gpus, trainer, name)
+    version = job.trainer_version
+    _, config = recipe_and_config(num_nodes, nproc, gpus, trainer, name, version)
     errors += _qlora_errors(model, config, name, trainer, nproc)
+    if not ARGS_CHECKS.on(version):
+        return errors
     args: list[str] = trainer.get("args") or []
-    if num_nodes > 1 and (is_lora_config_enabled(args) or is_use_qlora_finetune(args)):
+    if num_nodes > 1 and (is_lora_config_enabled(args) or is_use_qlora_finetune(args, version)):
         message = "LoRA fine-tuning is not supported for multi-node training in TorchTune"
         errors.append(FieldError(INVALID, "spec.trainer.numNodes", message, num_nodes))
     errors += _immutable_arg_errors(args)

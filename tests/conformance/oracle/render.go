@@ -18,7 +18,6 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	jobruntime "github.com/kubeflow/trainer/v2/pkg/runtime"
-	trainjobutil "github.com/kubeflow/trainer/v2/pkg/util/trainjob"
 )
 
 type renderOptions struct {
@@ -120,7 +119,7 @@ func (s *session) renderOnce(ctx context.Context, verbose bool, stderr io.Writer
 	var issues []issue
 	for i, job := range s.trainJobs {
 		tj := job.obj.DeepCopy()
-		if trainjobutil.IsManagedByExternalController(tj) {
+		if skippedByController(tj) {
 			if verbose && s.opts.verbosity > 0 {
 				fmt.Fprintf(stderr, "oracle: %s is managed by %q; the Trainer controller creates nothing for it\n", job.entry.label, *tj.Spec.ManagedBy)
 			}

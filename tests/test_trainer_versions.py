@@ -1,0 +1,173 @@
+"""Per-cluster Trainer releases: the gates, the artifacts, the unknown-field hint, and
+``trainc diff --between-versions`` (docs/trainer-versions.md)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import compiler
+from compiler.cli import main
+from compiler.deliver.version_diff import diff_between_versions, render_version_diff
+from compiler.plan.build_plan import plan_for_paths
+from compiler.render.webhooks import deprecation_warning
+from compiler.upstream.artifacts import upstream
+from compiler.upstream.versions import (
+    DEFAULT_TRAINER_VERSION,
+    TRAINER_VERSIONS,
+    Gate,
+    PerVersion,
+)
+from tests.conformance.oracle import BUILDS
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "golden"
+
+
+def _gates() -> dict[str, Gate]:
+    """Every Gate and PerVersion declared at module level anywhere in compiler/."""
+    found: dict[str, Gate] = {}
+    for module_info in pkgutil.walk_packages(compiler.__path__, "compiler."):
+        if module_info.name.endswith(("_test", "__main__")):
+            continue
+        module = importlib.import_module(module_info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, Gate | PerVersion) and name.isupper():
+                found[name] = value  # type: ignore[assignment]
+    return found
+
+
+def test_every_gate_is_in_the_version_table() -> None:
+    table = (REPO / "docs" / "trainer-versions.md").read_text(encoding="utf-8")
+    gates = _gates()
+    assert len(gates) >= 15
+    missing = [name for name in gates if f"`{name}`" not in table]
+    assert missing == [], f"gates not in docs/trainer-versions.md: {missing}"
+
+
+def test_gates_start_in_an_emulated_release() -> None:
+    for name, gate in _gates().items():
+        if isinstance(gate, Gate):
+            assert gate.since in TRAINER_VERSIONS, name
+            assert not gate.on(TRAINER_VERSIONS[0]) or gate.since == TRAINER_VERSIONS[0]
+
+
+def test_a_gate_with_a_typo_fails_at_import() -> None:
+    with pytest.raises(ValueError, match="not a release version"):
+        Gate("2.3", "no v")
+
+
+def test_every_release_has_artifacts_and_an_oracle_build() -> None:
+    script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
+    match = re.search(r"^ALL_VERSIONS=\((.*)\)$", script, re.M)
+    assert match is not None
+    assert tuple(match.group(1).split()) == TRAINER_VERSIONS
+    assert set(BUILDS) == set(TRAINER_VERSIONS)
+    assert TRAINER_VERSIONS[-1] == DEFAULT_TRAINER_VERSION
+    for version in TRAINER_VERSIONS:
+        assert upstream(version).trainer_dir.name.endswith(f"@{version}")
+
+
+@pytest.mark.parametrize("version", TRAINER_VERSIONS)
+def test_deprecation_warning_names_the_release_own_policy_url(version: str) -> None:
+    """The URL is read from that release's pkg/constants (a fact of the source)."""
+    constants = upstream(version).path("pkg/constants/constants.go").read_text(encoding="utf-8")
+    url = re.search(r'RuntimeDeprecationPolicyURL string = "([^"]+)"', constants)
+    assert url is not None
+    runtime = {
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "old", "labels": {"trainer.kubeflow.org/support": "deprecated"}},
+    }
+    warning = deprecation_warning(runtime, version)
+    assert warning is not None and warning.endswith(f"deprecation policy: {url.group(1)}")
+
+
+def _copy_case(name: str, into: Path, prefix: str) -> None:
+    for path in (GOLDEN / name).glob("*.yaml"):
+        if path.name not in ("case.yaml", "expected.yaml"):
+            shutil.copy(path, into / f"{prefix}-{path.name}")
+
+
+def _repo(tmp_path: Path) -> Path:
+    """A folder with a MultiKueue TrainJob, an MPI job with 2 replicas and an
+    envInjection runtime: three TrainJobs that v2.2.0 and v2.3.0 treat differently."""
+    shutil.copy(
+        upstream("v2.3.0").path("manifests/base/runtimes/torch_distributed.yaml"),
+        tmp_path / "torch-runtime.yaml",
+    )
+    _copy_case("torch-managedby-multikueue", tmp_path, "kueue")
+    _copy_case("mpi-own-replicas-subdomain", tmp_path, "mpi")
+    _copy_case("custom-envinjection-targets", tmp_path, "inject")
+    return tmp_path
+
+
+def test_unknown_field_of_another_release_names_both(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    build = diff_between_versions([plan_for_paths([str(repo)])], "v2.2.0", "v2.3.0")
+    (runtime,) = [v for v in build.verdicts if not v.namespace]
+    assert runtime.name == "TrainingRuntime default/torch-injected"
+    assert runtime.old.endswith(
+        "(spec.mlPolicy.torch.envInjection is not in Trainer v2.2.0's TrainingRuntime "
+        "schema; v2.3.0 has it)"
+    )
+    assert runtime.new == "admitted"
+
+
+def test_between_versions_lists_verdicts_and_field_changes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = diff_between_versions([plan_for_paths([str(repo)])], "v2.2.0", "v2.3.0")
+    verdicts = {(v.name, v.old.split(":")[0], v.new) for v in result.verdicts if v.namespace}
+    assert verdicts == {
+        ("delegated", "rendered", "skipped (managed by kueue.x-k8s.io/multikueue)"),
+        ("injected", "rejected", "rendered"),
+    }
+    changed = {(t.name, t.status) for t in result.objects.trainjobs}
+    assert changed == {("delegated", "removed"), ("injected", "added"), ("replicas", "changed")}
+    text = render_version_diff(result)
+    assert text.startswith(
+        "trainc diff: 3 TrainJobs render differently on Trainer v2.2.0 and v2.3.0\n"
+    )
+    # v2.2.0 names the pods of replica 0 only; v2.3.0 those of both replicas
+    assert "replicas-node-1-0.mpi-hosts slots=2" in text
+    assert (
+        "+ template.spec.template.spec.volumes[name=mpi-ssh-auth].secret.defaultMode: 256" in text
+    )
+    assert "| `TrainJob default/injected` | rejected" in render_version_diff(result, markdown=True)
+
+
+def test_same_release_twice_has_no_difference(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = diff_between_versions([plan_for_paths([str(repo)])], "v2.3.0", "v2.3.0")
+    assert not result.changed
+    assert render_version_diff(result) == (
+        "trainc diff: no TrainJob renders differently on Trainer v2.3.0 and v2.3.0\n"
+    )
+
+
+def test_between_versions_cli_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    args = ["diff", "--between-versions", "v2.2.0", "v2.3.0", str(repo)]
+    assert main([*args, "--exit-code"]) == 1
+    assert main(["diff", "--between-versions", "v2.1.0", "v2.3.0", str(repo)]) == 2
+    assert "'v2.1.0' is not an emulated Trainer release" in capsys.readouterr().err
+    (repo / "broken.yaml").write_text("apiVersion: v1\n", encoding="utf-8")
+    assert main(args) == 2  # an input error on both releases: nothing to compare
+
+
+def test_render_trainer_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _repo(tmp_path)
+    (repo / "inject-runtime.yaml").unlink()
+    (repo / "inject-trainjob.yaml").unlink()
+    assert main(["render", str(repo), "-o", "-", "--trainer", "v2.2.0"]) == 0
+    older = capsys.readouterr().out
+    assert main(["render", str(repo), "-o", "-"]) == 0
+    newer = capsys.readouterr().out
+    assert "name: delegated" in older and "name: delegated" not in newer
+    assert "defaultMode: 256" in newer and "defaultMode: 256" not in older
