@@ -456,7 +456,10 @@ class Quantity:
         n = self._integer_value()
         magnitude = abs(n)
         times = 0
-        while magnitude >= 1024 and magnitude % 1024 == 0:
+        # removeInt64Factors negates an int64: -2**63 stays negative, so Go strips no factor
+        # and prints the digits ("-9223372036854775808", not "-8Ei"); inf.Dec has no such edge.
+        at_int64_min = not self._big and n == -(2**63)
+        while not at_int64_min and magnitude >= 1024 and magnitude % 1024 == 0:
             magnitude //= 1024
             times += 1
         number = _int_str(-magnitude if n < 0 else magnitude)
