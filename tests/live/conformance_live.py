@@ -67,6 +67,7 @@ from tests.live.controlplane import (
     ControlPlane,
     Json,
     build,
+    create,
     resource_for,
     start,
 )
@@ -238,8 +239,8 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
             doc.setdefault("metadata", {}).setdefault("namespace", "default")
             _ensure_namespace(client, doc["metadata"]["namespace"])
         namespace = doc["metadata"].get("namespace") if resource.namespaced else None
-        code, got = client.raw(
-            "POST",
+        code, got = create(
+            client,
             resource.path(namespace),
             doc,
             {"fieldValidation": "Strict", "fieldManager": "kubectl-create"},

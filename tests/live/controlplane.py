@@ -376,6 +376,39 @@ RESOURCES: dict[str, Resource] = {
 }
 
 
+def _runtime_exists(client: Client, trainjob: Json) -> bool:
+    """Whether the API server holds the runtime the TrainJob names."""
+    ref = (trainjob.get("spec") or {}).get("runtimeRef") or {}
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    if kind not in RESOURCES or not ref.get("name"):
+        return False
+    namespace = (trainjob.get("metadata") or {}).get("namespace")
+    resource = RESOURCES[kind]
+    path = resource.path(namespace if resource.namespaced else None, str(ref["name"]))
+    return client.raw("GET", path)[0] == 200
+
+
+def create(
+    client: Client, path: str, doc: Json, params: dict[str, str] | None = None, wait: float = 15.0
+) -> tuple[int, Any]:
+    """POST ``doc``; a TrainJob whose runtime the API server already holds is retried while
+    the Trainer webhook still answers not-found: the webhook reads runtimes from the
+    controller's informer cache, which lags a fresh create (more so on a loaded machine)."""
+    deadline = time.monotonic() + wait
+    while True:
+        code, answer = client.raw("POST", path, doc, params)
+        lagging = (
+            code == 403
+            and doc.get("kind") == "TrainJob"
+            and "must be created before the TrainJob is created" in str(answer)
+            and time.monotonic() < deadline
+            and _runtime_exists(client, doc)
+        )
+        if not lagging:
+            return code, answer
+        time.sleep(0.2)
+
+
 def resource_for(obj: Json) -> Resource:
     kind = str(obj.get("kind", ""))
     api_version = str(obj.get("apiVersion", ""))

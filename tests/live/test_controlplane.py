@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from tests.conformance.cases import GOLDEN, load_case
-from tests.live.controlplane import RESOURCES, ControlPlane, resource_for
+from tests.live.controlplane import RESOURCES, ControlPlane, create, resource_for
 
 CRDS = {
     "clustertrainingruntimes.trainer.kubeflow.org",
@@ -83,7 +83,8 @@ def test_trainer_controller_creates_the_jobset(trainer_controller: ControlPlane)
                 resource = resource_for(doc)
                 if resource.namespaced:
                     doc["metadata"]["namespace"] = namespace
-                got = client.request("POST", resource.path(doc["metadata"].get("namespace")), doc)
+                code, got = create(client, resource.path(doc["metadata"].get("namespace")), doc)
+                assert code < 300, got
                 created.append(
                     (doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])
                 )
