@@ -340,9 +340,7 @@ def _pod_template_override_errors(
             job_name = target.get("name", "")
             if job_name not in container_names:
                 message = "must not have targetJob that doesn't exist in the runtime job template"
-                errors.append(
-                    FieldError("FieldValueInvalid", OVERRIDES_PATH, message, overrides)
-                )
+                errors.append(FieldError("FieldValueInvalid", OVERRIDES_PATH, message, overrides))
             if override.get("spec") is not None:
                 known = container_names.get(job_name, set())
                 errors += _pod_patch_errors(
@@ -358,7 +356,9 @@ def _pod_patch_errors(
     errors: list[FieldError] = []
     for container in pod_patch.get("initContainers") or ():
         if container.get("name") not in known:
-            message = f"must not have initContainer that doesn't exist in the runtime job {job_name}"
+            message = (
+                f"must not have initContainer that doesn't exist in the runtime job {job_name}"
+            )
             errors.append(FieldError("FieldValueInvalid", path, message, value))
     for container in pod_patch.get("containers") or ():
         if container.get("name") not in known:

@@ -54,7 +54,9 @@ NAME = "MPI"
 SSH_FILE_MODES = Gate("v2.3.0", "SSH Secret volume defaultMode 0400 and per-file modes")
 RESERVED_ENV_CHECK = Gate("v2.3.0", "the OpenMPI env vars are reserved (admission)")
 # Before v2.2.0 numProcPerNode was an int or a string, and MPI refused strings.
-INTEGER_NUM_PROC_PER_NODE = Gate("v2.2.0", "numProcPerNode is an integer in the TrainJob schema")
+MPI_INTEGER_NUM_PROC_PER_NODE = Gate(
+    "v2.2.0", "numProcPerNode is an integer (before: strings refused by MPI)"
+)
 INVALID = "FieldValueInvalid"
 
 OPEN_MPI = "OpenMPI"
@@ -328,7 +330,7 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         trainer = job.trainer
         if trainer is not None:
             nproc = trainer.get("numProcPerNode")
-            if not INTEGER_NUM_PROC_PER_NODE.on(job.trainer_version) and isinstance(nproc, str):
+            if not MPI_INTEGER_NUM_PROC_PER_NODE.on(job.trainer_version) and isinstance(nproc, str):
                 message = "must have an int value for MPI TrainJob"
                 errors.append(
                     FieldError("FieldValueInvalid", "spec.trainer.numProcPerNode", message, nproc)
