@@ -50,11 +50,14 @@ lint: setup
 # versions/<release>.mod, and build tag); `go build` caches, so a second run only
 # checks that nothing changed.
 ORACLE_V2_2 := $(ORACLE_DIR)/bin/oracle-v2.2.0
-oracle: $(ORACLE) $(ORACLE_V2_2)
+ORACLE_V2_1 := $(ORACLE_DIR)/bin/oracle-v2.1.0
+oracle: $(ORACLE) $(ORACLE_V2_2) $(ORACLE_V2_1)
 $(ORACLE): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/go.mod $(ORACLE_DIR)/go.sum
 	cd $(ORACLE_DIR) && go build -o bin/oracle .
 $(ORACLE_V2_2): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.2.0.mod $(ORACLE_DIR)/versions/v2.2.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.2.0.mod -tags trainer_v2_2 -o bin/oracle-v2.2.0 .
+$(ORACLE_V2_1): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.1.0.mod $(ORACLE_DIR)/versions/v2.1.0.sum
+	cd $(ORACLE_DIR) && go build -modfile=versions/v2.1.0.mod -tags trainer_v2_2,trainer_v2_1 -o bin/oracle-v2.1.0 .
 
 goldens: setup oracle
 	$(PY) -m tests.conformance.goldens

@@ -155,8 +155,8 @@ def test_between_versions_cli_exit_codes(
     repo = _repo(tmp_path)
     args = ["diff", "--between-versions", "v2.2.0", "v2.3.0", str(repo)]
     assert main([*args, "--exit-code"]) == 1
-    assert main(["diff", "--between-versions", "v2.1.0", "v2.3.0", str(repo)]) == 2
-    assert "'v2.1.0' is not an emulated Trainer release" in capsys.readouterr().err
+    assert main(["diff", "--between-versions", "v2.0.0", "v2.3.0", str(repo)]) == 2
+    assert "'v2.0.0' is not an emulated Trainer release" in capsys.readouterr().err
     (repo / "broken.yaml").write_text("apiVersion: v1\n", encoding="utf-8")
     assert main(args) == 2  # an input error on both releases: nothing to compare
 
@@ -171,3 +171,45 @@ def test_render_trainer_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     newer = capsys.readouterr().out
     assert "name: delegated" in older and "name: delegated" not in newer
     assert "defaultMode: 256" in newer and "defaultMode: 256" not in older
+
+
+def _v21_repo(tmp_path: Path) -> Path:
+    """A v2.1.0 podTemplateOverrides TrainJob and a coscheduling TrainJob with
+    resourcesPerNode: what v2.1.0 and v2.2.0 treat differently."""
+    _copy_case("v21-overrides-node-metadata-spec", tmp_path, "overrides")
+    shutil.copy(
+        upstream("v2.1.0").path("manifests/base/runtimes/torch_distributed.yaml"),
+        tmp_path / "torch-runtime.yaml",
+    )
+    _copy_case("versions-podgroup-resources-per-node", tmp_path, "gang")
+    return tmp_path
+
+
+def test_between_v21_and_v22_overrides_and_podgroup_requests(tmp_path: Path) -> None:
+    """v2.2.0 does not know podTemplateOverrides (an unknown field naming the releases that
+    have it); v2.1.0's PodGroup counts the runtime's requests, v2.2.0's resourcesPerNode."""
+    repo = _v21_repo(tmp_path)
+    result = diff_between_versions([plan_for_paths([str(repo)])], "v2.1.0", "v2.2.0")
+    (overrides,) = [v for v in result.verdicts if v.name == "overrides-node"]
+    assert overrides.old == "rendered"
+    assert overrides.new.endswith(
+        "(spec.labels is not in Trainer v2.2.0's TrainJob schema; v2.1.0 has it)"
+    )
+    text = render_version_diff(result)
+    assert '~ spec.minResources.cpu: "2" -> "8"' in text, text
+
+
+def test_v21_render_applies_pod_template_overrides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _v21_repo(tmp_path)
+    (repo / "gang-runtime.yaml").unlink()
+    (repo / "gang-trainjob.yaml").unlink()
+    assert main(["render", str(repo), "-o", "-", "--trainer", "v2.1.0"]) == 0
+    out = capsys.readouterr().out
+    for fact in ("team: vision", "tier: gold", "accelerator: a100", "claimName: imagenet"):
+        assert fact in out, fact
+    assert main(["render", str(repo), "-o", "-", "--trainer", "v2.2.0"]) == 2
+    assert "spec.podTemplateOverrides is not in Trainer v2.2.0's TrainJob schema" in (
+        capsys.readouterr().err
+    )

@@ -31,7 +31,7 @@ from compiler.render.framework import Phases, Plugin, RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases, default_plugins
-from compiler.render.runtime_info import typed_template
+from compiler.render.runtime_info import RUNTIME_PATCHES, typed_template
 from compiler.render.webhooks import (
     as_defaulted,
     defaulting_errors,
@@ -344,13 +344,19 @@ def render_trainjobs(
         except InputError as failure:  # a plugin cannot build the objects (Flux numNodes)
             problems += [_located(problem, trainjob) for problem in failure.problems]
             continue
-        except RoundTripError as undecodable:  # a runtimePatch the controller cannot decode
+        except RoundTripError as undecodable:  # a patch the controller cannot decode
+            # v2.1.0 patches with podTemplateOverrides, later releases with runtimePatches.
+            patches = (
+                "runtimePatches"
+                if RUNTIME_PATCHES.on(options.trainer_version)
+                else "podTemplateOverrides"
+            )
             problems.append(
                 Problem(
                     f"the Trainer controller cannot decode the patched JobSet: {undecodable}",
-                    trainjob.locate(("spec", "runtimePatches")),
+                    trainjob.locate(("spec", patches)),
                     trainjob.ref,
-                    "spec.runtimePatches",
+                    f"spec.{patches}",
                     "webhook",
                 )
             )

@@ -75,16 +75,16 @@ def test_other_trainer_version_is_a_clear_error(tmp_path: Path) -> None:
     text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.4.0\n")
     assert _error(_project(tmp_path, text)) == (
         f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.4.0' "
-        "is not supported: trainc emulates v2.2.0, v2.3.0"
+        "is not supported: trainc emulates v2.1.0, v2.2.0, v2.3.0"
     )
 
 
 def test_measured_but_not_emulated_release_says_so(tmp_path: Path) -> None:
-    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.1.0\n")
+    text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.0.0\n")
     assert _error(_project(tmp_path, text)) == (
-        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.1.0' "
+        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.0.0' "
         "is not supported (its differences are recorded in docs/trainer-versions.md, but it "
-        "is not emulated yet): trainc emulates v2.2.0, v2.3.0"
+        "is not emulated yet): trainc emulates v2.1.0, v2.2.0, v2.3.0"
     )
 
 

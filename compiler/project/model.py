@@ -10,7 +10,7 @@
     output: rendered                     # trainc render (no paths) writes <output>/<cluster>/
     clusters:
       - name: production
-        trainer: v2.3.0                  # the Trainer release it runs: v2.2.0 or v2.3.0
+        trainer: v2.3.0                  # the Trainer release it runs: v2.1.0, v2.2.0 or v2.3.0
         kubernetes: v1.31.0
         defaultNamespace: default
         schedulers: [coscheduling, kueue]

@@ -3,9 +3,10 @@
 Steps, in upstream's order:
 
 1. JobSet labels/annotations: the runtime's template metadata, then each runtimePatch's
-   template metadata over it (R-3.1).
+   template metadata over it (R-3.1); v2.1.0: the TrainJob's ``spec.labels``/``annotations``.
 2. runtimePatches: each patch's ``template.spec`` strategic-merged onto the whole JobSet
-   spec, in list order; then replicated jobs back in runtime order (R-3.2).
+   spec, in list order; then replicated jobs back in runtime order (R-3.2); v2.1.0:
+   ``podTemplateOverrides`` merged over their target jobs' pod templates.
 3. The Go typed round trip of the result (R-3.6).
 4. One PodSet per replicated job: count, ancestor, resourcesPerNode merge, requests
    (R-3.7 ... R-3.10).
@@ -43,6 +44,15 @@ POD_SET_IMAGE_COMMAND = Gate("v2.3.0", "PodSet containers carry the image and co
 # spec (a patched job the runtime lacks is added); before, each patched job's
 # template was merged over the runtime job of that name, and other jobs were ignored.
 WHOLE_SPEC_PATCHES = Gate("v2.3.0", "runtimePatches merged over the whole JobSet spec")
+# v2.2.0 replaced v2.1.0's TrainJob overrides (spec.labels and spec.annotations over the
+# JobSet's metadata; podTemplateOverrides strategic-merged over the pod template of each
+# target job) with runtimePatches.
+RUNTIME_PATCHES = Gate("v2.2.0", "runtimePatches (before: podTemplateOverrides, spec.labels)")
+# From v2.2.0 the trainer node container's requests in the PodSet are those of
+# resourcesPerNode; v2.1.0's PodSets keep the runtime's.
+RESOURCES_PER_NODE_IN_REQUESTS = Gate("v2.2.0", "resourcesPerNode in the PodSet's requests")
+POD_TEMPLATE_TYPE = "io.k8s.api.core.v1.PodTemplateSpec"
+POD_TEMPLATE_OVERRIDE_SPEC_TYPE = "trainer.v1alpha1.PodTemplateSpecOverride"
 JOB_TEMPLATE_TYPE = "io.k8s.api.batch.v1.JobTemplateSpec"
 JOB_TEMPLATE_PATCH_TYPE = "trainer.v1alpha1.JobTemplatePatch"
 JOBSET_SPEC_PATCH_TYPE = "trainer.v1alpha1.JobSetSpecPatch"
@@ -67,6 +77,61 @@ def propagated_metadata(
         labels.update(patch_metadata.get("labels") or {})
         annotations.update(patch_metadata.get("annotations") or {})
     return labels, annotations
+
+
+def overridden_metadata(
+    template: JsonObject, trainjob_spec: JsonObject
+) -> tuple[dict[str, str], dict[str, str]]:
+    """v2.1.0: JobSet labels and annotations, the TrainJob's ``spec.labels`` over the runtime's.
+
+    >>> overridden_metadata({"metadata": {"labels": {"a": "1"}}}, {"labels": {"a": "2"}})
+    ({'a': '2'}, {})
+    """
+    metadata = template.get("metadata") or {}
+    labels = {**(metadata.get("labels") or {}), **(trainjob_spec.get("labels") or {})}
+    annotations = {
+        **(metadata.get("annotations") or {}),
+        **(trainjob_spec.get("annotations") or {}),
+    }
+    return labels, annotations
+
+
+def overridden_jobset_spec(
+    template_spec: JsonObject, overrides: list[JsonObject], version: str
+) -> JsonObject:
+    """v2.1.0: each podTemplateOverride strategic-merged over its target jobs' pod templates.
+
+    The patch is the override's ``metadata`` labels/annotations and its ``spec`` (as the
+    Go type decodes it), merged over the typed pod template, in list order.
+    """
+    types = typeinfo(version)
+    spec: JsonObject = json_copy(typed_template(template_spec, version))
+    for override in overrides:
+        targets = {target.get("name") for target in override.get("targetJobs") or ()}
+        patch: JsonObject = {}
+        metadata = override.get("metadata")
+        if metadata is not None:
+            kept = {
+                key: metadata[key]
+                for key in ("labels", "annotations")
+                if metadata.get(key) is not None
+            }
+            if kept:
+                patch["metadata"] = kept
+        if override.get("spec") is not None:
+            patch["spec"] = go_roundtrip(
+                override["spec"], POD_TEMPLATE_OVERRIDE_SPEC_TYPE, info=types
+            )
+        for rjob in spec.get("replicatedJobs") or ():
+            if rjob.get("name") not in targets:
+                continue
+            job_spec = rjob.setdefault("template", {}).setdefault("spec", {})
+            merged = strategic_merge(
+                job_spec.get("template") or {}, patch, schema(POD_TEMPLATE_TYPE, version)
+            )
+            job_spec["template"] = go_roundtrip(merged, POD_TEMPLATE_TYPE, info=types)
+    converted: JsonObject = go_roundtrip(spec, JOBSET_SPEC_TYPE, info=types)
+    return converted
 
 
 def patched_jobset_spec(
@@ -211,10 +276,14 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
     # A copy: MPI writes its resolved slots back into the policy, as upstream does.
     ml_policy: JsonObject | None = json_copy(runtime_spec.get("mlPolicy"))
     pod_group_policy: JsonObject | None = runtime_spec.get("podGroupPolicy")
-    patches: list[JsonObject] = job.spec.get("runtimePatches") or []
-
-    labels, annotations = propagated_metadata(template, patches)
-    spec = patched_jobset_spec(template.get("spec") or {}, patches, job.trainer_version)
+    if RUNTIME_PATCHES.on(job.trainer_version):
+        patches: list[JsonObject] = job.spec.get("runtimePatches") or []
+        labels, annotations = propagated_metadata(template, patches)
+        spec = patched_jobset_spec(template.get("spec") or {}, patches, job.trainer_version)
+    else:
+        labels, annotations = overridden_metadata(template, job.spec)
+        overrides: list[JsonObject] = job.spec.get("podTemplateOverrides") or []
+        spec = overridden_jobset_spec(template.get("spec") or {}, overrides, job.trainer_version)
     subdomain = ((spec.get("network") or {}).get("subdomain")) or job.name
 
     trainer = job.trainer or {}
@@ -240,7 +309,8 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
         pod_spec = _pod_spec(rjob)
         requests_of = pod_spec
         if resources_per_node is not None and not merged:
-            if ancestor == ANCESTOR_TRAINER and ml_policy is not None:
+            in_requests = RESOURCES_PER_NODE_IN_REQUESTS.on(job.trainer_version)
+            if in_requests and ancestor == ANCESTOR_TRAINER and ml_policy is not None:
                 requests_of = _with_node_resources(pod_spec, resources_per_node)
         elif resources_per_node is not None:
             is_trainer = ancestor == ANCESTOR_TRAINER and ml_policy is not None

@@ -183,6 +183,7 @@ class Fuzzer:
     log: Callable[[str], None] = print
     version: str = DEFAULT_TRAINER_VERSION  # the Trainer release both sides emulate
     examples: int = 0
+    rendered: int = 0  # generated examples upstream rendered (the rest it rejected)
     total: int = 0
     started: float = field(default_factory=time.monotonic)
     known: dict[str, int] = field(default_factory=dict)  # reduced signature -> occurrences
@@ -211,6 +212,8 @@ class Fuzzer:
                 return Finding(
                     f"oracle error: {type(error).__name__}", f"oracle error: {first}", str(error)
                 )
+            if self.target is None and expected.objects is not None:
+                self.rendered += 1
             try:
                 actual = trainc_side.render(paths, case.owner_uid, self.version)
             except Exception as error:
@@ -310,7 +313,7 @@ class Fuzzer:
             verbosity=Verbosity.quiet,
             print_blob=False,
         )
-        @given(cases())
+        @given(cases(self.version))
         def property_(case: FuzzCase) -> None:
             self.check(case)
 
@@ -463,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         differences = len(fuzzer.written)
         elapsed = time.monotonic() - fuzzer.started
         print(
-            f"conformance-fuzz {version}: {elapsed:.1f} s, {fuzzer.server_restarts} oracle restarts"
+            f"conformance-fuzz {version}: {elapsed:.1f} s, {fuzzer.server_restarts} oracle "
+            f"restarts, {fuzzer.rendered} of the examples rendered by upstream"
         )
         closing.append((version, fuzzer.examples, differences))
     for version, examples, differences in closing:

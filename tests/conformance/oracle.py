@@ -29,6 +29,10 @@ REJECTED_EXIT = 3
 BUILDS: dict[str, tuple[tuple[str, ...], str]] = {
     "v2.3.0": ((), "oracle"),
     "v2.2.0": (("-modfile=versions/v2.2.0.mod", "-tags=trainer_v2_2"), "oracle-v2.2.0"),
+    "v2.1.0": (
+        ("-modfile=versions/v2.1.0.mod", "-tags=trainer_v2_2,trainer_v2_1"),
+        "oracle-v2.1.0",
+    ),
 }
 
 

@@ -26,6 +26,9 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
+from compiler.render.runtime_info import RUNTIME_PATCHES
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
+
 API = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 QUEUE_KEY = "scheduling.volcano.sh/queue-name"
@@ -544,6 +547,23 @@ def extra_job(draw: Draw) -> Job:
 
 
 POLICIES = ["torch", "none", "numNodes", "mpi", "jax", "xgboost", "flux", "torchtune"]
+# v2.1.0 has no Flux, JAX or XGBoost policy (golden cases pin their schema errors).
+POLICIES_BEFORE_V2_2 = ["torch", "none", "numNodes", "mpi", "torchtune"]
+# v2.1.0's int-or-string numProcPerNode ("many" is refused by its Torch admission).
+NUM_PROC_V2_1: list[int | str] = [1, 2, "auto", "cpu", "gpu", "many"]
+# The fields of v2.1.0's PodTemplateSpecOverride and ContainerOverride.
+OVERRIDE_POD_FIELDS = (
+    "serviceAccountName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "volumes",
+    "initContainers",
+    "containers",
+    "schedulingGates",
+    "imagePullSecrets",
+)
+OVERRIDE_CONTAINER_FIELDS = ("name", "env", "volumeMounts")
 TORCHTUNE_RUNTIMES = {
     "torchtune-llama3.2-1b": ("llama3_2/1B", "meta-llama/Llama-3.2-1B-Instruct"),
     "torchtune-llama3.2-3b": ("llama3_2/3B", "meta-llama/Llama-3.2-3B-Instruct"),
@@ -554,8 +574,9 @@ TORCHTUNE_RUNTIMES = {
 
 
 @st.composite
-def runtimes(draw: Draw) -> Runtime:
-    policy = draw(st.sampled_from(POLICIES))
+def runtimes(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> Runtime:
+    policies = POLICIES if RUNTIME_PATCHES.on(version) else POLICIES_BEFORE_V2_2
+    policy = draw(st.sampled_from(policies))
     if policy == "torchtune":
         tune: Runtime = draw(torchtune_runtime())
         return tune
@@ -575,7 +596,11 @@ def runtimes(draw: Draw) -> Runtime:
             )
 
     jobs: list[Job] = []
-    volume_mode = draw(st.sampled_from(["claim-template", "pod-volume"]))
+    # JobSet volumeClaimPolicies reach the runtime schema in v2.2.0.
+    volume_modes = (
+        ["claim-template", "pod-volume"] if RUNTIME_PATCHES.on(version) else ["pod-volume"]
+    )
+    volume_mode = draw(st.sampled_from(volume_modes))
     if policy == "mpi":
         jobs, mpi = draw(mpi_jobs())
         assert ml_policy is not None
@@ -612,7 +637,12 @@ def runtimes(draw: Draw) -> Runtime:
             jobs.append(shadow)
         features.append(f"jobs {[j.name for j in jobs]}")
 
-    if policy == "torch" and rarely(draw, 35):
+    if policy == "torch" and not RUNTIME_PATCHES.on(version) and draw(st.booleans()):
+        # v2.1.0's runtime default for the TrainJob's numProcPerNode.
+        assert ml_policy is not None
+        ml_policy["torch"] = {"numProcPerNode": draw(st.sampled_from(NUM_PROC_V2_1))}
+        features.append(f"torch numProcPerNode {ml_policy['torch']['numProcPerNode']}")
+    elif policy == "torch" and rarely(draw, 35):
         assert ml_policy is not None
         targets = env_injection_targets(draw, jobs)
         if targets:
@@ -1226,7 +1256,11 @@ def job_patch(draw: Draw, runtime: Runtime, job: Job) -> Json:
 
 @st.composite
 def trainjobs(
-    draw: Draw, runtime: Runtime, namespace: str | None, job_name: str
+    draw: Draw,
+    runtime: Runtime,
+    namespace: str | None,
+    job_name: str,
+    version: str = DEFAULT_TRAINER_VERSION,
 ) -> tuple[Json, list[str]]:
     """One TrainJob for ``runtime`` and the features it exercises."""
     metadata: Json = {"name": job_name}
@@ -1255,9 +1289,11 @@ def trainjobs(
         spec["trainer"] = trainer
         features.append("trainer " + (",".join(trainer) or "{}"))
     patches = draw(runtime_patches(runtime))
-    if patches:
+    if patches and RUNTIME_PATCHES.on(version):
         spec["runtimePatches"] = patches
         features.append(f"{len(patches)} runtimePatches")
+    elif patches:
+        features += v21_overrides(draw, spec, patches)
     if rarely(draw, 15):
         spec["suspend"] = draw(st.booleans())
     if rarely(draw, 5):
@@ -1267,15 +1303,59 @@ def trainjobs(
             )
         )
         features.append("managedBy " + spec["managedBy"])
-    if rarely(draw, 5):
+    if rarely(draw, 5) and RUNTIME_PATCHES.on(version):
         spec["activeDeadlineSeconds"] = 3600
     return {"apiVersion": API, "kind": "TrainJob", "metadata": metadata, "spec": spec}, features
 
 
+def v21_overrides(draw: Draw, spec: Json, patches: list[Json]) -> list[str]:
+    """v2.1.0's TrainJob overrides drawn from runtimePatches: each patched job's pod
+    template becomes a podTemplateOverride (kept to the override's fields), the first
+    patch's JobSet metadata becomes spec.labels/annotations; sometimes a string
+    numProcPerNode."""
+    overrides: list[Json] = []
+    for patch in patches:
+        template = (patch.get("trainingRuntimeSpec") or {}).get("template") or {}
+        for job_patch in (template.get("spec") or {}).get("replicatedJobs") or ():
+            pod = ((job_patch.get("template") or {}).get("spec") or {}).get("template") or {}
+            override: Json = {"targetJobs": [{"name": job_patch["name"]}]}
+            if pod.get("metadata"):
+                override["metadata"] = pod["metadata"]
+            pod_spec = {
+                k: v for k, v in (pod.get("spec") or {}).items() if k in OVERRIDE_POD_FIELDS
+            }
+            for key in ("containers", "initContainers"):
+                if key in pod_spec:
+                    pod_spec[key] = [
+                        {k: v for k, v in c.items() if k in OVERRIDE_CONTAINER_FIELDS}
+                        for c in pod_spec[key]
+                    ]
+            if pod_spec:
+                override["spec"] = pod_spec
+            overrides.append(override)
+    features: list[str] = []
+    if overrides:
+        spec["podTemplateOverrides"] = overrides
+        features.append(f"{len(overrides)} podTemplateOverrides")
+    metadata = ((patches[0].get("trainingRuntimeSpec") or {}).get("template") or {}).get(
+        "metadata"
+    ) or {}
+    for key in ("labels", "annotations"):
+        if metadata.get(key):
+            spec[key] = metadata[key]
+            features.append(f"spec.{key}")
+    trainer = spec.get("trainer")
+    if trainer is not None and rarely(draw, 3):
+        trainer["numProcPerNode"] = draw(st.sampled_from(NUM_PROC_V2_1))
+        features.append(f"numProcPerNode {trainer['numProcPerNode']}")
+    return features
+
+
 @st.composite
-def cases(draw: Draw) -> FuzzCase:
-    """One example: runtime, TrainJob(s) and the PriorityClasses the runtime names."""
-    runtime = draw(runtimes())
+def cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
+    """One example on Trainer ``version``: runtime, TrainJob(s) and the PriorityClasses the
+    runtime names (v2.1.0: its own TrainJob override fields and policies)."""
+    runtime = draw(runtimes(version))
     namespace = draw(st.sampled_from([None, None, "default", "team-a"]))
     runtime_namespace = namespace
     features = list(runtime.features)
@@ -1284,14 +1364,17 @@ def cases(draw: Draw) -> FuzzCase:
         features.append("runtime in another namespace")
     names = ["job", "llm-ft", "a", "train-7"]
     job_name = draw(st.sampled_from(names))
-    first, job_features = draw(trainjobs(runtime, namespace, job_name))
+    first, job_features = draw(trainjobs(runtime, namespace, job_name, version))
     features += job_features
     documents = [first]
     if rarely(draw, 10):
         # A second TrainJob on the same runtime: rendering one must not change the other.
         second, _ = draw(
             trainjobs(
-                runtime, namespace, draw(st.sampled_from([n for n in names if n != job_name]))
+                runtime,
+                namespace,
+                draw(st.sampled_from([n for n in names if n != job_name])),
+                version,
             )
         )
         documents.append(second)

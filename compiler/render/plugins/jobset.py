@@ -18,7 +18,7 @@ from compiler.render.framework import (
     TrainJobContext,
 )
 from compiler.render.info import Info, JsonObject
-from compiler.render.runtime_info import MERGED_RESOURCES_PER_NODE
+from compiler.render.runtime_info import MERGED_RESOURCES_PER_NODE, RUNTIME_PATCHES
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
@@ -41,6 +41,7 @@ ENDPOINTS_OF_EVERY_REPLICA = Gate(
 INITIALIZER_VOLUME_MOUNT_CHECK = Gate(
     "v2.3.0", "an initializer container must mount the 'initializer' volume (admission)"
 )
+OVERRIDES_PATH = "spec.podTemplateOverrides"
 
 
 def _pod_spec(rjob: JsonObject) -> JsonObject:
@@ -294,6 +295,8 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
         else:
             continue
         errors.append(FieldError("FieldValueInvalid", "spec.runtimeRef", message, runtime_ref))
+    if not RUNTIME_PATCHES.on(job.trainer_version):
+        return errors + _pod_template_override_errors(job, container_names)
     patches = job.spec.get("runtimePatches") or []
     for patch in patches:
         errors.extend(
@@ -319,36 +322,59 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
             ).get("spec")
             if pod_patch is None:
                 continue
-            known = container_names[job_name]
-            for container in pod_patch.get("initContainers") or ():
-                if container.get("name") not in known:
-                    errors.append(
-                        FieldError(
-                            "FieldValueInvalid",
-                            "spec.runtimePatches",
-                            f"must not have initContainer that doesn't exist in the runtime job {job_name}",
-                            patches,
-                        )
-                    )
-            for container in pod_patch.get("containers") or ():
-                if container.get("name") not in known:
-                    message = (
-                        f"must not have container that doesn't exist in the runtime job {job_name}"
-                    )
-                elif container.get("env") and container.get("name") in (
-                    DATASET_INITIALIZER,
-                    MODEL_INITIALIZER,
-                    NODE,
-                ):
-                    message = (
-                        f"must not have envs for the {DATASET_INITIALIZER}, {MODEL_INITIALIZER}, "
-                        f"{NODE} containers"
-                    )
-                else:
-                    continue
-                errors.append(
-                    FieldError("FieldValueInvalid", "spec.runtimePatches", message, patches)
+            errors += _pod_patch_errors(
+                "spec.runtimePatches", patches, job_name, container_names[job_name], pod_patch
+            )
+    return errors
+
+
+def _pod_template_override_errors(
+    job: TrainJobContext, container_names: dict[str, set[str]]
+) -> list[FieldError]:
+    """v2.1.0's checks of ``spec.podTemplateOverrides`` (a target job the runtime lacks is
+    reported, and its containers then count as unknown too, as upstream does)."""
+    errors: list[FieldError] = []
+    overrides = job.spec.get("podTemplateOverrides") or []
+    for override in overrides:
+        for target in override.get("targetJobs") or ():
+            job_name = target.get("name", "")
+            if job_name not in container_names:
+                message = "must not have targetJob that doesn't exist in the runtime job template"
+                errors.append(FieldError("FieldValueInvalid", OVERRIDES_PATH, message, overrides))
+            if override.get("spec") is not None:
+                known = container_names.get(job_name, set())
+                errors += _pod_patch_errors(
+                    OVERRIDES_PATH, overrides, job_name, known, override["spec"]
                 )
+    return errors
+
+
+def _pod_patch_errors(
+    path: str, value: Any, job_name: str, known: set[str], pod_patch: JsonObject
+) -> list[FieldError]:
+    """Containers a TrainJob patches must exist in the runtime job; no env on the reserved ones."""
+    errors: list[FieldError] = []
+    for container in pod_patch.get("initContainers") or ():
+        if container.get("name") not in known:
+            message = (
+                f"must not have initContainer that doesn't exist in the runtime job {job_name}"
+            )
+            errors.append(FieldError("FieldValueInvalid", path, message, value))
+    for container in pod_patch.get("containers") or ():
+        if container.get("name") not in known:
+            message = f"must not have container that doesn't exist in the runtime job {job_name}"
+        elif container.get("env") and container.get("name") in (
+            DATASET_INITIALIZER,
+            MODEL_INITIALIZER,
+            NODE,
+        ):
+            message = (
+                f"must not have envs for the {DATASET_INITIALIZER}, {MODEL_INITIALIZER}, "
+                f"{NODE} containers"
+            )
+        else:
+            continue
+        errors.append(FieldError("FieldValueInvalid", path, message, value))
     return errors
 
 

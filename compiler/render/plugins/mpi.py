@@ -53,6 +53,10 @@ NAME = "MPI"
 # Version differences of this plugin (docs/trainer-versions.md).
 SSH_FILE_MODES = Gate("v2.3.0", "SSH Secret volume defaultMode 0400 and per-file modes")
 RESERVED_ENV_CHECK = Gate("v2.3.0", "the OpenMPI env vars are reserved (admission)")
+# Before v2.2.0 numProcPerNode was an int or a string, and MPI refused strings.
+MPI_INTEGER_NUM_PROC_PER_NODE = Gate(
+    "v2.2.0", "numProcPerNode is an integer (before: strings refused by MPI)"
+)
 INVALID = "FieldValueInvalid"
 
 OPEN_MPI = "OpenMPI"
@@ -325,6 +329,12 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
         errors: list[FieldError] = []
         trainer = job.trainer
         if trainer is not None:
+            nproc = trainer.get("numProcPerNode")
+            if not MPI_INTEGER_NUM_PROC_PER_NODE.on(job.trainer_version) and isinstance(nproc, str):
+                message = "must have an int value for MPI TrainJob"
+                errors.append(
+                    FieldError("FieldValueInvalid", "spec.trainer.numProcPerNode", message, nproc)
+                )
             errors += _launcher_as_node_errors(info, policy, trainer)
             if RESERVED_ENV_CHECK.on(job.trainer_version):
                 errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)

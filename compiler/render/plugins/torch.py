@@ -24,6 +24,7 @@ from compiler.render.resources import (
 )
 from compiler.render.webhooks import reserved_env_errors
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 NAME = "Torch"
 
@@ -37,12 +38,30 @@ RESERVED_ENV_NAMES = frozenset(
 )
 JOB_COMPLETION_INDEX_FIELD_PATH = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
+# Version differences of this plugin (docs/trainer-versions.md). Before v2.2.0,
+# numProcPerNode was an int or "auto"/"cpu"/"gpu", the runtime's
+# mlPolicy.torch.numProcPerNode was the default, and admission only looked at a TrainJob
+# that sets numProcPerNode (reserved env and torchtune checks included).
+INTEGER_NUM_PROC_PER_NODE = Gate(
+    "v2.2.0", "numProcPerNode is the TrainJob's integer (before: int or auto/cpu/gpu)"
+)
+NUM_PROC_STRINGS = ("auto", "cpu", "gpu")
+
 
 # --- numProcPerNode and the PET variables
 
 
-def num_proc_per_node(trainer: JsonObject | None, gpus: int, resources: JsonObject) -> NumProc:
+def num_proc_per_node(
+    trainer: JsonObject | None,
+    gpus: int,
+    resources: JsonObject,
+    policy: JsonObject | None = None,
+    version: str = DEFAULT_TRAINER_VERSION,
+) -> NumProc:
     """The TrainJob's integer if set; else ``auto`` with GPUs; else ``max(1, CPUs)``.
+
+    Before v2.2.0 the value is the TrainJob's, else the runtime ``policy``'s, else
+    ``auto``; ``cpu``, or ``auto`` without GPUs, becomes ``max(1, CPUs)``.
 
     >>> num_proc_per_node({"numProcPerNode": 0}, 4, {})
     0
@@ -51,6 +70,13 @@ def num_proc_per_node(trainer: JsonObject | None, gpus: int, resources: JsonObje
     >>> num_proc_per_node(None, 0, {"limits": {"cpu": "3.7"}})
     4
     """
+    if not INTEGER_NUM_PROC_PER_NODE.on(version):
+        chosen: NumProc = (policy or {}).get("numProcPerNode", AUTO)
+        if trainer is not None and trainer.get("numProcPerNode") is not None:
+            chosen = trainer["numProcPerNode"]
+        if chosen == "cpu" or (chosen == AUTO and gpus == 0):
+            return max(1, num_cpu_per_node(resources))
+        return chosen
     if trainer is not None and trainer.get("numProcPerNode") is not None:
         value: int = trainer["numProcPerNode"]
         return value
@@ -152,6 +178,14 @@ def _enforce_trainer_container(
     upsert.upsert_ports(container.ports, [{"containerPort": CONTAINER_TRAINER_PORT}])
 
 
+def _num_proc_string_errors(value: NumProc) -> list[FieldError]:
+    """Before v2.2.0: a string numProcPerNode must be auto, cpu or gpu."""
+    if isinstance(value, int) or value in NUM_PROC_STRINGS:
+        return []
+    message = f"must have an int value or [{' '.join(NUM_PROC_STRINGS)}]"
+    return [FieldError(INVALID, "spec.trainer.numProcPerNode", message, value)]
+
+
 class TorchPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
     name = NAME
 
@@ -165,7 +199,9 @@ class TorchPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
             pod_set.count = trainer["numNodes"]
         resources = effective_resources(info, trainer)
         gpus = num_gpu_per_node(resources)
-        nproc = num_proc_per_node(trainer, gpus, resources)
+        nproc = num_proc_per_node(
+            trainer, gpus, resources, _torch_policy(info), job.trainer_version
+        )
         num_nodes = pod_set.count if pod_set is not None else 1
         container = info.container_by_ancestor(ANCESTOR_TRAINER, NODE)
         if trainer is not None and container is not None:
@@ -180,6 +216,10 @@ class TorchPlugin(EnforceMLPolicyPlugin, CustomValidationPlugin):
         trainer = job.trainer
         if trainer is None:
             return errors
+        if not INTEGER_NUM_PROC_PER_NODE.on(job.trainer_version):
+            if trainer.get("numProcPerNode") is None:
+                return errors
+            errors += _num_proc_string_errors(trainer["numProcPerNode"])
         errors += reserved_env_errors(trainer, RESERVED_ENV_NAMES)
         if torchtune.is_torchtune(trainer):
             gpus = num_gpu_per_node(effective_resources(info, trainer))

@@ -65,6 +65,12 @@ BOOLEAN_ARGS = Gate(
 ARGS_CHECKS = Gate(
     "v2.3.0", "admission refuses multi-node LoRA and immutable configs in spec.trainer.args"
 )
+# v2.1.0's check reads spec.trainer.numNodes through a nil pointer when it is unset; the
+# webhook server recovers the panic and denies the TrainJob with this message.
+NUM_NODES_DEFAULTED = Gate("v2.2.0", "admission takes an unset numNodes as 1 (before: a panic)")
+NIL_NUM_NODES_DENIAL = (
+    "panic: runtime error: invalid memory address or nil pointer dereference [recovered]"
+)
 
 _GO_SPACE = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
@@ -309,6 +315,8 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
     without the CPU fallback, so a CPU-only QLoRA job selects the distributed ``_qlora`` config.
     """
     trainer: JsonObject = job.trainer or {}
+    if trainer.get("numNodes") is None and not NUM_NODES_DEFAULTED.on(job.trainer_version):
+        return [FieldError("", "", NIL_NUM_NODES_DENIAL)]
     name = _runtime_ref_name(job)
     model = model_from_runtime_ref(name)
     errors: list[FieldError] = []

@@ -28,7 +28,6 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	jobruntime "github.com/kubeflow/trainer/v2/pkg/runtime"
-	"github.com/kubeflow/trainer/v2/pkg/webhooks"
 )
 
 // Names of the upstream ValidatingWebhookConfiguration entries, used to label
@@ -188,7 +187,7 @@ func (s *session) admitAll(ctx context.Context) {
 				continue
 			}
 			if !s.opts.skipWebhook {
-				warns, err := (&webhooks.TrainingRuntimeValidator{}).ValidateCreate(ctx, rt.DeepCopy())
+				warns, err := validateTrainingRuntime(ctx, rt.DeepCopy())
 				if !s.recordWebhook(e, webhookTrainingRuntime, warns, errorIssues(err)) {
 					continue
 				}
@@ -200,7 +199,7 @@ func (s *session) admitAll(ctx context.Context) {
 				continue
 			}
 			if !s.opts.skipWebhook {
-				warns, err := (&webhooks.ClusterTrainingRuntimeValidator{}).ValidateCreate(ctx, rt.DeepCopy())
+				warns, err := validateClusterTrainingRuntime(ctx, rt.DeepCopy())
 				if !s.recordWebhook(e, webhookClusterTrainingRuntime, warns, errorIssues(err)) {
 					continue
 				}
@@ -251,8 +250,23 @@ func (c *cluster) validateTrainJob(ctx context.Context, tj *trainer.TrainJob) (a
 	if !ok {
 		return nil, []issue{{Message: fmt.Sprintf("unsupported runtime: %s", key)}}
 	}
-	warns, errs := rt.ValidateObjects(ctx, nil, tj)
-	return warns, fieldErrorListIssues(errs)
+	return recoveredValidation(func() (admission.Warnings, []issue) {
+		warns, errs := rt.ValidateObjects(ctx, nil, tj)
+		return warns, fieldErrorListIssues(errs)
+	})
+}
+
+// recoveredValidation runs a webhook check as controller-runtime's admission Webhook
+// does (RecoverPanic defaults to true): a panic in upstream's check becomes a denial
+// with the message "panic: <value> [recovered]" instead of a crash. Trainer v2.1.0's
+// torchtune check dereferences an unset spec.trainer.numNodes, for one.
+func recoveredValidation(check func() (admission.Warnings, []issue)) (warns admission.Warnings, issues []issue) {
+	defer func() {
+		if r := recover(); r != nil {
+			warns, issues = nil, []issue{{Message: fmt.Sprintf("panic: %v [recovered]", r)}}
+		}
+	}()
+	return check()
 }
 
 // recordWebhook stores webhook warnings and errors; it reports whether the

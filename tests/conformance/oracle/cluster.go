@@ -15,10 +15,8 @@ import (
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
-	configapi "github.com/kubeflow/trainer/v2/pkg/apis/config/v1alpha1"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	jobruntime "github.com/kubeflow/trainer/v2/pkg/runtime"
-	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 )
 
 // newScheme holds every API type the Trainer controller reads or writes.
@@ -56,9 +54,7 @@ func (s *session) newCluster(ctx context.Context, extra ...client.Object) (*clus
 	// fake client only honours indexes registered before Build. So the
 	// runtimes get a client whose backing fake client is built afterwards.
 	late := &lateClient{scheme: s.scheme, mapper: mapper}
-	cfg := &configapi.Configuration{}
-	configapi.SetObjectDefaults_Configuration(cfg)
-	runtimes, err := runtimecore.New(ctx, late, &builderIndexer{builder: builder}, cfg)
+	runtimes, err := newRuntimes(ctx, late, &builderIndexer{builder: builder})
 	if err != nil {
 		return nil, fmt.Errorf("initializing runtimes: %w", err)
 	}

@@ -9,8 +9,6 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/kubeflow/trainer/v2/pkg/features"
 )
 
 // setupLogging routes controller-runtime and klog output to stderr. With
@@ -37,12 +35,4 @@ func setupLogging(verbosity int, stderr io.Writer) {
 // gate that both the Trainer and the apiextensions code consult.
 func setFeatureGates(spec string) error {
 	return utilfeature.DefaultMutableFeatureGate.Set(spec)
-}
-
-// trainerFeatureGates reports the Trainer's own gates with their effective
-// values (the package registers them, with upstream defaults, at init).
-func trainerFeatureGates() map[string]bool {
-	return map[string]bool{
-		string(features.TrainJobStatus): features.Enabled(features.TrainJobStatus),
-	}
 }
