@@ -206,6 +206,15 @@ CHANGES: list[tuple[str, Callable[[Path], None]]] = [
     # the upstream artifacts of the emulated version (here a stand-in file: the test
     # cannot fetch another Trainer release)
     ("upstream", lambda p: (p.parent / "upstream-manifest.json").write_text('{"v": 2}')),
+    # another emulated Trainer release on one cluster: its own artifacts and gates
+    (
+        "trainer release",
+        lambda p: edit(
+            p / "trainc.yaml",
+            "  - name: staging\n    trainer: v2.3.0",
+            "  - name: staging\n    trainer: v2.2.0",
+        ),
+    ),
     ("an error", lambda p: edit(p / "jobs" / "jobs-4.yaml", "numNodes: ", "numNodes: -")),
 ]
 
@@ -231,7 +240,7 @@ def test_every_kind_of_change_renders_as_a_whole_render_does(
             assert all(p is not None for p in parts), label
         if label == "trainjob":  # the changed file alone, in each cluster
             assert [p.rendered for p in parts if p is not None] == [1, 1]
-        if label in ("runtime", "overlay", "upstream"):
+        if label in ("runtime", "overlay", "upstream", "trainer release"):
             assert sum(p.rendered for p in parts if p is not None) >= 5, label
     assert whole[0] == 2 and "jobs-4.yaml" in whole[2]  # the last change is an error
 
