@@ -378,6 +378,9 @@ class _Expr:
     source: str
     program: K8sProgram
     variables: frozenset[str]  # composition variables it uses (by name)
+    # the program with those variables computed inside it (cel.bind), so that it reads
+    # only the object's activation; None when it uses none or cannot be inlined
+    inlined: K8sProgram | None = None
 
 
 @dataclass
@@ -401,6 +404,17 @@ class _Policy:
     validations: list[_Validation]
     annotations: list[tuple[str, _Expr]]
     bindings: list[_Binding] = field(default_factory=list)
+    inlined: bool = False  # every expression that uses a variable has its inlined program
+
+    def expressions(self) -> list[_Expr]:
+        """Every expression evaluated on an object, variables aside."""
+        out = [expr for _, expr in self.conditions]
+        for validation in self.validations:
+            out.append(validation.expr)
+            if validation.message_expr is not None:
+                out.append(validation.message_expr)
+        out.extend(expr for _, expr in self.annotations)
+        return out
 
 
 @dataclass
@@ -580,9 +594,62 @@ def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
         )
         if expr is not None:
             annotations.append((str(item.get("key", "")), expr))
-    return _Policy(
+    policy = _Policy(
         name, manifest, match, failure, param_kind, variables, conditions, validations, annotations
     )
+    _inline_variables(policy, declared)
+    return policy
+
+
+# Checked result types whose values come back from the engine's plain values unchanged
+# (no uint, timestamp, duration, optional...): a variable of such a type has the same
+# value inlined as bound from its plain value, which the slow path does.
+_PLAIN_TYPE_WORDS: Final = frozenset({"bool", "int", "double", "string", "bytes", "null_type"})
+_TYPE_WORD: Final = re.compile(r"[A-Za-z_.]+")
+
+
+def _plain_typed(program: K8sProgram) -> bool:
+    words = set(_TYPE_WORD.findall(program.result_type))
+    return program.checked and words <= _PLAIN_TYPE_WORDS | {"dyn", "list", "map"}
+
+
+def _inline_variables(policy: _Policy, declared: Mapping[str, VarType]) -> None:
+    """Give each expression that uses variables a program computing them itself.
+
+    Evaluated on the object's activation, such a program reads the object already
+    converted; binding the variables' values instead needs a new activation, where the
+    engine converts the whole object again. A variable is then computed once per
+    expression that uses it rather than once per evaluation: the values are the same
+    (CEL has no side effects); an evaluation where any expression errors is done again
+    the slow way, so that errors, their texts and the cost budget stay as they were.
+    """
+    engine = k8s_engine()
+    order = list(policy.variables)
+    ready = True
+    for expr in policy.expressions():
+        if not expr.variables:
+            continue
+        needed: set[str] = set()
+        pending = list(expr.variables)
+        while pending:
+            name = pending.pop()
+            if name not in needed:
+                needed.add(name)
+                found = policy.variables.get(name)
+                pending.extend(found.variables if found is not None else ())
+        if not needed <= policy.variables.keys() or not all(
+            _plain_typed(policy.variables[n].program) for n in needed
+        ):
+            ready = False
+            continue
+        lets = [
+            (f"{VARIABLE_PREFIX}{name}", policy.variables[name].program)
+            for name in order
+            if name in needed
+        ]
+        expr.inlined = engine.compile_let(lets, expr.program, declared)
+        ready = ready and expr.inlined is not None
+    policy.inlined = ready
 
 
 _VALID_ACTIONS: Final = ("Deny", "Warn", "Audit")
@@ -777,8 +844,36 @@ class _Outcome:
     annotations: list[tuple[str, str]]
 
 
+class _InlinedMiss(Exception):
+    """An inlined evaluation errored: the evaluation is done again the slow way."""
+
+
+class _InlinedContext:
+    """One evaluation where every expression reads the object's shared activation,
+    variables computed inside the inlined programs (see :func:`_inline_variables`)."""
+
+    def __init__(self, shared: Activation) -> None:
+        self.shared = shared
+
+    def evaluate(self, expr: _Expr) -> Any:
+        program = expr.inlined if expr.variables else expr.program
+        assert program is not None  # _Policy.inlined says every one is there
+        try:
+            return program.evaluate(self.shared)
+        except CelEvalError:
+            raise _InlinedMiss() from None
+
+
 def _evaluate_policy(policy: _Policy, bindings: dict[str, Any], shared: Activation) -> _Outcome:
-    context = _Context(policy, bindings, shared)
+    if policy.inlined:
+        try:
+            return _evaluate_in(policy, _InlinedContext(shared))
+        except _InlinedMiss:
+            pass
+    return _evaluate_in(policy, _Context(policy, bindings, shared))
+
+
+def _evaluate_in(policy: _Policy, context: _Context | _InlinedContext) -> _Outcome:
     fail_denies = policy.failure_policy != "Ignore"
     errors = []
     for _, expr in policy.conditions:
