@@ -235,6 +235,9 @@ def _field(path: Sequence[str | int]) -> str:
 
 # --- compiled policies -----------------------------------------------------------------------
 
+# the object's parameter objects, by slot, in the activation of inlined programs
+_PARAM_SLOTS: Final = "trainc_params"
+
 _OBJECT_VARS: Final[dict[str, VarType]] = {
     "object": DYN,
     "oldObject": DYN,
@@ -378,9 +381,10 @@ class _Expr:
     source: str
     program: K8sProgram
     variables: frozenset[str]  # composition variables it uses (by name)
-    # the program with those variables computed inside it (cel.bind), so that it reads
-    # only the object's activation; None when it uses none or cannot be inlined
-    inlined: K8sProgram | None = None
+    # the variables it needs, its own and theirs, in the policy's order, when they can
+    # be computed inside it (see _inline_variables); None when they cannot
+    lets: tuple[str, ...] | None = ()
+    reads_params: bool = False  # it or one of those variables reads params
 
 
 @dataclass
@@ -404,7 +408,30 @@ class _Policy:
     validations: list[_Validation]
     annotations: list[tuple[str, _Expr]]
     bindings: list[_Binding] = field(default_factory=list)
-    inlined: bool = False  # every expression that uses a variable has its inlined program
+    inlined: bool = False  # every expression can compute its variables (_inline_variables)
+    declared: dict[str, VarType] = field(default_factory=dict)  # the variables declared
+    # the inlined programs, made on first use: by (id of the expression, params slot)
+    _programs: dict[tuple[int, int | None], K8sProgram | None] = field(
+        default_factory=dict, repr=False
+    )
+
+    def inlined_program(self, expr: _Expr, slot: int | None) -> K8sProgram | None:
+        """``expr`` with its variables computed inside it, and ``params`` bound to entry
+        ``slot`` of the object's parameter objects (None: no params), for
+        :class:`_InlinedContext`; None when the engine cannot compile it."""
+        assert expr.lets is not None
+        key = (id(expr), slot if expr.reads_params else None)
+        if key[1] is None and not expr.lets:
+            return expr.program
+        if key not in self._programs:
+            lets = [("params", f"{_PARAM_SLOTS}[{key[1]}]")] if key[1] is not None else []
+            lets += [
+                (f"{VARIABLE_PREFIX}{name}", self.variables[name].program.run_source)
+                for name in expr.lets
+            ]
+            declared = {**self.declared, _PARAM_SLOTS: DYN}
+            self._programs[key] = k8s_engine().compile_let(lets, expr.program, declared)
+        return self._programs[key]
 
     def expressions(self) -> list[_Expr]:
         """Every expression evaluated on an object, variables aside."""
@@ -597,7 +624,8 @@ def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
     policy = _Policy(
         name, manifest, match, failure, param_kind, variables, conditions, validations, annotations
     )
-    _inline_variables(policy, declared)
+    policy.declared = declared
+    _inline_variables(policy)
     return policy
 
 
@@ -613,22 +641,19 @@ def _plain_typed(program: K8sProgram) -> bool:
     return program.checked and words <= _PLAIN_TYPE_WORDS | {"dyn", "list", "map"}
 
 
-def _inline_variables(policy: _Policy, declared: Mapping[str, VarType]) -> None:
-    """Give each expression that uses variables a program computing them itself.
+def _inline_variables(policy: _Policy) -> None:
+    """Work out, for each expression, the variables to compute inside it.
 
-    Evaluated on the object's activation, such a program reads the object already
-    converted; binding the variables' values instead needs a new activation, where the
-    engine converts the whole object again. A variable is then computed once per
-    expression that uses it rather than once per evaluation: the values are the same
-    (CEL has no side effects); an evaluation where any expression errors is done again
-    the slow way, so that errors, their texts and the cost budget stay as they were.
+    Evaluated on the object's activation, a program computing its variables itself
+    reads the object already converted; binding the variables' values instead needs a
+    new activation, where the engine converts the whole object again. A variable is
+    then computed once per expression that uses it rather than once per evaluation:
+    the values are the same (CEL has no side effects); an evaluation where any
+    expression errors is done again the slow way (:class:`_Context`), so that errors,
+    their texts and the cost budget stay as they were.
     """
-    engine = k8s_engine()
-    order = list(policy.variables)
     ready = True
     for expr in policy.expressions():
-        if not expr.variables:
-            continue
         needed: set[str] = set()
         pending = list(expr.variables)
         while pending:
@@ -640,15 +665,14 @@ def _inline_variables(policy: _Policy, declared: Mapping[str, VarType]) -> None:
         if not needed <= policy.variables.keys() or not all(
             _plain_typed(policy.variables[n].program) for n in needed
         ):
+            expr.lets = None
             ready = False
             continue
-        lets = [
-            (f"{VARIABLE_PREFIX}{name}", policy.variables[name].program)
-            for name in order
-            if name in needed
-        ]
-        expr.inlined = engine.compile_let(lets, expr.program, declared)
-        ready = ready and expr.inlined is not None
+        expr.lets = tuple(name for name in policy.variables if name in needed)
+        expr.reads_params = any(
+            "params" in program.variables
+            for program in (expr.program, *(policy.variables[n].program for n in needed))
+        )
     policy.inlined = ready
 
 
@@ -849,27 +873,39 @@ class _InlinedMiss(Exception):
 
 
 class _InlinedContext:
-    """One evaluation where every expression reads the object's shared activation,
-    variables computed inside the inlined programs (see :func:`_inline_variables`)."""
+    """One evaluation where every expression reads the object's one activation, its
+    variables computed inside it (see :func:`_inline_variables`) and ``params`` the
+    object's parameter object ``slot``."""
 
-    def __init__(self, shared: Activation) -> None:
-        self.shared = shared
+    def __init__(self, policy: _Policy, activation: Activation, slot: int | None) -> None:
+        self.policy = policy
+        self.activation = activation
+        self.slot = slot
 
     def evaluate(self, expr: _Expr) -> Any:
-        program = expr.inlined if expr.variables else expr.program
-        assert program is not None  # _Policy.inlined says every one is there
+        program = self.policy.inlined_program(expr, self.slot)
+        if program is None:
+            raise _InlinedMiss()
         try:
-            return program.evaluate(self.shared)
+            return program.evaluate(self.activation)
         except CelEvalError:
             raise _InlinedMiss() from None
 
 
-def _evaluate_policy(policy: _Policy, bindings: dict[str, Any], shared: Activation) -> _Outcome:
+def _evaluate_policy(
+    policy: _Policy,
+    subject: _Subject,
+    param: Any,
+    namespaces: Mapping[str, Mapping[str, str]],
+) -> _Outcome:
     if policy.inlined:
-        try:
-            return _evaluate_in(policy, _InlinedContext(shared))
-        except _InlinedMiss:
-            pass
+        found = subject.inlined(param, namespaces)
+        if found is not None:
+            try:
+                return _evaluate_in(policy, _InlinedContext(policy, *found))
+            except _InlinedMiss:
+                pass
+    bindings, shared = subject.bound(param, namespaces)
     return _evaluate_in(policy, _Context(policy, bindings, shared))
 
 
@@ -992,6 +1028,38 @@ class _Subject:
         assert isinstance(raw_labels, dict)
         self.labels = {str(k): str(v) for k, v in raw_labels.items()}
         self._bound: dict[int, tuple[Any, dict[str, Any], Activation]] = {}
+        # every parameter object a policy may evaluate this object with, by slot
+        self.params: list[Any] = []
+        self._activation: Activation | None = None
+
+    def inlined(
+        self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
+    ) -> tuple[Activation, int | None] | None:
+        """The object's one activation for inlined programs, where ``params`` is null
+        and the parameter objects are in ``trainc_params``, and the slot of ``param``
+        there (None for no params); None when ``param`` is not among them."""
+        slot = None
+        if param is not None:
+            slot = next((i for i, p in enumerate(self.params) if p is param), None)
+            if slot is None:
+                return None
+        if self._activation is None:
+            values = dict(self._values(None, namespaces))
+            values[_PARAM_SLOTS] = dict(enumerate(self.params))
+            self._activation = k8s_engine().activation(values)
+        return self._activation, slot
+
+    def _values(self, param: Any, namespaces: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+        namespace = self.namespace
+        ns_labels = namespaces.get(namespace) or {} if namespace else {}
+        return {
+            "object": self.obj.data,
+            "oldObject": None,
+            "request": _request(self.resource, self.name, namespace),
+            "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
+            "authorizer": None,
+            "params": param,
+        }
 
     def bound(
         self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
@@ -1000,16 +1068,7 @@ class _Subject:
         that every policy evaluated with the same parameter object shares."""
         found = self._bound.get(id(param))
         if found is None or found[0] is not param:
-            namespace = self.namespace
-            ns_labels = namespaces.get(namespace) or {} if namespace else {}
-            values = {
-                "object": self.obj.data,
-                "oldObject": None,
-                "request": _request(self.resource, self.name, namespace),
-                "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
-                "authorizer": None,
-                "params": param,
-            }
+            values = self._values(param, namespaces)
             found = (param, values, k8s_engine().activation(values))
             self._bound[id(param)] = found
         return found[1], found[2]
@@ -1027,6 +1086,9 @@ class PolicySet:
 
     policies: list[_Policy]
     params: list[Manifest]
+    _found_params: dict[tuple[int, int, str], list[Any] | _EvalFailure] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def from_manifests(cls, manifests: list[Manifest]) -> PolicySet:
@@ -1081,6 +1143,7 @@ class PolicySet:
                     p for p in self.policies if p.match.may_match(resource, namespace, name)
                 ]
                 candidates[key] = policies
+            subject.params = self._candidate_params(policies, namespace)
             for policy in policies:
                 findings.extend(self._evaluate(policy, subject, namespaces))
         return findings
@@ -1109,8 +1172,7 @@ class PolicySet:
                     out.append(self._finding(policy, binding, decision, obj))
                 continue
             for param in params:
-                bindings, shared = subject.bound(param, namespaces)
-                outcome = _evaluate_policy(policy, bindings, shared)
+                outcome = _evaluate_policy(policy, subject, param, namespaces)
                 for key, value in outcome.annotations:
                     values = annotations.setdefault(key, [])
                     if value not in values:
@@ -1151,7 +1213,37 @@ class PolicySet:
                 )
         return out
 
+    def _candidate_params(self, policies: list[_Policy], namespace: str) -> list[Any]:
+        """The parameter objects any binding of ``policies`` may give an object in
+        ``namespace`` (its matching aside), each once."""
+        out: list[Any] = []
+        for policy in policies:
+            if policy.param_kind is None or not policy.inlined:
+                continue
+            for binding in policy.bindings:
+                try:
+                    params = self._params(policy, binding, namespace)
+                except _EvalFailure:
+                    continue
+                out.extend(p for p in params if p is not None and all(p is not q for q in out))
+        return out
+
     def _params(self, policy: _Policy, binding: _Binding, namespace: str) -> list[Any]:
+        """The parameter objects of an evaluation (worked out once by policy, binding
+        and namespace: they depend on nothing else), or raise :class:`_EvalFailure`."""
+        key = (id(policy), id(binding), namespace)
+        found = self._found_params.get(key)
+        if found is None:
+            try:
+                found = self._find_params(policy, binding, namespace)
+            except _EvalFailure as error:
+                found = error
+            self._found_params[key] = found
+        if isinstance(found, _EvalFailure):
+            raise _EvalFailure(str(found))
+        return found
+
+    def _find_params(self, policy: _Policy, binding: _Binding, namespace: str) -> list[Any]:
         if policy.param_kind is None or binding.param_ref is None:
             return [None]
         api_version, kind = policy.param_kind

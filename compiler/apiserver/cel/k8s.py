@@ -429,21 +429,22 @@ class K8sEngine:
 
     def compile_let(
         self,
-        lets: Sequence[tuple[str, K8sProgram]],
+        lets: Sequence[tuple[str, str]],
         body: K8sProgram,
         variables: Mapping[str, VarType],
     ) -> K8sProgram | None:
-        """``body`` with each ``(name, program)`` of ``lets`` bound first, in order, as one
-        run program (``cel.bind``), or None when the engine cannot compile it.
+        """``body`` with each ``(name, run source)`` of ``lets`` bound first, in order, as
+        one run program (``cel.bind``), or None when the engine cannot compile it.
 
-        Every program must have been compiled by :meth:`compile` (they are checked
-        already). The result reads only ``variables``: evaluated on one
-        :class:`Activation`, the values in it are converted once for all the programs,
-        where binding each let's value into a new activation would convert them again.
+        The sources are :attr:`K8sProgram.run_source` of programs :meth:`compile` made
+        (checked already) or plain variable reads. The result reads only ``variables``:
+        evaluated on one :class:`Activation`, the values in it are converted once for
+        all the programs, where binding each let's value into a new activation would
+        convert them again.
         """
         text = f"(\n{body.run_source}\n)"
-        for name, program in reversed(lets):
-            text = f"cel.bind({name}, (\n{program.run_source}\n), {text})"
+        for name, source in reversed(lets):
+            text = f"cel.bind({name}, (\n{source}\n), {text})"
         env = self._env(True, variables)
         try:
             expression = env.compile(text)
