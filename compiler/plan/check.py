@@ -232,7 +232,18 @@ def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> l
         if origin is None:
             origin = origins[id(target)] = ("renderedFrom", str(target.origin.ref))
         details = finding.details if origin in finding.details else (*finding.details, origin)
-        out.append(replace(finding, location=location, details=details))
+        out.append(
+            Finding(
+                finding.rule,
+                finding.severity,
+                finding.message,
+                finding.object,
+                finding.field_path,
+                location,
+                finding.stage,
+                details,
+            )
+        )
     return out
 
 

@@ -43,6 +43,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final
 
 from compiler.apiserver.cel.engine import (
@@ -1032,6 +1033,11 @@ class _Subject:
         self.params: list[Any] = []
         self._activation: Activation | None = None
 
+    @cached_property
+    def ref(self) -> ObjectRef:
+        """The object's reference (made once for all its findings)."""
+        return self.obj.ref
+
     def inlined(
         self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
     ) -> tuple[Activation, int | None] | None:
@@ -1169,7 +1175,7 @@ class PolicySet:
             except _EvalFailure as error:
                 if policy.failure_policy != "Ignore":
                     decision = _Decision(True, f"failed to configure binding: {error}", config=True)
-                    out.append(self._finding(policy, binding, decision, obj))
+                    out.append(self._finding(policy, binding, decision, subject))
                 continue
             for param in params:
                 outcome = _evaluate_policy(policy, subject, param, namespaces)
@@ -1178,7 +1184,7 @@ class PolicySet:
                     if value not in values:
                         values.append(value)
                 for decision in outcome.decisions:
-                    out.append(self._finding(policy, binding, decision, obj))
+                    out.append(self._finding(policy, binding, decision, subject))
         published = tuple(
             (f"{policy.name}/{key}", ", ".join(values)) for key, values in annotations.items()
         )
@@ -1292,8 +1298,9 @@ class PolicySet:
 
     @staticmethod
     def _finding(
-        policy: _Policy, binding: _Binding, decision: _Decision, obj: PolicyObject
+        policy: _Policy, binding: _Binding, decision: _Decision, subject: _Subject
     ) -> Finding:
+        obj = subject.obj
         actions = binding.actions
         if decision.config or "Deny" in actions:
             severity = Severity.ERROR
@@ -1329,7 +1336,7 @@ class PolicySet:
                 }
             ]
             details.append((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))))
-        ref: ObjectRef = obj.ref
+        ref: ObjectRef = subject.ref
         return Finding(
             f"vap/{policy.name}",
             severity,
