@@ -238,6 +238,7 @@ def _field(path: Sequence[str | int]) -> str:
 
 # the object's parameter objects, by slot, in the activation of inlined programs
 _PARAM_SLOTS: Final = "trainc_params"
+_PASSED: Final = "trainc_passed"  # a validation's value, in a fused program
 
 _OBJECT_VARS: Final[dict[str, VarType]] = {
     "object": DYN,
@@ -415,6 +416,7 @@ class _Policy:
     _programs: dict[tuple[int, int | None], K8sProgram | None] = field(
         default_factory=dict, repr=False
     )
+    _fused: dict[int | None, K8sProgram | None] = field(default_factory=dict, repr=False)
 
     def inlined_program(self, expr: _Expr, slot: int | None) -> K8sProgram | None:
         """``expr`` with its variables computed inside it, and ``params`` bound to entry
@@ -433,6 +435,51 @@ class _Policy:
             declared = {**self.declared, _PARAM_SLOTS: DYN}
             self._programs[key] = k8s_engine().compile_let(lets, expr.program, declared)
         return self._programs[key]
+
+    @property
+    def fused(self) -> bool:
+        """Whether :meth:`fused_program` applies: every validation inlined, and neither
+        matchConditions nor auditAnnotations (which it does not evaluate)."""
+        return (
+            self.inlined
+            and bool(self.validations)
+            and not self.conditions
+            and not (self.annotations)
+        )
+
+    def fused_program(self, slot: int | None) -> K8sProgram | None:
+        """Every validation of the policy, with its message when it fails, in one
+        program over the object's activation (variables computed once for all).
+
+        The value is a list with, per validation, ``[]`` when it passes, else a list
+        of the message expression's value (``""`` without one). It evaluates a message
+        on failure only, as the API server does. Any error fails the whole program:
+        :func:`_evaluate_policy` then evaluates the policy the slow way.
+        """
+        expressions = [v.expr for v in self.validations]
+        expressions += [v.message_expr for v in self.validations if v.message_expr is not None]
+        key = slot if any(e.reads_params for e in expressions) else None
+        if key not in self._fused:
+            needed = {name for e in expressions for name in e.lets or ()}
+            lets = [("params", f"{_PARAM_SLOTS}[{key}]")] if key is not None else []
+            lets += [
+                (f"{VARIABLE_PREFIX}{name}", program.program.run_source)
+                for name, program in self.variables.items()
+                if name in needed
+            ]
+            parts = []
+            for validation in self.validations:
+                message = '[""]'
+                if validation.message_expr is not None:
+                    message = f"[(\n{validation.message_expr.program.run_source}\n)]"
+                parts.append(
+                    f"cel.bind({_PASSED}, (\n{validation.expr.program.run_source}\n),"
+                    f" {_PASSED} == true ? [] : {message})"
+                )
+            body = "[" + ", ".join(parts) + "]"
+            declared = {**self.declared, _PARAM_SLOTS: DYN}
+            self._fused[key] = k8s_engine().compile_let(lets, body, declared)
+        return self._fused[key]
 
     def expressions(self) -> list[_Expr]:
         """Every expression evaluated on an object, variables aside."""
@@ -902,12 +949,53 @@ def _evaluate_policy(
     if policy.inlined:
         found = subject.inlined(param, namespaces)
         if found is not None:
-            try:
-                return _evaluate_in(policy, _InlinedContext(policy, *found))
-            except _InlinedMiss:
-                pass
+            activation, slot = found
+            fused = policy.fused_program(slot) if policy.fused else None
+            if fused is not None:
+                try:
+                    return _fused_outcome(policy, fused.evaluate(activation))
+                except CelEvalError:
+                    pass
+            else:
+                try:
+                    return _evaluate_in(policy, _InlinedContext(policy, activation, slot))
+                except _InlinedMiss:
+                    pass
     bindings, shared = subject.bound(param, namespaces)
     return _evaluate_in(policy, _Context(policy, bindings, shared))
+
+
+def _fused_outcome(policy: _Policy, results: Any) -> _Outcome:
+    """The decisions of a :meth:`_Policy.fused_program` value."""
+    decisions = []
+    for index, (validation, failed) in enumerate(zip(policy.validations, results, strict=True)):
+        if failed:
+            value = failed[0] if validation.message_expr is not None else None
+            decisions.append(
+                _Decision(
+                    True,
+                    _message(validation, value),
+                    validation.reason or "Invalid",
+                    index,
+                    validation.field_path,
+                )
+            )
+    return _Outcome(decisions, [])
+
+
+def _message(validation: _Validation, value: Any) -> str:
+    """The message of a failed validation whose message expression gave ``value``
+    (None: none, or it failed)."""
+    message = ""
+    if isinstance(value, str):
+        message = value.strip()
+        if len(message.encode()) > _MAX_MESSAGE_BYTES or "\n" in message:
+            message = ""
+    if not message and validation.message:
+        message = validation.message.strip()
+    if not message:
+        message = f"failed expression: {validation.expr.source.strip()}"
+    return message
 
 
 def _evaluate_in(policy: _Policy, context: _Context | _InlinedContext) -> _Outcome:
@@ -939,20 +1027,13 @@ def _evaluate_in(policy: _Policy, context: _Context | _InlinedContext) -> _Outco
             continue
         if result is True:
             continue
-        message = ""
+        value = None
         if validation.message_expr is not None:
             try:
                 value = context.evaluate(validation.message_expr)
             except _EvalFailure:
                 value = None
-            if isinstance(value, str):
-                message = value.strip()
-                if len(message.encode()) > _MAX_MESSAGE_BYTES or "\n" in message:
-                    message = ""
-        if not message and validation.message:
-            message = validation.message.strip()
-        if not message:
-            message = f"failed expression: {validation.expr.source.strip()}"
+        message = _message(validation, value)
         decisions.append(
             _Decision(True, message, validation.reason or "Invalid", index, validation.field_path)
         )

@@ -430,18 +430,21 @@ class K8sEngine:
     def compile_let(
         self,
         lets: Sequence[tuple[str, str]],
-        body: K8sProgram,
+        body: K8sProgram | str,
         variables: Mapping[str, VarType],
     ) -> K8sProgram | None:
         """``body`` with each ``(name, run source)`` of ``lets`` bound first, in order, as
         one run program (``cel.bind``), or None when the engine cannot compile it.
 
-        The sources are :attr:`K8sProgram.run_source` of programs :meth:`compile` made
-        (checked already) or plain variable reads. The result reads only ``variables``:
+        The sources, and a ``body`` given as text, are made of the
+        :attr:`K8sProgram.run_source` of programs :meth:`compile` made (checked already)
+        and plain variable reads. The result reads only ``variables``:
         evaluated on one :class:`Activation`, the values in it are converted once for
         all the programs, where binding each let's value into a new activation would
         convert them again.
         """
+        if isinstance(body, str):
+            body = K8sProgram(body, frozenset(), "dyn", False, None, None, body)
         text = f"(\n{body.run_source}\n)"
         for name, source in reversed(lets):
             text = f"cel.bind({name}, (\n{source}\n), {text})"
