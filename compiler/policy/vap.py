@@ -44,7 +44,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from compiler.apiserver.cel.engine import (
     DURATION,
@@ -104,8 +104,9 @@ _RESOURCES: Final[dict[tuple[str, str], tuple[str, bool]]] = {
 }
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
+    """An API resource (a tuple: policies are looked up by it for every object)."""
+
     group: str
     version: str
     resource: str
