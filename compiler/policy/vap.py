@@ -20,9 +20,9 @@ Semantics follow k8s.io/apiserver v0.36.2 (``pkg/admission/plugin/policy/validat
   the object's namespace for a namespaced kind, one evaluation per parameter object;
   none found is allowed, or denied with ``parameterNotFoundAction: Deny``;
 * ``matchConditions`` (all true, else the policy does not apply; an error follows
-  ``failurePolicy``), ``variables`` (each evaluated at most once per evaluation, only
-  when used), ``validations`` (``message``, ``messageExpression``, ``reason``,
-  ``fieldPath``), ``auditAnnotations``;
+  ``failurePolicy``), ``variables`` (only when used; see "Speed" below),
+  ``validations`` (``message``, ``messageExpression``, ``reason``, ``fieldPath``),
+  ``auditAnnotations``;
 * a failed or erroring validation is one decision; the binding's ``validationActions``
   say what it does: ``Deny`` rejects (:attr:`Severity.ERROR`), ``Warn`` warns
   (``WARNING``), ``Audit`` records an audit annotation (``AUDIT``). As in the API
@@ -30,6 +30,16 @@ Semantics follow k8s.io/apiserver v0.36.2 (``pkg/admission/plugin/policy/validat
   with the strongest severity and every action in ``details``. Configuration errors
   (params not found with ``Deny``, an audit annotation that fails) deny whatever the
   actions, as upstream. The API server stops at the first denial; trainc reports all.
+
+Speed: each object is bound once into one CEL activation, its candidate parameter
+objects in slots beside it, so the engine converts it once for every policy. A policy
+without matchConditions and auditAnnotations is one program per object (its
+validations, each failed one's message, its variables computed once inside); otherwise
+each expression computes the variables it uses inside itself (``cel.bind``). Whenever
+anything errors, or a variable's type does not survive the engine's plain values
+(uint, timestamp, optional...), the evaluation is done one expression at a time, each
+variable evaluated at most once and bound by value, which gives the API server's error
+texts.
 
 A policy trainc cannot evaluate as written is an :class:`~compiler.errors.InputError`
 located at the offending field: an expression that does not compile (or has the wrong
