@@ -36,13 +36,14 @@ inputs give the same bytes.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from compiler import __version__
 from compiler.errors import Finding, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 
-__all__ = ["SCHEMA_VERSION", "finding_json", "render_json", "report_json"]
+__all__ = ["SCHEMA_VERSION", "dumps_indented", "finding_json", "render_json", "report_json"]
 
 SCHEMA_VERSION = 1
 
@@ -90,4 +91,67 @@ def report_json(result: CheckResult) -> dict[str, Any]:
 
 
 def render_json(result: CheckResult) -> str:
-    return json.dumps(report_json(result), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(report_json(result)) + "\n"
+
+
+def dumps_indented(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text, faster.
+
+    With ``indent`` the standard library encodes in Python, one generator step per
+    token (0.4 s of CPU for 30,000 findings); this writes the same text with the C
+    string encoder. Anything but JSON's own types is left to ``json.dumps``.
+    """
+    out: list[str] = []
+    try:
+        _encode(value, "\n", out)
+    except _NotPlain:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(out)
+
+
+class _NotPlain(Exception):
+    """A value of a type (or a key) :func:`_encode` leaves to ``json.dumps``."""
+
+
+def _encode(value: Any, newline: str, out: list[str]) -> None:
+    """Append ``value`` encoded; ``newline`` is a newline and the current indentation."""
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(json.dumps(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotPlain
+            out.append(separator)
+            out.append(encode_basestring(key))
+            out.append(": ")
+            _encode(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            _encode(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "]")
+    else:
+        raise _NotPlain

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.emit.report_json import SCHEMA_VERSION, render_json
+from compiler.emit.report_json import SCHEMA_VERSION, dumps_indented, render_json
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 from compiler.policy.objects import PolicyObject
@@ -67,3 +67,33 @@ def test_schema() -> None:
         "notes": ["n"],
     }
     assert render_json(result) == render_json(result)
+
+
+def test_dumps_indented_is_json_dumps_text() -> None:
+    """The fast encoder writes byte for byte what ``json.dumps(indent=2)`` writes."""
+    values: list[object] = [
+        {},
+        [],
+        "",
+        None,
+        {"a": {}, "b": [], "c": [{}], "d": [[], [1, [2, {"e": None}]]]},
+        {"unicode": "héllo ✓ \U0001d518", "control": 'tab\tnl\nquote"back\\slash\x00\x1f\u2028'},
+        {"numbers": [0, -1, 10**30, 1.5, -0.0, 1e300, float("inf"), float("nan")]},
+        {"booleans": [True, False], "tuple": (1, "x", (None,))},
+        {"findings": [{"rule": "vap/p", "object": None, "details": {"reason": "Invalid"}}] * 3},
+    ]
+    for value in values:
+        assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_dumps_indented_leaves_other_types_to_json() -> None:
+    # keys json.dumps turns into strings, and a type it refuses, as json.dumps does
+    assert dumps_indented({1: "a", None: [True]}) == json.dumps(
+        {1: "a", None: [True]}, indent=2, ensure_ascii=False
+    )
+    try:
+        dumps_indented({"a": {1, 2}})
+    except TypeError as error:
+        assert "not JSON serializable" in str(error)
+    else:
+        raise AssertionError("a set is not JSON")

@@ -208,7 +208,13 @@ def _cue_findings(
 
 def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> list[Finding]:
     """Point each policy finding on an output at the input that produced its field."""
-    by_ref = {(o.ref.kind, o.ref.name, o.ref.namespace): o for o in outputs}
+    if not any(finding.stage == "output" for finding in findings):
+        return findings
+    by_ref: dict[tuple[str, str, str | None], PolicyObject] = {}
+    for output in outputs:
+        key = output.ref
+        by_ref[(key.kind, key.name, key.namespace)] = output
+    origins: dict[int, tuple[str, str]] = {}  # ("renderedFrom", input) by id of the output
     out = []
     for finding in findings:
         ref = finding.object
@@ -222,9 +228,22 @@ def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> l
             location = locate_output(target.data, path, target.origin, runtime)
         else:
             location = finding.location or target.origin.locate(())
-        origin = ("renderedFrom", str(target.origin.ref))
+        origin = origins.get(id(target))
+        if origin is None:
+            origin = origins[id(target)] = ("renderedFrom", str(target.origin.ref))
         details = finding.details if origin in finding.details else (*finding.details, origin)
-        out.append(replace(finding, location=location, details=details))
+        out.append(
+            Finding(
+                finding.rule,
+                finding.severity,
+                finding.message,
+                finding.object,
+                finding.field_path,
+                location,
+                finding.stage,
+                details,
+            )
+        )
     return out
 
 

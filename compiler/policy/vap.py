@@ -20,9 +20,9 @@ Semantics follow k8s.io/apiserver v0.36.2 (``pkg/admission/plugin/policy/validat
   the object's namespace for a namespaced kind, one evaluation per parameter object;
   none found is allowed, or denied with ``parameterNotFoundAction: Deny``;
 * ``matchConditions`` (all true, else the policy does not apply; an error follows
-  ``failurePolicy``), ``variables`` (each evaluated at most once per evaluation, only
-  when used), ``validations`` (``message``, ``messageExpression``, ``reason``,
-  ``fieldPath``), ``auditAnnotations``;
+  ``failurePolicy``), ``variables`` (only when used; see "Speed" below),
+  ``validations`` (``message``, ``messageExpression``, ``reason``, ``fieldPath``),
+  ``auditAnnotations``;
 * a failed or erroring validation is one decision; the binding's ``validationActions``
   say what it does: ``Deny`` rejects (:attr:`Severity.ERROR`), ``Warn`` warns
   (``WARNING``), ``Audit`` records an audit annotation (``AUDIT``). As in the API
@@ -30,6 +30,16 @@ Semantics follow k8s.io/apiserver v0.36.2 (``pkg/admission/plugin/policy/validat
   with the strongest severity and every action in ``details``. Configuration errors
   (params not found with ``Deny``, an audit annotation that fails) deny whatever the
   actions, as upstream. The API server stops at the first denial; trainc reports all.
+
+Speed: each object is bound once into one CEL activation, its candidate parameter
+objects in slots beside it, so the engine converts it once for every policy. A policy
+without matchConditions and auditAnnotations is one program per object (its
+validations, each failed one's message, its variables computed once inside); otherwise
+each expression computes the variables it uses inside itself (``cel.bind``). Whenever
+anything errors, or a variable's type does not survive the engine's plain values
+(uint, timestamp, optional...), the evaluation is done one expression at a time, each
+variable evaluated at most once and bound by value, which gives the API server's error
+texts.
 
 A policy trainc cannot evaluate as written is an :class:`~compiler.errors.InputError`
 located at the offending field: an expression that does not compile (or has the wrong
@@ -43,7 +53,8 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from functools import cached_property
+from typing import Any, Final, NamedTuple
 
 from compiler.apiserver.cel.engine import (
     DURATION,
@@ -103,8 +114,9 @@ _RESOURCES: Final[dict[tuple[str, str], tuple[str, bool]]] = {
 }
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
+    """An API resource (a tuple: policies are looked up by it for every object)."""
+
     group: str
     version: str
     resource: str
@@ -234,6 +246,10 @@ def _field(path: Sequence[str | int]) -> str:
 
 
 # --- compiled policies -----------------------------------------------------------------------
+
+# the object's parameter objects, by slot, in the activation of inlined programs
+_PARAM_SLOTS: Final = "trainc_params"
+_PASSED: Final = "trainc_passed"  # a validation's value, in a fused program
 
 _OBJECT_VARS: Final[dict[str, VarType]] = {
     "object": DYN,
@@ -378,6 +394,10 @@ class _Expr:
     source: str
     program: K8sProgram
     variables: frozenset[str]  # composition variables it uses (by name)
+    # the variables it needs, its own and theirs, in the policy's order, when they can
+    # be computed inside it (see _inline_variables); None when they cannot
+    lets: tuple[str, ...] | None = ()
+    reads_params: bool = False  # it or one of those variables reads params
 
 
 @dataclass
@@ -401,6 +421,86 @@ class _Policy:
     validations: list[_Validation]
     annotations: list[tuple[str, _Expr]]
     bindings: list[_Binding] = field(default_factory=list)
+    inlined: bool = False  # every expression can compute its variables (_inline_variables)
+    declared: dict[str, VarType] = field(default_factory=dict)  # the variables declared
+    # the inlined programs, made on first use: by (id of the expression, params slot)
+    _programs: dict[tuple[int, int | None], K8sProgram | None] = field(
+        default_factory=dict, repr=False
+    )
+    _fused: dict[int | None, K8sProgram | None] = field(default_factory=dict, repr=False)
+
+    def inlined_program(self, expr: _Expr, slot: int | None) -> K8sProgram | None:
+        """``expr`` with its variables computed inside it, and ``params`` bound to entry
+        ``slot`` of the object's parameter objects (None: no params), for
+        :class:`_InlinedContext`; None when the engine cannot compile it."""
+        assert expr.lets is not None
+        key = (id(expr), slot if expr.reads_params else None)
+        if key[1] is None and not expr.lets:
+            return expr.program
+        if key not in self._programs:
+            lets = [("params", f"{_PARAM_SLOTS}[{key[1]}]")] if key[1] is not None else []
+            lets += [
+                (f"{VARIABLE_PREFIX}{name}", self.variables[name].program.run_source)
+                for name in expr.lets
+            ]
+            declared = {**self.declared, _PARAM_SLOTS: DYN}
+            self._programs[key] = k8s_engine().compile_let(lets, expr.program, declared)
+        return self._programs[key]
+
+    @property
+    def fused(self) -> bool:
+        """Whether :meth:`fused_program` applies: every validation inlined, and neither
+        matchConditions nor auditAnnotations (which it does not evaluate)."""
+        return (
+            self.inlined
+            and bool(self.validations)
+            and not self.conditions
+            and not (self.annotations)
+        )
+
+    def fused_program(self, slot: int | None) -> K8sProgram | None:
+        """Every validation of the policy, with its message when it fails, in one
+        program over the object's activation (variables computed once for all).
+
+        The value is a list with, per validation, ``[]`` when it passes, else a list
+        of the message expression's value (``""`` without one). It evaluates a message
+        on failure only, as the API server does. Any error fails the whole program:
+        :func:`_evaluate_policy` then evaluates the policy the slow way.
+        """
+        expressions = [v.expr for v in self.validations]
+        expressions += [v.message_expr for v in self.validations if v.message_expr is not None]
+        key = slot if any(e.reads_params for e in expressions) else None
+        if key not in self._fused:
+            needed = {name for e in expressions for name in e.lets or ()}
+            lets = [("params", f"{_PARAM_SLOTS}[{key}]")] if key is not None else []
+            lets += [
+                (f"{VARIABLE_PREFIX}{name}", program.program.run_source)
+                for name, program in self.variables.items()
+                if name in needed
+            ]
+            parts = []
+            for validation in self.validations:
+                message = '[""]'
+                if validation.message_expr is not None:
+                    message = f"[(\n{validation.message_expr.program.run_source}\n)]"
+                parts.append(
+                    f"cel.bind({_PASSED}, (\n{validation.expr.program.run_source}\n),"
+                    f" {_PASSED} == true ? [] : {message})"
+                )
+            body = "[" + ", ".join(parts) + "]"
+            declared = {**self.declared, _PARAM_SLOTS: DYN}
+            self._fused[key] = k8s_engine().compile_let(lets, body, declared)
+        return self._fused[key]
+
+    def expressions(self) -> list[_Expr]:
+        """Every expression evaluated on an object, variables aside."""
+        out = [expr for _, expr in self.conditions]
+        for validation in self.validations:
+            out.append(validation.expr)
+            if validation.message_expr is not None:
+                out.append(validation.message_expr)
+        out.extend(expr for _, expr in self.annotations)
+        return out
 
 
 @dataclass
@@ -580,9 +680,59 @@ def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
         )
         if expr is not None:
             annotations.append((str(item.get("key", "")), expr))
-    return _Policy(
+    policy = _Policy(
         name, manifest, match, failure, param_kind, variables, conditions, validations, annotations
     )
+    policy.declared = declared
+    _inline_variables(policy)
+    return policy
+
+
+# Checked result types whose values come back from the engine's plain values unchanged
+# (no uint, timestamp, duration, optional...): a variable of such a type has the same
+# value inlined as bound from its plain value, which the slow path does.
+_PLAIN_TYPE_WORDS: Final = frozenset({"bool", "int", "double", "string", "bytes", "null_type"})
+_TYPE_WORD: Final = re.compile(r"[A-Za-z_.]+")
+
+
+def _plain_typed(program: K8sProgram) -> bool:
+    words = set(_TYPE_WORD.findall(program.result_type))
+    return program.checked and words <= _PLAIN_TYPE_WORDS | {"dyn", "list", "map"}
+
+
+def _inline_variables(policy: _Policy) -> None:
+    """Work out, for each expression, the variables to compute inside it.
+
+    Evaluated on the object's activation, a program computing its variables itself
+    reads the object already converted; binding the variables' values instead needs a
+    new activation, where the engine converts the whole object again. A variable is
+    then computed once per expression that uses it rather than once per evaluation:
+    the values are the same (CEL has no side effects); an evaluation where any
+    expression errors is done again the slow way (:class:`_Context`), so that errors,
+    their texts and the cost budget stay as they were.
+    """
+    ready = True
+    for expr in policy.expressions():
+        needed: set[str] = set()
+        pending = list(expr.variables)
+        while pending:
+            name = pending.pop()
+            if name not in needed:
+                needed.add(name)
+                found = policy.variables.get(name)
+                pending.extend(found.variables if found is not None else ())
+        if not needed <= policy.variables.keys() or not all(
+            _plain_typed(policy.variables[n].program) for n in needed
+        ):
+            expr.lets = None
+            ready = False
+            continue
+        expr.lets = tuple(name for name in policy.variables if name in needed)
+        expr.reads_params = any(
+            "params" in program.variables
+            for program in (expr.program, *(policy.variables[n].program for n in needed))
+        )
+    policy.inlined = ready
 
 
 _VALID_ACTIONS: Final = ("Deny", "Warn", "Audit")
@@ -777,8 +927,89 @@ class _Outcome:
     annotations: list[tuple[str, str]]
 
 
-def _evaluate_policy(policy: _Policy, bindings: dict[str, Any], shared: Activation) -> _Outcome:
-    context = _Context(policy, bindings, shared)
+class _InlinedMiss(Exception):
+    """An inlined evaluation errored: the evaluation is done again the slow way."""
+
+
+class _InlinedContext:
+    """One evaluation where every expression reads the object's one activation, its
+    variables computed inside it (see :func:`_inline_variables`) and ``params`` the
+    object's parameter object ``slot``."""
+
+    def __init__(self, policy: _Policy, activation: Activation, slot: int | None) -> None:
+        self.policy = policy
+        self.activation = activation
+        self.slot = slot
+
+    def evaluate(self, expr: _Expr) -> Any:
+        program = self.policy.inlined_program(expr, self.slot)
+        if program is None:
+            raise _InlinedMiss()
+        try:
+            return program.evaluate(self.activation)
+        except CelEvalError:
+            raise _InlinedMiss() from None
+
+
+def _evaluate_policy(
+    policy: _Policy,
+    subject: _Subject,
+    param: Any,
+    namespaces: Mapping[str, Mapping[str, str]],
+) -> _Outcome:
+    if policy.inlined:
+        found = subject.inlined(param, namespaces)
+        if found is not None:
+            activation, slot = found
+            fused = policy.fused_program(slot) if policy.fused else None
+            if fused is not None:
+                try:
+                    return _fused_outcome(policy, fused.evaluate(activation))
+                except CelEvalError:
+                    pass
+            else:
+                try:
+                    return _evaluate_in(policy, _InlinedContext(policy, activation, slot))
+                except _InlinedMiss:
+                    pass
+    bindings, shared = subject.bound(param, namespaces)
+    return _evaluate_in(policy, _Context(policy, bindings, shared))
+
+
+def _fused_outcome(policy: _Policy, results: Any) -> _Outcome:
+    """The decisions of a :meth:`_Policy.fused_program` value."""
+    decisions = []
+    for index, (validation, failed) in enumerate(zip(policy.validations, results, strict=True)):
+        if failed:
+            value = failed[0] if validation.message_expr is not None else None
+            decisions.append(
+                _Decision(
+                    True,
+                    _message(validation, value),
+                    validation.reason or "Invalid",
+                    index,
+                    validation.field_path,
+                )
+            )
+    return _Outcome(decisions, [])
+
+
+def _message(validation: _Validation, value: Any) -> str:
+    """The message of a failed validation whose message expression gave ``value``
+    (None: none, or it failed)."""
+    message = ""
+    if isinstance(value, str):
+        message = value.strip()
+        if len(message.encode()) > _MAX_MESSAGE_BYTES or "\n" in message:
+            message = ""
+    if not message and validation.message:
+        message = validation.message.strip()
+    if not message:
+        message = f"failed expression: {validation.expr.source.strip()}"
+    return message
+
+
+def _evaluate_in(policy: _Policy, context: _Context | _InlinedContext) -> _Outcome:
     fail_denies = policy.failure_policy != "Ignore"
     errors = []
     for _, expr in policy.conditions:
@@ -807,20 +1038,13 @@ def _evaluate_policy(policy: _Policy, bindings: dict[str, Any], shared: Activati
             continue
         if result is True:
             continue
-        message = ""
+        value = None
         if validation.message_expr is not None:
             try:
                 value = context.evaluate(validation.message_expr)
             except _EvalFailure:
                 value = None
-            if isinstance(value, str):
-                message = value.strip()
-                if len(message.encode()) > _MAX_MESSAGE_BYTES or "\n" in message:
-                    message = ""
-        if not message and validation.message:
-            message = validation.message.strip()
-        if not message:
-            message = f"failed expression: {validation.expr.source.strip()}"
+        message = _message(validation, value)
         decisions.append(
             _Decision(True, message, validation.reason or "Invalid", index, validation.field_path)
         )
@@ -897,6 +1121,43 @@ class _Subject:
         assert isinstance(raw_labels, dict)
         self.labels = {str(k): str(v) for k, v in raw_labels.items()}
         self._bound: dict[int, tuple[Any, dict[str, Any], Activation]] = {}
+        # every parameter object a policy may evaluate this object with, by slot
+        self.params: list[Any] = []
+        self._activation: Activation | None = None
+
+    @cached_property
+    def ref(self) -> ObjectRef:
+        """The object's reference (made once for all its findings)."""
+        return self.obj.ref
+
+    def inlined(
+        self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
+    ) -> tuple[Activation, int | None] | None:
+        """The object's one activation for inlined programs, where ``params`` is null
+        and the parameter objects are in ``trainc_params``, and the slot of ``param``
+        there (None for no params); None when ``param`` is not among them."""
+        slot = None
+        if param is not None:
+            slot = next((i for i, p in enumerate(self.params) if p is param), None)
+            if slot is None:
+                return None
+        if self._activation is None:
+            values = dict(self._values(None, namespaces))
+            values[_PARAM_SLOTS] = dict(enumerate(self.params))
+            self._activation = k8s_engine().activation(values)
+        return self._activation, slot
+
+    def _values(self, param: Any, namespaces: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+        namespace = self.namespace
+        ns_labels = namespaces.get(namespace) or {} if namespace else {}
+        return {
+            "object": self.obj.data,
+            "oldObject": None,
+            "request": _request(self.resource, self.name, namespace),
+            "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
+            "authorizer": None,
+            "params": param,
+        }
 
     def bound(
         self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
@@ -905,16 +1166,7 @@ class _Subject:
         that every policy evaluated with the same parameter object shares."""
         found = self._bound.get(id(param))
         if found is None or found[0] is not param:
-            namespace = self.namespace
-            ns_labels = namespaces.get(namespace) or {} if namespace else {}
-            values = {
-                "object": self.obj.data,
-                "oldObject": None,
-                "request": _request(self.resource, self.name, namespace),
-                "namespaceObject": _namespace_object(namespace, ns_labels) if namespace else None,
-                "authorizer": None,
-                "params": param,
-            }
+            values = self._values(param, namespaces)
             found = (param, values, k8s_engine().activation(values))
             self._bound[id(param)] = found
         return found[1], found[2]
@@ -932,6 +1184,9 @@ class PolicySet:
 
     policies: list[_Policy]
     params: list[Manifest]
+    _found_params: dict[tuple[int, int, str], list[Any] | _EvalFailure] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def from_manifests(cls, manifests: list[Manifest]) -> PolicySet:
@@ -986,6 +1241,7 @@ class PolicySet:
                     p for p in self.policies if p.match.may_match(resource, namespace, name)
                 ]
                 candidates[key] = policies
+            subject.params = self._candidate_params(policies, namespace)
             for policy in policies:
                 findings.extend(self._evaluate(policy, subject, namespaces))
         return findings
@@ -1011,17 +1267,16 @@ class PolicySet:
             except _EvalFailure as error:
                 if policy.failure_policy != "Ignore":
                     decision = _Decision(True, f"failed to configure binding: {error}", config=True)
-                    out.append(self._finding(policy, binding, decision, obj))
+                    out.append(self._finding(policy, binding, decision, subject))
                 continue
             for param in params:
-                bindings, shared = subject.bound(param, namespaces)
-                outcome = _evaluate_policy(policy, bindings, shared)
+                outcome = _evaluate_policy(policy, subject, param, namespaces)
                 for key, value in outcome.annotations:
                     values = annotations.setdefault(key, [])
                     if value not in values:
                         values.append(value)
                 for decision in outcome.decisions:
-                    out.append(self._finding(policy, binding, decision, obj))
+                    out.append(self._finding(policy, binding, decision, subject))
         published = tuple(
             (f"{policy.name}/{key}", ", ".join(values)) for key, values in annotations.items()
         )
@@ -1056,7 +1311,37 @@ class PolicySet:
                 )
         return out
 
+    def _candidate_params(self, policies: list[_Policy], namespace: str) -> list[Any]:
+        """The parameter objects any binding of ``policies`` may give an object in
+        ``namespace`` (its matching aside), each once."""
+        out: list[Any] = []
+        for policy in policies:
+            if policy.param_kind is None or not policy.inlined:
+                continue
+            for binding in policy.bindings:
+                try:
+                    params = self._params(policy, binding, namespace)
+                except _EvalFailure:
+                    continue
+                out.extend(p for p in params if p is not None and all(p is not q for q in out))
+        return out
+
     def _params(self, policy: _Policy, binding: _Binding, namespace: str) -> list[Any]:
+        """The parameter objects of an evaluation (worked out once by policy, binding
+        and namespace: they depend on nothing else), or raise :class:`_EvalFailure`."""
+        key = (id(policy), id(binding), namespace)
+        found = self._found_params.get(key)
+        if found is None:
+            try:
+                found = self._find_params(policy, binding, namespace)
+            except _EvalFailure as error:
+                found = error
+            self._found_params[key] = found
+        if isinstance(found, _EvalFailure):
+            raise _EvalFailure(str(found))
+        return found
+
+    def _find_params(self, policy: _Policy, binding: _Binding, namespace: str) -> list[Any]:
         if policy.param_kind is None or binding.param_ref is None:
             return [None]
         api_version, kind = policy.param_kind
@@ -1105,8 +1390,9 @@ class PolicySet:
 
     @staticmethod
     def _finding(
-        policy: _Policy, binding: _Binding, decision: _Decision, obj: PolicyObject
+        policy: _Policy, binding: _Binding, decision: _Decision, subject: _Subject
     ) -> Finding:
+        obj = subject.obj
         actions = binding.actions
         if decision.config or "Deny" in actions:
             severity = Severity.ERROR
@@ -1142,7 +1428,7 @@ class PolicySet:
                 }
             ]
             details.append((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))))
-        ref: ObjectRef = obj.ref
+        ref: ObjectRef = subject.ref
         return Finding(
             f"vap/{policy.name}",
             severity,

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -219,9 +219,12 @@ def _check_config_yaml() -> str:
     return json.dumps(config)
 
 
+# ``bindings`` (``cel.bind``) is for :meth:`K8sEngine.compile_let` only: user expressions
+# are checked in the check environment, which does not have it.
 _RUN_CONFIG_YAML: Final = """\
 name: trainc-k8s-run
 extensions:
+  - name: bindings
   - name: optional
   - name: sets
   - name: lists
@@ -322,6 +325,7 @@ class K8sProgram:
     checked: bool  # False when only the cross-type numeric fallback compiled it
     expression: Any
     error_type: Any
+    run_source: str = ""  # the text the run environment compiled (see the module docstring)
 
     def evaluate(self, bindings: Mapping[str, Any] | Activation) -> Any:
         """The result for ``bindings``: a mapping, or an :class:`Activation` made once for
@@ -419,7 +423,48 @@ class K8sEngine:
                 raise CelCompileError(_strip_status(str(error))) from None
         used = _referenced(renamed, variables)
         result_type = cel_type_name(checked.return_type().name()) if is_checked else "dyn"
-        return K8sProgram(source, used, result_type, is_checked, expression, self._cel.Type.ERROR)
+        return K8sProgram(
+            source, used, result_type, is_checked, expression, self._cel.Type.ERROR, run_source
+        )
+
+    def compile_let(
+        self,
+        lets: Sequence[tuple[str, str]],
+        body: K8sProgram | str,
+        variables: Mapping[str, VarType],
+    ) -> K8sProgram | None:
+        """``body`` with each ``(name, run source)`` of ``lets`` bound first, in order, as
+        one run program (``cel.bind``), or None when the engine cannot compile it.
+
+        The sources, and a ``body`` given as text, are made of the
+        :attr:`K8sProgram.run_source` of programs :meth:`compile` made (checked already)
+        and plain variable reads. The result reads only ``variables``:
+        evaluated on one :class:`Activation`, the values in it are converted once for
+        all the programs, where binding each let's value into a new activation would
+        convert them again.
+        """
+        if isinstance(body, str):
+            body = K8sProgram(body, frozenset(), "dyn", False, None, None, body)
+        text = f"(\n{body.run_source}\n)"
+        for name, source in reversed(lets):
+            text = f"cel.bind({name}, (\n{source}\n), {text})"
+        env = self._env(True, variables)
+        try:
+            expression = env.compile(text)
+        except RuntimeError:
+            try:  # the cross-type numeric comparisons only pass unchecked (see compile)
+                expression = env.compile(text, disable_check=True)
+            except RuntimeError:
+                return None
+        return K8sProgram(
+            body.source,
+            body.variables,
+            body.result_type,
+            body.checked,
+            expression,
+            self._cel.Type.ERROR,
+            text,
+        )
 
 
 def _referenced(source: str, variables: Mapping[str, VarType]) -> frozenset[str]:

@@ -142,3 +142,28 @@ def test_an_activation_serves_many_programs_as_a_mapping_would() -> None:
     unbound = engine.activation({"object": values["object"]})
     with pytest.raises(CelEvalError, match="variables_n"):
         programs[3].evaluate(unbound)
+
+
+def test_compile_let_binds_in_order_over_one_activation() -> None:
+    """Lets are bound in order (a later one reads an earlier one), shadow a declared
+    variable, and the program reads the values of one activation."""
+    engine = k8s_engine()
+    declared: dict[str, Any] = {"object": "dyn", "params": "dyn", "slots": "dyn"}
+    first = cast(K8sProgram, engine.compile("object.spec.replicas * 2", declared))
+    body = cast(
+        K8sProgram,
+        engine.compile("variables_b + params.offset", {**declared, "variables_b": "dyn"}),
+    )
+    program = engine.compile_let(
+        [("params", "slots[1]"), ("variables_b", first.run_source)], body, declared
+    )
+    assert program is not None
+    activation = engine.activation(
+        {"object": {"spec": {"replicas": 3}}, "params": None, "slots": {1: {"offset": 10}}}
+    )
+    assert program.evaluate(activation) == 16
+    # several results in one program: a body given as text
+    both = engine.compile_let([], f"[{first.run_source}, {body.run_source}]", declared)
+    assert both is not None
+    with pytest.raises(CelEvalError):  # variables_b is bound nowhere here
+        both.evaluate(activation)
