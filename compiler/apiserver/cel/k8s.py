@@ -371,6 +371,9 @@ class K8sEngine:
         self._envs: dict[tuple[bool, tuple[tuple[str, VarType], ...]], Any] = {}
         self._lock = threading.Lock()
         self._activations: Any = None  # the run environment that makes activations
+        # Compiled programs by (source, variables): check -j compiles the same policies
+        # once per chunk, and a program is immutable, so one compilation serves them all.
+        self._programs: dict[tuple[Any, ...], Any] = {}
 
     def _env(self, run: bool, variables: Mapping[str, VarType]) -> Any:
         key = (run, tuple(sorted(variables.items())))
@@ -408,6 +411,13 @@ class K8sEngine:
         return Activation(self._activations.Activation(data=values))
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
+        key = ("compile", source, tuple(sorted(variables.items())))
+        program = self._programs.get(key)
+        if program is None:
+            program = self._programs[key] = self._compile(source, variables)
+        return program
+
+    def _compile(self, source: str, variables: Mapping[str, VarType]) -> K8sProgram:
         renamed, names = rewrite_variables(source)
         try:
             checked, is_checked = self._compile_in(self._env(False, variables), renamed)
@@ -445,6 +455,26 @@ class K8sEngine:
         """
         if isinstance(body, str):
             body = K8sProgram(body, frozenset(), "dyn", False, None, None, body)
+        key = (
+            "let",
+            tuple(lets),
+            body.source,
+            body.variables,
+            body.result_type,
+            body.checked,
+            body.run_source,
+            tuple(sorted(variables.items())),
+        )
+        if key not in self._programs:
+            self._programs[key] = self._compile_let(lets, body, variables)
+        return self._programs[key]  # type: ignore[no-any-return]
+
+    def _compile_let(
+        self,
+        lets: Sequence[tuple[str, str]],
+        body: K8sProgram,
+        variables: Mapping[str, VarType],
+    ) -> K8sProgram | None:
         text = f"(\n{body.run_source}\n)"
         for name, source in reversed(lets):
             text = f"cel.bind({name}, (\n{source}\n), {text})"
