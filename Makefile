@@ -51,13 +51,17 @@ lint: setup
 # checks that nothing changed.
 ORACLE_V2_2 := $(ORACLE_DIR)/bin/oracle-v2.2.0
 ORACLE_V2_1 := $(ORACLE_DIR)/bin/oracle-v2.1.0
-oracle: $(ORACLE) $(ORACLE_V2_2) $(ORACLE_V2_1)
+ORACLE_V2_0 := $(ORACLE_DIR)/bin/oracle-v2.0.0
+oracle: $(ORACLE) $(ORACLE_V2_2) $(ORACLE_V2_1) $(ORACLE_V2_0)
 $(ORACLE): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/go.mod $(ORACLE_DIR)/go.sum
 	cd $(ORACLE_DIR) && go build -o bin/oracle .
 $(ORACLE_V2_2): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.2.0.mod $(ORACLE_DIR)/versions/v2.2.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.2.0.mod -tags trainer_v2_2 -o bin/oracle-v2.2.0 .
 $(ORACLE_V2_1): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.1.0.mod $(ORACLE_DIR)/versions/v2.1.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.1.0.mod -tags trainer_v2_2,trainer_v2_1 -o bin/oracle-v2.1.0 .
+# v2.0.0 is measured and has its oracle build, but trainc does not emulate it yet.
+$(ORACLE_V2_0): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.0.0.mod $(ORACLE_DIR)/versions/v2.0.0.sum
+	cd $(ORACLE_DIR) && go build -modfile=versions/v2.0.0.mod -tags trainer_v2_2,trainer_v2_1,trainer_v2_0 -o bin/oracle-v2.0.0 .
 
 goldens: setup oracle
 	$(PY) -m tests.conformance.goldens

@@ -24,7 +24,7 @@ set -euo pipefail
 
 TRAINER_MODULE=github.com/kubeflow/trainer/v2
 NEWEST_VERSION=v2.3.0
-ALL_VERSIONS=(v2.1.0 v2.2.0 v2.3.0)
+ALL_VERSIONS=(v2.0.0 v2.1.0 v2.2.0 v2.3.0)
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRIPT="$REPO_ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
 UPSTREAM_DIR="$REPO_ROOT/upstream"

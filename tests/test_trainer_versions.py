@@ -4,26 +4,32 @@
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import re
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 import compiler
 from compiler.cli import main
 from compiler.deliver.version_diff import diff_between_versions, render_version_diff
 from compiler.plan.build_plan import plan_for_paths
-from compiler.render.webhooks import deprecation_warning
+from compiler.render.webhooks import deprecation_warning, validate_runtime, webhook_text
 from compiler.upstream.artifacts import upstream
+from compiler.upstream.names import LABEL_ANCESTOR
 from compiler.upstream.versions import (
     DEFAULT_TRAINER_VERSION,
+    MEASURED_TRAINER_VERSIONS,
     TRAINER_VERSIONS,
     Gate,
     PerVersion,
 )
-from tests.conformance.oracle import BUILDS
+from tests.conformance.oracle import BUILDS, OracleUnavailable, oracle_binary
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "golden"
@@ -66,10 +72,13 @@ def test_every_release_has_artifacts_and_an_oracle_build() -> None:
     script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
     match = re.search(r"^ALL_VERSIONS=\((.*)\)$", script, re.M)
     assert match is not None
-    assert tuple(match.group(1).split()) == TRAINER_VERSIONS
-    assert set(BUILDS) == set(TRAINER_VERSIONS)
+    fetched = tuple(match.group(1).split())
+    # Every emulated release is fetched and built; a measured release may be prepared
+    # (artifacts and oracle) before trainc accepts it (v2.0.0 today).
+    assert set(TRAINER_VERSIONS) <= set(fetched) <= set(MEASURED_TRAINER_VERSIONS)
+    assert set(BUILDS) == set(fetched)
     assert TRAINER_VERSIONS[-1] == DEFAULT_TRAINER_VERSION
-    for version in TRAINER_VERSIONS:
+    for version in fetched:
         assert upstream(version).trainer_dir.name.endswith(f"@{version}")
 
 
@@ -213,3 +222,61 @@ def test_v21_render_applies_pod_template_overrides(
     assert "spec.podTemplateOverrides is not in Trainer v2.2.0's TrainJob schema" in (
         capsys.readouterr().err
     )
+
+
+def _runtime(name: str, replicas: int, ancestor: str | None, container: str) -> dict[str, Any]:
+    labels = {"trainer.kubeflow.org/support": "deprecated"}
+    job_metadata = {"labels": {LABEL_ANCESTOR: ancestor}} if ancestor else {}
+    job = {
+        "name": name,
+        "replicas": replicas,
+        "template": {
+            "metadata": job_metadata,
+            "spec": {"template": {"spec": {"containers": [{"name": container, "image": "x"}]}}},
+        },
+    }
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": f"{name}-{replicas}-{ancestor or 'none'}", "labels": labels},
+        "spec": {"template": {"spec": {"replicatedJobs": [job]}}},
+    }
+
+
+RUNTIME_WEBHOOK_CASES = [
+    _runtime("launcher", 2, None, "node"),  # v2.0.0 only: the launcher rule
+    _runtime("launcher", 2, "trainer", "node"),  # both rules, one message
+    _runtime("node", 1, "trainer", "other"),  # v2.1.0 only: the expected container
+    _runtime("node", 3, "trainer", "node"),  # both releases
+]
+
+
+@pytest.mark.parametrize("version", ["v2.0.0", "v2.1.0"])
+@pytest.mark.parametrize("runtime", RUNTIME_WEBHOOK_CASES, ids=lambda r: r["metadata"]["name"])
+def test_runtime_webhook_matches_the_release_oracle(
+    tmp_path: Path, runtime: dict[str, Any], version: str
+) -> None:
+    """v2.0.0's runtime webhook (launcher replicas, no container check, no deprecation
+    warning) against the real code of each release, built as its conformance oracle."""
+    try:
+        binary = oracle_binary(version)
+    except OracleUnavailable as exc:
+        pytest.skip(str(exc))
+    path = tmp_path / "runtime.yaml"
+    path.write_text(yaml.safe_dump(runtime), encoding="utf-8")
+    result = subprocess.run(
+        [str(binary), "validate", str(path)], capture_output=True, text=True, check=False
+    )
+    answer = json.loads(result.stdout)
+    upstream_errors = [(e["field"], e["message"]) for e in answer["errors"]]
+    ours = [
+        (
+            e.field,
+            f"{e.field}: {webhook_text(e, runtime, 'trainer.v1alpha1.ClusterTrainingRuntime')}",
+        )
+        for e in validate_runtime(runtime, version)
+    ]
+    assert ours == upstream_errors
+    upstream_warnings = [w["message"] for w in answer["warnings"]]
+    warning = deprecation_warning(runtime, version)
+    assert ([warning] if warning else []) == upstream_warnings

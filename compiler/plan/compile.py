@@ -184,7 +184,7 @@ def admit_runtimes(loaded: LoadResult, version: str = DEFAULT_TRAINER_VERSION) -
     admitted: list[Manifest] = []
     rejected: list[Manifest] = [m for m in loaded.rejected if m.kind in RUNTIME_KINDS]
     for runtime in (m for m in loaded.objects if m.kind in RUNTIME_KINDS):
-        errors = validate_runtime(runtime.data)
+        errors = validate_runtime(runtime.data, version)
         root = TYPE_ROOTS[runtime.kind]
         for error in errors:
             location = runtime.locate(parse_field_path(error.field or ""))

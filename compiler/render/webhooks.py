@@ -28,12 +28,13 @@ from compiler.upstream.names import (
     DEPRECATION_POLICY_URL,
     DEPRECATION_POLICY_URL_V2_1,
     LABEL_ANCESTOR,
+    LAUNCHER,
     MODEL_INITIALIZER,
     NODE,
     SUPPORT_LABEL,
     WEBHOOK_VALIDATION_LABEL,
 )
-from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, PerVersion
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate, PerVersion
 
 # --- what a webhook's denial says
 
@@ -127,7 +128,18 @@ def webhook_applies(runtime: dict[str, Any]) -> bool:
     return labels.get(WEBHOOK_VALIDATION_LABEL) != "disabled"
 
 
-def validate_runtime(runtime: dict[str, Any]) -> list[FieldError]:
+# v2.1.0 requires each ancestor job's expected container and drops v2.0.0's rule that a
+# job named ``launcher`` has one replica (measured in both releases' pkg/webhooks).
+ANCESTOR_CONTAINER_CHECK = Gate(
+    "v2.1.0", "runtime webhook: ancestor containers required; no launcher replicas rule"
+)
+# v2.1.0 added the warning on ClusterTrainingRuntimes labelled support: deprecated.
+DEPRECATION_WARNING = Gate("v2.1.0", "runtime webhook: deprecated-runtime warning")
+
+
+def validate_runtime(
+    runtime: dict[str, Any], version: str = DEFAULT_TRAINER_VERSION
+) -> list[FieldError]:
     """Errors for one defaulted runtime object, as the webhook reports them on create."""
     if not webhook_applies(runtime):
         return []
@@ -137,17 +149,23 @@ def validate_runtime(runtime: dict[str, Any]) -> list[FieldError]:
             "replicatedJobs"
         )
     ) or []
+    containers_checked = ANCESTOR_CONTAINER_CHECK.on(version)
     for index, job in enumerate(jobs):
         labels = ((job.get("template") or {}).get("metadata") or {}).get("labels")
         ancestor = (labels or {}).get(LABEL_ANCESTOR)
-        if ancestor not in _EXPECTED_CONTAINER:
-            continue
         path = f"spec.template.spec.replicatedJobs[{index}]"
         replicas = job.get("replicas", 0)
-        if replicas != 1:
+        one_replica = ancestor in _EXPECTED_CONTAINER or (
+            not containers_checked and job.get("name") == LAUNCHER
+        )
+        if one_replica and replicas != 1:
+            # Once, as upstream's error aggregate drops a repeated message (v2.0.0 checks
+            # a launcher that is also an ancestor twice).
             errors.append(
                 FieldError("FieldValueInvalid", f"{path}.replicas", "always must be 1", replicas)
             )
+        if ancestor not in _EXPECTED_CONTAINER or not containers_checked:
+            continue
         pod_spec = (
             (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
         ) or {}
@@ -176,6 +194,8 @@ def deprecation_warning(
     """The warning a ClusterTrainingRuntime labelled ``support: deprecated`` gets on create."""
     metadata = runtime.get("metadata") or {}
     if runtime.get("kind") != "ClusterTrainingRuntime" or not webhook_applies(runtime):
+        return None
+    if not DEPRECATION_WARNING.on(version):
         return None
     if (metadata.get("labels") or {}).get(SUPPORT_LABEL) != "deprecated":
         return None

@@ -33,6 +33,10 @@ BUILDS: dict[str, tuple[tuple[str, ...], str]] = {
         ("-modfile=versions/v2.1.0.mod", "-tags=trainer_v2_2,trainer_v2_1"),
         "oracle-v2.1.0",
     ),
+    "v2.0.0": (
+        ("-modfile=versions/v2.0.0.mod", "-tags=trainer_v2_2,trainer_v2_1,trainer_v2_0"),
+        "oracle-v2.0.0",
+    ),
 }
 
 

@@ -252,7 +252,7 @@ func (c *cluster) validateTrainJob(ctx context.Context, tj *trainer.TrainJob) (a
 	}
 	return recoveredValidation(func() (admission.Warnings, []issue) {
 		warns, errs := rt.ValidateObjects(ctx, nil, tj)
-		return warns, fieldErrorListIssues(errs)
+		return warns, fieldErrorListIssues(append(trainJobNameErrors(tj), errs...))
 	})
 }
 

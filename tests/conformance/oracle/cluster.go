@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
-	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	jobruntime "github.com/kubeflow/trainer/v2/pkg/runtime"
@@ -26,7 +25,7 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(trainer.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
 	utilruntime.Must(schedulerpluginsv1alpha1.AddToScheme(s))
-	utilruntime.Must(volcanov1beta1.AddToScheme(s))
+	addVolcanoScheme(s)
 	return s
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -170,7 +169,7 @@ func (s *session) renderOnce(ctx context.Context, verbose bool, stderr io.Writer
 	return objs, issues, nil
 }
 
-func newRenderedObject(job, returned int, ac runtime.ApplyConfiguration) (*renderedObject, error) {
+func newRenderedObject(job, returned int, ac any) (*renderedObject, error) {
 	raw, err := json.Marshal(ac)
 	if err != nil {
 		return nil, fmt.Errorf("serializing %T: %w", ac, err)
