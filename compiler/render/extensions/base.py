@@ -18,10 +18,11 @@ annotations: that is why ``--emit trainjobs`` refuses a runtime that declares on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from compiler.render.info import JsonObject
+from compiler.upstream.names import NODE
 
 DECLARATION = "trainc.dev/extensions"
 PARAMETER_DOMAIN = ".trainc.dev/"
@@ -113,3 +114,17 @@ def declares_extensions(annotations: Mapping[str, str]) -> bool:
         PARAMETER_DOMAIN in key and key.split("/", 1)[0].endswith(".trainc.dev")
         for key in annotations
     )
+
+
+def role_job_problems(extension: str, roles: Iterable[JsonObject]) -> list[str]:
+    """What a v1 replica type needs of the replicated job that stands for it: one replica
+    (the JobSet layout has one template per role) and the ``node`` container (the v1
+    webhooks' default-container rule)."""
+    problems = []
+    for rjob in roles:
+        if rjob.get("replicas", 1) != 1:
+            problems.append(f"{extension}: replicated job {rjob['name']} must have replicas 1")
+        pod = (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        if not any(c.get("name") == NODE for c in (pod or {}).get("containers") or ()):
+            problems.append(f"{extension}: replicated job {rjob['name']} needs a container node")
+    return problems

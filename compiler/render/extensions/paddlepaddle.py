@@ -24,7 +24,12 @@ every index of a job, so every pod here gets ``<host>:<port>``: the same address
 from __future__ import annotations
 
 from compiler.render import upsert
-from compiler.render.extensions.base import Extension, ExtensionPlugin, Parameters
+from compiler.render.extensions.base import (
+    Extension,
+    ExtensionPlugin,
+    Parameters,
+    role_job_problems,
+)
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet
 from compiler.upstream.names import NODE
@@ -88,16 +93,7 @@ def _check_runtime(spec: JsonObject, params: Parameters) -> list[str]:
     names = [j.get("name") for j in jobs]
     if WORKER not in names:
         problems.append(f"{NAME} needs a replicated job named worker")
-    for rjob in jobs:
-        if rjob.get("name") not in ROLES:
-            continue
-        if rjob.get("replicas", 1) != 1:
-            problems.append(f"{NAME}: replicated job {rjob['name']} must have replicas 1")
-        pod = (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
-        if not any(c.get("name") == NODE for c in (pod or {}).get("containers") or ()):
-            # v1's webhook: each replica type needs the default container
-            problems.append(f"{NAME}: replicated job {rjob['name']} needs a container node")
-    return problems
+    return problems + role_job_problems(NAME, (j for j in jobs if j.get("name") in ROLES))
 
 
 EXTENSION = Extension(

@@ -26,7 +26,12 @@ from __future__ import annotations
 import json
 
 from compiler.render import upsert
-from compiler.render.extensions.base import Extension, ExtensionPlugin, Parameters
+from compiler.render.extensions.base import (
+    Extension,
+    ExtensionPlugin,
+    Parameters,
+    role_job_problems,
+)
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
 from compiler.render.info import Info, JsonObject, PodSet
 from compiler.upstream.names import NODE
@@ -107,13 +112,7 @@ def _check_runtime(spec: JsonObject, params: Parameters) -> list[str]:
         problems.append(f"tensorflow needs a replicated job named one of {', '.join(ROLES)}")
     if sum(1 for j in roles if j.get("name") in ("chief", "master")) > 1:
         problems.append("tensorflow: must not have more than 1 Chief or Master role")
-    for rjob in roles:
-        if rjob.get("replicas", 1) != 1:
-            problems.append(f"tensorflow: replicated job {rjob['name']} must have replicas 1")
-        pod = (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
-        if not any(c.get("name") == NODE for c in (pod or {}).get("containers") or ()):
-            problems.append(f"tensorflow: replicated job {rjob['name']} needs a container node")
-    return problems
+    return problems + role_job_problems("tensorflow", roles)
 
 
 EXTENSION = Extension(
