@@ -22,6 +22,7 @@ from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.incremental import (
     InputFile,
     chunk_build,
+    chunk_contents,
     chunk_files,
     map_chunks,
     read_inputs,
@@ -69,15 +70,7 @@ def _check_chunk(
     context_names = {f.display for f in context}
     result = CheckChunk(findings=build.findings, notes=list(build.notes))
     result.failed = bool(build.problems)
-    loaded = build.loaded
-    for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
-        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
-            result.foreign = True
-    result.identities = [
-        (m.api_version.partition("/")[0], m.namespace or "", m.name)
-        for m in loaded.objects
-        if m.kind == TRAINJOB_KIND
-    ]
+    result.foreign, result.identities = chunk_contents(build.loaded, own_names)
     for obj in build.checked:
         file = obj.origin.source.file
         # the context's inputs are counted once, from the context checked alone

@@ -51,7 +51,7 @@ from compiler.emit.output import requirement_text, requirements_file
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem
 from compiler.load.discover import discover_collect
-from compiler.load.loader import load_texts_collect
+from compiler.load.loader import LoadResult, load_texts_collect
 from compiler.plan.build_plan import BuildPlan
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, warning_order
 from compiler.render.info import SecretRequirement
@@ -374,6 +374,23 @@ def chunk_build(
     return build
 
 
+def chunk_contents(
+    loaded: LoadResult, own_names: set[str]
+) -> tuple[bool, list[tuple[str, str, str]]]:
+    """(whether the chunk's own files held other kinds than TrainJob, the identities
+    (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
+    foreign = any(
+        m.source.file in own_names and m.kind != TRAINJOB_KIND
+        for m in (*loaded.objects, *loaded.rejected, *loaded.others)
+    )
+    identities = [
+        (m.api_version.partition("/")[0], m.namespace or "", m.name)
+        for m in loaded.objects
+        if m.kind == TRAINJOB_KIND
+    ]
+    return foreign, identities
+
+
 def render_chunk(
     plan: BuildPlan,
     context: Sequence[InputFile],
@@ -386,15 +403,7 @@ def render_chunk(
     build = chunk_build(plan, context, own, keep_context)
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
-    loaded = build.loaded
-    for manifest in (*loaded.objects, *loaded.rejected, *loaded.others):
-        if manifest.source.file in own_names and manifest.kind != TRAINJOB_KIND:
-            result.foreign = True
-    result.identities = [
-        (m.api_version.partition("/")[0], m.namespace or "", m.name)
-        for m in loaded.objects
-        if m.kind == TRAINJOB_KIND
-    ]
+    result.foreign, result.identities = chunk_contents(build.loaded, own_names)
     objects = build.stored_objects() if stored else build.objects
     for obj in objects:
         digest = store.put(dump_document(obj.data).encode("utf-8"))
