@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from compiler.render.info import JsonObject
+from compiler.render.info import JsonObject, PodSet
 from compiler.upstream.names import NODE
 
 DECLARATION = "trainc.dev/extensions"
@@ -128,3 +128,14 @@ def role_job_problems(extension: str, roles: Iterable[JsonObject]) -> list[str]:
         if not any(c.get("name") == NODE for c in (pod or {}).get("containers") or ()):
             problems.append(f"{extension}: replicated job {rjob['name']} needs a container node")
     return problems
+
+
+def node_port(pod_set: PodSet, name: str, default: int) -> int:
+    """The port named ``name`` of the pod set's ``node`` container, else ``default``
+    (the v1 operators' default port of a replica type)."""
+    container = pod_set.container(NODE)
+    for port in container.ports if container is not None else ():
+        if port.get("name") == name:
+            value: int = port["containerPort"]
+            return value
+    return default

@@ -28,10 +28,11 @@ from compiler.render.extensions.base import (
     Extension,
     ExtensionPlugin,
     Parameters,
+    node_port,
     role_job_problems,
 )
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
-from compiler.render.info import Info, JsonObject, PodSet
+from compiler.render.info import Info, JsonObject
 from compiler.upstream.names import NODE
 
 NAME = "paddlepaddle"
@@ -40,15 +41,6 @@ WORKER = "worker"
 ROLES = (MASTER, WORKER)
 PORT_NAME = "master"  # PaddleJobDefaultPortName
 DEFAULT_PORT = 36543
-
-
-def role_port(pod_set: PodSet) -> int:
-    container = pod_set.container(NODE)
-    for port in container.ports if container is not None else ():
-        if port.get("name") == PORT_NAME:
-            value: int = port["containerPort"]
-            return value
-    return DEFAULT_PORT
 
 
 def paddle_envs(info: Info, job: TrainJobContext, role: str) -> list[JsonObject]:
@@ -60,7 +52,10 @@ def paddle_envs(info: Info, job: TrainJobContext, role: str) -> list[JsonObject]
         {"name": "PYTHONUNBUFFERED", "value": "1"},
         {"name": "PADDLE_JOB_ID", "value": job.name},
         {"name": "PADDLE_NNODES", "value": str(total)},
-        {"name": "PADDLE_MASTER", "value": f"{host}:{role_port(rendezvous)}"},
+        {
+            "name": "PADDLE_MASTER",
+            "value": f"{host}:{node_port(rendezvous, PORT_NAME, DEFAULT_PORT)}",
+        },
     ]
     if MASTER in roles:
         count_env = "PADDLE_SERVER_NUM" if role == MASTER else "PADDLE_TRAINER_NUM"
@@ -80,7 +75,10 @@ class PaddleExtension(ExtensionPlugin, EnforceMLPolicyPlugin):
                 upsert.upsert_env(container.env, envs)
             node = pod_set.container(NODE)
             if node is not None:
-                port = {"name": PORT_NAME, "containerPort": role_port(pod_set)}
+                port = {
+                    "name": PORT_NAME,
+                    "containerPort": node_port(pod_set, PORT_NAME, DEFAULT_PORT),
+                }
                 upsert.upsert_ports(node.ports, [port])
 
 

@@ -30,10 +30,11 @@ from compiler.render.extensions.base import (
     Extension,
     ExtensionPlugin,
     Parameters,
+    node_port,
     role_job_problems,
 )
 from compiler.render.framework import EnforceMLPolicyPlugin, TrainJobContext
-from compiler.render.info import Info, JsonObject, PodSet
+from compiler.render.info import Info, JsonObject
 from compiler.upstream.names import NODE
 
 NAME = "tensorflow"
@@ -45,21 +46,11 @@ TASK_INDEX = "TRAINC_TF_TASK_INDEX"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
-def role_port(pod_set: PodSet) -> int:
-    """The ``tfjob-port`` of the role's ``node`` container, else 2222."""
-    container = pod_set.container(NODE)
-    for port in container.ports if container is not None else ():
-        if port.get("name") == PORT_NAME:
-            value: int = port["containerPort"]
-            return value
-    return DEFAULT_PORT
-
-
 def cluster_spec(info: Info, namespace: str) -> dict[str, list[str]]:
     cluster: dict[str, list[str]] = {}
     for pod_set in info.pod_sets:
         if pod_set.name in ROLES:
-            port = role_port(pod_set)
+            port = node_port(pod_set, PORT_NAME, DEFAULT_PORT)
             cluster[pod_set.name] = [
                 f"{endpoint}.{namespace}.svc:{port}" for endpoint in pod_set.endpoints()
             ]
@@ -85,7 +76,7 @@ class TensorFlowExtension(ExtensionPlugin, EnforceMLPolicyPlugin):
             container = pod_set.container(NODE)
             if container is None:
                 continue
-            port = role_port(pod_set)
+            port = node_port(pod_set, PORT_NAME, DEFAULT_PORT)
             upsert.upsert_ports(container.ports, [{"name": PORT_NAME, "containerPort": port}])
             if not distributed:
                 continue
