@@ -2,9 +2,10 @@
 
 A project of two clusters, overlays with locks and a namespace-only patch, a policy and
 several job files is rendered once into the render cache; then each kind of input is
-changed in turn and the render that reuses the cache is compared, byte for byte (output
-tree, stdout, stderr, exit code), with a whole render of the same inputs done without
-the chunk machinery at all.
+changed in turn and the render that reuses the cache (always into one output folder, so
+that it is updated in place where it can be) is compared, byte for byte (output tree,
+stdout, stderr, exit code), with a whole render of the same inputs done without the
+chunk machinery at all.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import pytest
 
 from compiler.cli import main
 from compiler.emit import incremental
+from compiler.emit import tree as tree_module
 
 REPO = Path(__file__).resolve().parents[1]
+in_place: list[bool] = []  # per output folder the last cached render wrote: in place?
 
 JOB = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -145,6 +148,7 @@ def renders(
     upstream.write_text("{}")
     monkeypatch.setattr(incremental, "_upstream_files", lambda version: [upstream])
     real_run_parts = incremental.run_parts
+    real_write_tree = tree_module.write_tree
     parts: Parts = []
 
     def recorded(*args: object, **kwargs: object) -> incremental.PartBuild | None:
@@ -152,14 +156,25 @@ def renders(
         parts.append(part)
         return part
 
+    def write_tree(*args: object, **kwargs: object) -> bool:
+        updated = real_write_tree(*args, **kwargs)  # type: ignore[arg-type]
+        in_place.append(updated)
+        return updated
+
+    monkeypatch.setattr(tree_module, "write_tree", write_tree)
+
     def run(label: str) -> tuple[Outcome, Outcome, Outcome, Parts]:
         monkeypatch.setattr(incremental, "run_parts", lambda *a, **k: None)
         whole = render(capsys, project, tmp_path / f"whole-{label}")
         monkeypatch.setattr(incremental, "run_parts", recorded)
         parts.clear()
-        cached = render(capsys, project, tmp_path / f"cached-{label}", "-j", "2")
+        in_place.clear()
+        # one output folder for every change: what it held is updated in place
+        cached = render(capsys, project, tmp_path / "cached", "-j", "2")
         seen = list(parts)
+        written = list(in_place)  # the cached render's folders only
         fresh = render(capsys, project, tmp_path / f"fresh-{label}", "-j", "1", "--no-cache")
+        in_place[:] = written
         return whole, cached, fresh, seen
 
     return run
@@ -231,15 +246,19 @@ def test_every_kind_of_change_renders_as_a_whole_render_does(
     assert [p is not None and p.chunks for p in parts] == [6, 6]
     for label, change in CHANGES:
         change(project)
+        before = cached[3]
         whole, cached, fresh, parts = renders(label.split()[0])
-        assert cached == whole, label
         assert fresh == whole, label
         if label == "an error":
+            assert cached[:3] == whole[:3]
+            assert cached[3] == before  # the folder written before is left as it was
             assert parts == [None]  # rendered whole: the error names the place
-        else:
-            assert all(p is not None for p in parts), label
+            continue
+        assert cached == whole, label
+        assert all(p is not None for p in parts), label
         if label == "trainjob":  # the changed file alone, in each cluster
             assert [p.rendered for p in parts if p is not None] == [1, 1]
+            assert in_place == [True]  # its few files replaced in the folder written before
         if label in ("runtime", "overlay", "upstream", "trainer release"):
             assert sum(p.rendered for p in parts if p is not None) >= 5, label
     assert whole[0] == 2 and "jobs-4.yaml" in whole[2]  # the last change is an error

@@ -196,7 +196,8 @@ def _run_parts_with(
             _stream_parts(parts, store, project_mode)
             return EXIT_OK
         assert output is not None
-        count = _write_parts(args, parts, store, output, project_mode)
+        records = None if cache is None else cache / "trees"
+        count = _write_parts(args, parts, store, output, project_mode, records)
     if not args.quiet:
         _print_part_summary(parts, count, output, project_mode)
     return EXIT_OK
@@ -225,21 +226,24 @@ def _write_parts(
     store: BlobStore,
     output: Path,
     project_mode: bool,
+    records: Path | None,
 ) -> int:
+    """Write the parts' trees; ``records``: where the render cache keeps what each output
+    tree holds, so that a tree can be updated in place (:mod:`compiler.emit.tree`)."""
     from compiler.emit.kustomization import cluster_extra_files
-    from compiler.emit.output import ClusterFiles, write_files, write_project_files
+    from compiler.emit.tree import ClusterFiles, write_files, write_project_files
 
     def files_of(part: PartBuild) -> list[tuple[str, str]]:
         return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]
 
     if not project_mode:
-        return write_files(files_of(parts[0]), output, parts[0].requirements_text())
+        return write_files(files_of(parts[0]), output, parts[0].requirements_text(), None, records)
     clusters: dict[str, ClusterFiles] = {}
     for part in parts:
         files = files_of(part)
         extra = cluster_extra_files(part.plan.cluster, (relative for relative, _ in files))
         clusters[part.plan.cluster_name or ""] = (files, part.requirements_text(), extra)
-    return write_project_files(clusters, output, whole=args.cluster is None)
+    return write_project_files(clusters, output, whole=args.cluster is None, records=records)
 
 
 def _print_part_summary(

@@ -113,10 +113,11 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = f"{root}/"  # (a 10,000-TrainJob tree asks for 16,667 paths)
         self.written = 0  # blobs this process wrote
 
     def path(self, digest: str) -> str:
-        return f"{self.root}/{digest[:2]}/{digest}"
+        return f"{self._prefix}{digest[:2]}/{digest}"
 
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
@@ -498,7 +499,8 @@ def _render_missing(
     jobs: int,
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
-    plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
+    if missing:
+        plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
 
     def task(index: int) -> ChunkResult:
         return render_chunk(plan, context, chunks[index], index == 0, stored, store)
@@ -585,17 +587,14 @@ def _merge_warnings(
 def _clashes(objects: list[ObjectFile], files: bool) -> bool:
     """Two objects on one path (or on paths one case-insensitive filesystem folds into
     one), or a path no folder can hold: the whole render says which (planned_files)."""
-    paths: set[str] = set()
-    folded: set[str] = set()
-    for obj in objects:
-        path = obj.relative_path
-        folder, _, name = path.partition("/")
-        if files and (folder in ("", ".", "..") or "/" in name or "\0" in path):
-            return True
-        if path in paths or path.casefold() in folded:
-            return True
-        paths.add(path)
-        folded.add(path.casefold())
+    paths = [obj.relative_path for obj in objects]
+    if len(set(paths)) != len(paths) or len({p.casefold() for p in paths}) != len(paths):
+        return True
+    if files:
+        for path in paths:
+            folder, _, name = path.partition("/")
+            if folder in ("", ".", "..") or "/" in name or "\0" in path:
+                return True
     return False
 
 

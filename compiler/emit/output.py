@@ -1,6 +1,6 @@
 """Write rendered objects: one file per object under a predictable path, or one stream.
 
-Layout of an output directory (owned by trainc: it is replaced whole on each run)::
+Layout of an output directory (owned by trainc: it is rewritten on each run)::
 
     <namespace>/<group>_<Kind>_<name>.yaml      (group ``core`` for v1 objects)
     requirements.yaml                           (Secrets with generated data, if any)
@@ -15,7 +15,8 @@ trainc never writes key material: the Secret is to be created once, if absent, b
 apply step (not part of trainc yet) or by hand with the generator the entry names.
 
 The directory is written next to its final place and swapped in only when every
-file is written, so a failed run leaves the previous output untouched.
+file is written, so a failed run leaves the previous output untouched. (A render by
+chunks may instead update a few files in place: :mod:`compiler.emit.tree`.)
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from compiler.plan.stages import Build
 from compiler.render.info import SecretRequirement
 
 MARKER = ".trainc-output"
+MARKER_TEXT = "rendered by trainc; replaced whole on each run\n"
 
 
 def stream_text(objects: Iterable[RenderedObject]) -> str:
@@ -172,29 +174,21 @@ def _write_directory(
     return len(files)
 
 
-# An object file: a rendered object to serialise, or the path of a blob holding its bytes
-# (:mod:`compiler.emit.incremental`), hard-linked into the tree.
-FileSource = RenderedObject | str
-
-
 def _fill(
     folder: Path,
-    files: Iterable[tuple[str, FileSource]],
+    files: Iterable[tuple[str, RenderedObject]],
     requirements: str | None = None,
     extra: Mapping[str, bytes] | None = None,
 ) -> None:
-    """Write ``files`` (relative path, source), the requirements file (its text, if
+    """Write ``files`` (relative path, object), the requirements file (its text, if
     any) and ``extra`` in ``folder``."""
     made: set[str] = set()
-    for relative, source in files:
+    for relative, obj in files:
         parent = relative.rpartition("/")[0]
         if parent not in made:
             os.makedirs(folder / parent, exist_ok=True)
             made.add(parent)
-        if isinstance(source, str):
-            _link_new_file(source, f"{folder}/{relative}")
-        else:
-            _write_new_file(f"{folder}/{relative}", dump_document(source.data).encode("utf-8"))
+        _write_new_file(f"{folder}/{relative}", dump_document(obj.data).encode("utf-8"))
     if requirements is not None:
         _write_new_file(f"{folder}/requirements.yaml", requirements.encode("utf-8"))
     for name, data in (extra or {}).items():
@@ -217,48 +211,6 @@ def _link_new_file(blob: str, path: str) -> None:
             raise
         with open(blob, "rb") as source:
             _write_new_file(path, source.read())
-
-
-def write_files(
-    files: Sequence[tuple[str, str]],
-    directory: Path,
-    requirements: str | None = None,
-    extra: Mapping[str, bytes] | None = None,
-) -> int:
-    """Like :func:`write_directory` for objects already serialised: ``files`` are
-    (relative path, blob path) pairs, checked for clashes by the caller; ``requirements``
-    the text of the requirements file, if one is due."""
-    with _os_errors(directory), staged_directory(directory, len(files)) as staging:
-        _fill(staging, files, requirements, extra)
-    return len(files)
-
-
-ClusterFiles = tuple[Sequence[tuple[str, str]], str | None, Mapping[str, bytes]]
-
-
-def write_project_files(
-    clusters: Mapping[str, ClusterFiles], directory: Path, *, whole: bool
-) -> int:
-    """Like :func:`write_project` for objects already serialised, by cluster: (files,
-    requirements, extra files) as :func:`write_files` takes them."""
-    with _os_errors(directory):
-        directory = directory.resolve()
-        check_replaceable(directory)
-        if not whole:
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / MARKER).write_text(
-                "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
-            )
-            for name, (files, requirements, extra) in clusters.items():
-                with staged_directory(directory / name, len(files)) as staging:
-                    _fill(staging, files, requirements, extra)
-        else:
-            total = sum(len(files) for files, _, _ in clusters.values())
-            with staged_directory(directory, total) as staging:
-                for name, (files, requirements, extra) in clusters.items():
-                    with staged_directory(staging / name) as folder:
-                        _fill(folder, files, requirements, extra)
-    return sum(len(files) for files, _, _ in clusters.values())
 
 
 def _write_new_file(path: str, data: bytes) -> None:
@@ -369,9 +321,7 @@ def staged_directory(directory: Path, files: int = 0) -> Iterator[Path]:
         tempfile.mkdtemp(prefix=f"{_staging_prefix(directory)}{os.getpid()}-", dir=directory.parent)
     )
     try:
-        (staging / MARKER).write_text(
-            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
-        )
+        (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
         yield staging
         os.chmod(staging, 0o755)
         _swap(staging, directory, files)
@@ -457,9 +407,7 @@ def _write_project(
     count = 0
     if not whole:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / MARKER).write_text(
-            "rendered by trainc; replaced whole on each run\n", encoding="utf-8"
-        )
+        (directory / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
         for name, result in results.items():
             objects = result.stored_objects() if stored else result.objects
             count += _write_directory(
