@@ -67,6 +67,7 @@ __all__ = [
     "forget",
     "render_cache_dir",
     "run_parts",
+    "write_pickle",
 ]
 
 T = TypeVar("T")
@@ -451,17 +452,21 @@ def forget(cache: Path) -> None:
     shutil.rmtree(cache / "chunks", ignore_errors=True)
 
 
-def _remember(cache: Path, key: str, result: ChunkResult) -> None:
-    path = _entry_path(cache, key)
+def write_pickle(path: Path, value: object) -> None:
+    """Store ``value`` in ``path`` atomically (a reader sees the old file or the new one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(descriptor, "wb") as out:
-            pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _remember(cache: Path, key: str, result: ChunkResult) -> None:
+    write_pickle(_entry_path(cache, key), result)
 
 
 # --- workers --------------------------------------------------------------------------

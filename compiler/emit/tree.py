@@ -29,12 +29,12 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.emit.incremental import write_pickle
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
@@ -116,17 +116,6 @@ def _load(path: Path) -> TreeRecord | None:
     if not isinstance(record, TreeRecord) or record.format != RECORD_FORMAT:
         return None
     return record
-
-
-def _save(path: Path, record: TreeRecord) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(descriptor, "wb") as out:
-            pickle.dump(record, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 @contextmanager
@@ -257,13 +246,13 @@ def write_tree(directory: Path, contents: Contents, records: Path | None) -> boo
                 update = plan_update(record, held)
             if update is not None:
                 entries = _update_in_place(directory, record, held, contents, *update, record_path)
-                _save(record_path, TreeRecord(record.root, entries))
+                write_pickle(record_path, TreeRecord(record.root, entries))
                 return True
         record_path.unlink(missing_ok=True)
         _replace(directory, contents)
         inodes = _walk(directory)
         entries = {path: (held.get(path, FOLDER), inode) for path, inode in inodes.items()}
-        _save(record_path, TreeRecord(_identity(directory), entries))
+        write_pickle(record_path, TreeRecord(_identity(directory), entries))
         return False
 
 
