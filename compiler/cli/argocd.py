@@ -22,7 +22,8 @@ end; on any problem stdout stays empty, stderr holds one screen (at most
 :data:`SCREEN_LINES` lines) and the exit code is non-zero (2 input or usage error, 1
 policy violation); an empty result is refused (with prune on, Argo CD would delete every
 object of the Application). Nothing is written into the checkout; no network and no
-writable home are needed (the CRD cache is best effort).
+writable home are needed (the CRD cache is best effort); a large repo on several cores
+keeps its objects in a temporary blob store in the temporary folder meanwhile.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from compiler.errors import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from compiler.plan.build_plan import BuildPlan
+    from compiler.plan.check import CheckResult
 
 DELIVERIES = ("resolved", "trainjobs")
 SCREEN_LINES = 40
@@ -173,32 +175,99 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
         raise UsageError(
             f"argocd generate: delivery {delivery!r} is not one of {', '.join(DELIVERIES)}"
         )
-    result = check_plans(plans_for_project(project, [cluster]))
+    plans = plans_for_project(project, [cluster])
+    if delivery == "resolved":
+        by_chunks = _generate_by_chunks(plans[0], cluster)
+        if by_chunks is not None:
+            return by_chunks
+    result = check_plans(plans)
     build = result.builds[0]
     if build.problems:  # what `trainc render` refuses: exit 2, as render does
         header = f"cluster {cluster}: {len(build.problems)} input errors; nothing generated"
         return EXIT_INPUT_ERROR, "", one_screen(header, [str(p) for p in build.problems])
-    errors = [f for f in result.findings if f.severity is Severity.ERROR]
-    if errors:
-        code = max(result.exit_code, EXIT_VIOLATIONS)
-        what = "policy violations" if code == EXIT_VIOLATIONS else "policy errors"
-        header = f"cluster {cluster}: {len(errors)} {what}; nothing generated"
-        return code, "", one_screen(header, [_line(f) for f in errors])
+    refused = _policy_errors(cluster, result)
+    if refused is not None:
+        return refused
     if delivery == "trainjobs":
         from compiler.deliver.apply.plan import as_trainjobs
 
         build = as_trainjobs(build)
     if not build.objects:
-        return (
-            EXIT_INPUT_ERROR,
-            "",
-            one_screen(
-                f"cluster {cluster}: no objects to generate; refusing an empty result "
-                "(with prune on, Argo CD would delete every object of the Application)",
-                [],
-            ),
-        )
+        return _refuse_empty(cluster)
     return EXIT_OK, f"# cluster: {cluster}\n" + stream_text(build.objects), ""
+
+
+def _policy_errors(cluster: str, result: CheckResult) -> tuple[int, str, str] | None:
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    if not errors:
+        return None
+    code = max(result.exit_code, EXIT_VIOLATIONS)
+    what = "policy violations" if code == EXIT_VIOLATIONS else "policy errors"
+    header = f"cluster {cluster}: {len(errors)} {what}; nothing generated"
+    return code, "", one_screen(header, [_line(f) for f in errors])
+
+
+def _refuse_empty(cluster: str) -> tuple[int, str, str]:
+    return (
+        EXIT_INPUT_ERROR,
+        "",
+        one_screen(
+            f"cluster {cluster}: no objects to generate; refusing an empty result "
+            "(with prune on, Argo CD would delete every object of the Application)",
+            [],
+        ),
+    )
+
+
+def _generate_by_chunks(plan: BuildPlan, cluster: str) -> tuple[int, str, str] | None:
+    """``generate`` by chunks, as ``check -j`` does it: each chunk of job files checked in
+    a worker process, its rendered objects put in a temporary blob store as it is done,
+    so a large repo needs memory for a chunk, not for every object; None when the plan
+    must be checked whole (one chunk, a render error, one core: see
+    :mod:`compiler.emit.check_parts`). The answer is the whole way's, byte for byte
+    (tests/gitops/test_argocd.py)."""
+    from compiler.emit.incremental import default_jobs
+
+    jobs = default_jobs()
+    if jobs < 2:
+        return None  # chunks only cost on one core
+    try:
+        return _check_and_stream(plan, cluster, jobs)
+    except OSError:
+        return None  # no writable temporary folder for the blobs: the whole way needs none
+
+
+def _check_and_stream(plan: BuildPlan, cluster: str, jobs: int) -> tuple[int, str, str] | None:
+    from compiler.emit.check_parts import check_and_store_parts
+    from compiler.emit.incremental import ObjectFile, blob_store
+    from compiler.plan.check import check_plans
+
+    rendered: list[list[ObjectFile]] = []
+    with blob_store(None, None) as store:
+
+        def check_one(one: BuildPlan) -> CheckResult:
+            checked = check_and_store_parts(one, jobs, store)
+            if checked is None:
+                raise _Whole
+            rendered.append(checked[1])
+            return checked[0]
+
+        try:
+            result = check_plans([plan], check_one=check_one)
+        except _Whole:
+            return None
+        refused = _policy_errors(cluster, result)
+        if refused is not None:
+            return refused
+        [objects] = rendered
+        if not objects:
+            return _refuse_empty(cluster)
+        stream = "---\n".join(store.read(o.digest).decode("utf-8") for o in objects)
+    return EXIT_OK, f"# cluster: {cluster}\n{stream}", ""
+
+
+class _Whole(Exception):
+    """The plan cannot be checked by chunks."""
 
 
 def run_verb(args: argparse.Namespace) -> int:

@@ -145,10 +145,10 @@ def run_verb(args: argparse.Namespace) -> int:
 def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool) -> int | None:
     """Render chunk by chunk (:mod:`compiler.emit.incremental`): cached, in ``-j``
     processes, the objects streamed; None when a plan must be rendered whole."""
-    from compiler.emit.incremental import forget, render_cache_dir
+    from compiler.emit.incremental import forget, writable_render_cache
     from compiler.emit.output import MissingBlob
 
-    cache = None if args.no_cache else render_cache_dir()
+    cache = None if args.no_cache else writable_render_cache()
     try:
         return _run_parts_with(args, plans, project_mode, cache)
     except MissingBlob:

@@ -20,12 +20,16 @@ from dataclasses import dataclass, field
 
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.incremental import (
+    BlobStore,
     InputFile,
+    ObjectFile,
     chunk_build,
     chunk_contents,
     chunk_files,
+    clashes,
     map_chunks,
     read_inputs,
+    store_objects,
 )
 from compiler.errors import Finding, Severity, finding_order
 from compiler.load.discover import discover_collect
@@ -34,7 +38,7 @@ from compiler.plan.check import CHECK_STAGES, CheckResult
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINJOB_KIND
 
-__all__ = ["check_parts"]
+__all__ = ["check_and_store_parts", "check_parts"]
 
 # TrainJobs per chunk, about: a chunk checks the context again (policies compiled again),
 # so chunks are larger than render's (which are also the cache's unit)
@@ -52,6 +56,7 @@ class CheckChunk:
     identities: list[tuple[str, str, str]] = field(default_factory=list)
     failed: bool = False  # the render chain had problems
     foreign: bool = False
+    rendered: list[ObjectFile] = field(default_factory=list)  # with a blob store only
 
 
 def _named(obj: PolicyObject) -> PolicyObject:
@@ -63,13 +68,19 @@ def _named(obj: PolicyObject) -> PolicyObject:
 
 
 def _check_chunk(
-    plan: BuildPlan, context: Sequence[InputFile], own: Sequence[InputFile], first: bool
+    plan: BuildPlan,
+    context: Sequence[InputFile],
+    own: Sequence[InputFile],
+    first: bool,
+    store: BlobStore | None,
 ) -> CheckChunk:
     build = chunk_build(plan, context, own, first, CHECK_STAGES[1:])
     own_names = {f.display for f in own}
     context_names = {f.display for f in context}
     result = CheckChunk(findings=build.findings, notes=list(build.notes))
     result.failed = bool(build.problems)
+    if store is not None and not result.failed:
+        result.rendered = store_objects(build.objects, store)
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
     for obj in build.checked:
         file = obj.origin.source.file
@@ -176,6 +187,16 @@ def check_parts(plan: BuildPlan, jobs: int) -> CheckResult | None:
     """``plan`` checked chunk by chunk in ``jobs`` processes; None when it must be checked
     whole (fewer than two chunks, stdin, ``--previous``, or a result that depends on more
     than one chunk)."""
+    checked = check_and_store_parts(plan, jobs, None)
+    return None if checked is None else checked[0]
+
+
+def check_and_store_parts(
+    plan: BuildPlan, jobs: int, store: BlobStore | None
+) -> tuple[CheckResult, list[ObjectFile]] | None:
+    """:func:`check_parts`, and with a ``store`` the rendered objects put there, sorted as
+    in a stream (what ``argocd generate`` prints after the check; None also when two
+    objects would be one)."""
     if plan.previous is not None:
         return None
     inputs = read_inputs(plan.inputs)
@@ -190,8 +211,8 @@ def check_parts(plan: BuildPlan, jobs: int) -> CheckResult | None:
 
     def task(index: int) -> CheckChunk:
         if index < 0:
-            return _check_chunk(plan, context, [], False)
-        return _check_chunk(plan, context, chunks[index], index == 0)
+            return _check_chunk(plan, context, [], False, store)
+        return _check_chunk(plan, context, chunks[index], index == 0, store)
 
     base, *results = map_chunks(task, [-1, *range(len(chunks))], jobs)
     if base.failed or any(r.failed or r.foreign for r in results):
@@ -209,4 +230,7 @@ def check_parts(plan: BuildPlan, jobs: int) -> CheckResult | None:
     inputs_first = sorted(objects, key=lambda o: o.stage != "input")
     texts, cue_files = _texts(plan, [*inputs, *policies])
     notes = sorted({note for r in (base, *results) for note in r.notes})
-    return CheckResult(findings, inputs_first, texts, cue_files, notes, [])
+    rendered = sorted((o for r in (base, *results) for o in r.rendered), key=lambda o: o.sort_key)
+    if clashes(rendered, files=False):
+        return None  # two objects with one identity: the whole way says which
+    return CheckResult(findings, inputs_first, texts, cue_files, notes, []), rendered

@@ -53,6 +53,7 @@ from compiler.errors import Problem
 from compiler.load.discover import discover_collect
 from compiler.load.loader import LoadResult, load_texts_collect
 from compiler.plan.build_plan import BuildPlan
+from compiler.plan.compile import RenderedObject
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, warning_order
 from compiler.render.info import SecretRequirement
 from compiler.upstream.artifacts import cache_root
@@ -63,10 +64,13 @@ __all__ = [
     "BlobStore",
     "ObjectFile",
     "PartBuild",
+    "clashes",
     "default_jobs",
     "forget",
     "render_cache_dir",
     "run_parts",
+    "store_objects",
+    "writable_render_cache",
     "write_pickle",
 ]
 
@@ -94,6 +98,17 @@ def render_cache_dir() -> Path:
     ``$TRAINC_CACHE/render``."""
     explicit = os.environ.get("TRAINC_RENDER_CACHE")
     return Path(explicit) if explicit else cache_root() / "render"
+
+
+def writable_render_cache() -> Path | None:
+    """:func:`render_cache_dir` when this process can write there, else None (a read-only
+    image, as the Argo CD sidecar's: then blobs go to a temporary store)."""
+    path = render_cache_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None
 
 
 # --- the blob store -------------------------------------------------------------------
@@ -393,6 +408,20 @@ def chunk_contents(
     return foreign, identities
 
 
+def store_objects(objects: Sequence[RenderedObject], store: BlobStore) -> list[ObjectFile]:
+    """Serialise ``objects`` into ``store``; what is kept of each is its :class:`ObjectFile`."""
+    return [
+        ObjectFile(
+            obj.sort_key,
+            obj.relative_path,
+            store.put(dump_document(obj.data).encode("utf-8")),
+            (obj.trainjob_namespace, obj.trainjob_name),
+            str(obj.data.get("kind", "")),
+        )
+        for obj in objects
+    ]
+
+
 def render_chunk(
     plan: BuildPlan,
     context: Sequence[InputFile],
@@ -406,18 +435,7 @@ def render_chunk(
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
-    objects = build.stored_objects() if stored else build.objects
-    for obj in objects:
-        digest = store.put(dump_document(obj.data).encode("utf-8"))
-        result.objects.append(
-            ObjectFile(
-                obj.sort_key,
-                obj.relative_path,
-                digest,
-                (obj.trainjob_namespace, obj.trainjob_name),
-                str(obj.data.get("kind", "")),
-            )
-        )
+    result.objects = store_objects(build.stored_objects() if stored else build.objects, store)
     result.summaries = [
         JobSummary(
             (s.namespace, s.name),
@@ -589,7 +607,7 @@ def _merge_warnings(
     return sorted(merged, key=warning_order)
 
 
-def _clashes(objects: list[ObjectFile], files: bool) -> bool:
+def clashes(objects: list[ObjectFile], files: bool) -> bool:
     """Two objects on one path (or on paths one case-insensitive filesystem folds into
     one), or a path no folder can hold: the whole render says which (planned_files)."""
     paths = [obj.relative_path for obj in objects]
@@ -671,7 +689,7 @@ def _merge(
     if warnings is None:
         return None
     objects = sorted((o for r in results for o in r.objects), key=lambda o: o.sort_key)
-    if _clashes(objects, files):
+    if clashes(objects, files):
         return None
     summaries = sorted((s for r in results for s in r.summaries), key=lambda s: s.key)
     notes = sorted({note for r in (base, *results) for note in r.notes})

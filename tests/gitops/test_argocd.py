@@ -258,3 +258,47 @@ def test_generate_through_argocd_cmpserver_plugin(tmp_path: Path, cmpwrapper: Pa
     bad = run()  # several clusters, no parameter: Argo CD reports the command's stderr
     assert bad.returncode == 1
     assert "set the plugin parameter `cluster`" in bad.stderr
+
+
+@pytest.mark.parametrize("case", ["clean", "policy violation", "input error"])
+def test_generate_by_chunks_answers_as_the_whole_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A repo of many job files is checked by chunks in worker processes (as check -j),
+    the objects kept in a blob store; the answer is the whole way's, byte for byte."""
+    import argparse
+
+    from compiler.cli import argocd
+    from compiler.emit import check_parts, incremental
+
+    project = write_project(tmp_path / "repo", jobs=12)
+    if case == "policy violation":
+        job = project / "jobs" / "job-3.yaml"
+        job.write_text(job.read_text().replace(", cost-center: cv-job-3", ""))
+    if case == "input error":
+        job = project / "jobs" / "job-5.yaml"
+        job.write_text(job.read_text().replace("numNodes: 2", "numNodes: two"))
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 3)
+    args = argparse.Namespace(cluster="production", delivery=None, project=project / "trainc.yaml")
+    chunked: list[object] = []
+    real = check_parts.check_and_store_parts
+
+    def check_and_store_parts(*a: object, **k: object) -> object:
+        checked = real(*a, **k)  # type: ignore[arg-type]
+        chunked.append(checked)
+        return checked
+
+    monkeypatch.setattr(check_parts, "check_and_store_parts", check_and_store_parts)
+    answers = []
+    for cores in (2, 1):  # by chunks, then whole
+        monkeypatch.setattr(incremental, "default_jobs", lambda: cores)  # noqa: B023
+        answers.append(argocd.generate(args, {}))
+    assert answers[0] == answers[1]
+    code, out, err = answers[0]
+    if case == "clean":
+        assert code == 0 and out.startswith("# cluster: production\napiVersion: "), err
+        assert out.count("kind: JobSet") == 12
+    else:
+        assert code == (1 if case == "policy violation" else 2) and out == ""
+    # an input error is found in a chunk: it is checked whole, for the whole message
+    assert [c is not None for c in chunked] == [case != "input error"]
