@@ -355,3 +355,21 @@ def test_check_by_chunks_reports_as_a_whole_check(
     monkeypatch.setattr(check_parts, "check_parts", recorded)
     assert main(["check", "--project", str(project / "trainc.yaml"), "-j", "1"]) == 1
     assert len(parts) == 4  # -j 1 checks whole
+
+
+def test_an_unusable_render_cache_renders_without_it(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A cache folder that cannot be made (here below a regular file; in a read-only
+    image, a read-only one) is skipped: the render is the one without a cache."""
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("TRAINC_RENDER_CACHE", str(blocker / "render"))
+    assert incremental.writable_render_cache() is None
+    cached = render(capsys, project, tmp_path / "out", "-j", "2")
+    fresh = render(capsys, project, tmp_path / "out", "-j", "2", "--no-cache")
+    assert cached == fresh and cached[0] == 0
