@@ -28,8 +28,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
+from compiler.emit.incremental import ObjectFile
 from compiler.errors import TraincError
 from compiler.plan.compile import RenderedObject
 
@@ -42,14 +43,17 @@ __all__ = [
     "ObjectChange",
     "RenderDiff",
     "Renders",
+    "StoredRenders",
     "TrainJobDiff",
     "TrainJobId",
+    "changed_stored_trainjobs",
     "changed_trainjobs",
     "compute_impact",
     "diff_renders",
     "diff_values",
     "format_path",
     "format_value",
+    "read_changes",
 ]
 
 Renders = Mapping[str, Sequence[RenderedObject]]
@@ -369,17 +373,69 @@ def _canonical(objects: Iterable[RenderedObject]) -> dict[tuple[str, str], list[
     return {k: sorted(v) for k, v in out.items()}
 
 
+# Renders kept as blobs (compiler.emit.incremental): cluster -> the objects' files
+StoredRenders = Mapping[str, Sequence[ObjectFile]]
+
+
+def _stored_by_trainjob(
+    objects: Iterable[ObjectFile],
+) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for obj in objects:
+        out.setdefault(obj.trainjob, []).append((obj.relative_path, obj.digest))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def changed_stored_trainjobs(base: StoredRenders, head: StoredRenders) -> list[TrainJobId]:
+    """:func:`changed_trainjobs` for renders kept as blobs: an object whose bytes are the
+    same is the same (the YAML writer is one-to-one), so no object is read."""
+    out: list[TrainJobId] = []
+    for cluster in sorted(set(base) | set(head)):
+        before = _stored_by_trainjob(base.get(cluster, ()))
+        after = _stored_by_trainjob(head.get(cluster, ()))
+        for ident in sorted(set(before) | set(after)):
+            if before.get(ident) != after.get(ident):
+                out.append((cluster, *ident))
+    return out
+
+
+def read_changes(
+    base: StoredRenders, head: StoredRenders, read: Callable[[str], dict[str, Any]]
+) -> tuple[Renders, Renders]:
+    """The objects of the TrainJobs whose objects differ, read back from their blobs
+    (``read``: digest -> object): what :func:`diff_renders` needs to say the same as it
+    says of the whole renders, since every TrainJob left out is unchanged."""
+    changed = set(changed_stored_trainjobs(base, head))
+
+    def read_cluster(cluster: str, objects: Sequence[ObjectFile]) -> list[RenderedObject]:
+        return [
+            RenderedObject(obj.trainjob[0], obj.trainjob[1], read(obj.digest))
+            for obj in objects
+            if (cluster, *obj.trainjob) in changed
+        ]
+
+    return (
+        {cluster: read_cluster(cluster, objects) for cluster, objects in base.items()},
+        {cluster: read_cluster(cluster, objects) for cluster, objects in head.items()},
+    )
+
+
+R = TypeVar("R")
+
+
 def compute_impact(
     changed_inputs: Sequence[tuple[str, str]],
-    base: Renders,
-    head: Renders,
-    render_base_with: Callable[[str], Renders],
-    render_head_without: Callable[[str], Renders],
-    render_head: Callable[[], Renders] | None = None,
+    base: R,
+    head: R,
+    render_base_with: Callable[[str], R],
+    render_head_without: Callable[[str], R],
+    render_head: Callable[[], R] | None = None,
+    compare: Callable[[R, R], list[TrainJobId]] = changed_trainjobs,  # type: ignore[assignment]
 ) -> list[InputImpact]:
     """For each changed input, the TrainJobs whose output that change alone changes.
 
-    ``changed_inputs`` are ``(path, status)`` pairs. Each change is isolated by
+    ``changed_inputs`` are ``(path, status)`` pairs; renders are compared with
+    ``compare`` (:func:`changed_trainjobs`, or :func:`changed_stored_trainjobs`). Each change is isolated by
     rendering the base with only that file taken from the head; when that cannot be
     rendered (the change needs another one), by rendering the head with only that
     file taken from the base, compared with ``render_head()`` (the head rebuilt the
@@ -390,11 +446,11 @@ def compute_impact(
     for path, status in sorted(changed_inputs):
         trainjobs: list[TrainJobId] | None
         try:
-            trainjobs = changed_trainjobs(base, render_base_with(path))
+            trainjobs = compare(base, render_base_with(path))
         except TraincError:
             try:
                 rebuilt = render_head() if render_head is not None else head
-                trainjobs = changed_trainjobs(render_head_without(path), rebuilt)
+                trainjobs = compare(render_head_without(path), rebuilt)
             except TraincError:
                 trainjobs = None
         impacts.append(InputImpact(path, status, trainjobs))

@@ -20,16 +20,31 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from compiler.deliver.diff import RenderDiff, Renders, compute_impact, diff_renders
+from compiler.apiserver.yaml_source import parse_yaml
+from compiler.deliver.diff import (
+    RenderDiff,
+    StoredRenders,
+    changed_stored_trainjobs,
+    compute_impact,
+    diff_renders,
+    read_changes,
+)
+from compiler.emit.incremental import (
+    BlobStore,
+    ObjectFile,
+    blob_store,
+    default_jobs,
+    render_objects,
+    writable_render_cache,
+)
 from compiler.errors import InputError, SetupError, sorted_problems
 from compiler.plan.build_plan import BuildPlan, plan_for_paths, plans_for_project
-from compiler.plan.compile import RenderedObject
-from compiler.plan.stages import run_each
 from compiler.project import find_project, load_project
 
 __all__ = [
@@ -180,16 +195,32 @@ def target_plans(root: Path, target: Target) -> list[BuildPlan]:
     return [plan_for_paths(paths, default_namespace=target.namespace, schemas=target.schemas)]
 
 
-def render_target(root: Path, target: Target) -> dict[str, list[RenderedObject]]:
-    """Render ``target`` in the tree at ``root``: cluster (``""`` for PATHs) -> objects."""
+def render_target(
+    root: Path, target: Target, store: BlobStore, cache: Path | None, jobs: int
+) -> dict[str, list[ObjectFile]]:
+    """Render ``target`` in the tree at ``root`` into ``store``: cluster (``""`` for
+    PATHs) -> its objects' files, by chunks and from the render cache where it can
+    (:func:`compiler.emit.incremental.render_objects`)."""
     plans = target_plans(root, target)
     if not plans and target.project_file is None:
         return {"": []}
-    builds = run_each(plans)
-    problems = [p for build in builds.values() for p in build.problems]
+    rendered: dict[str, list[ObjectFile]] = {}
+    problems = []
+    for plan in plans:
+        objects, found = render_objects(plan, store, cache, jobs)
+        rendered[plan.cluster_name or ""] = objects
+        problems += found
     if problems:
         raise InputError(sorted_problems(problems))
-    return {name: build.objects for name, build in builds.items()}
+    return rendered
+
+
+def _read_object(store: BlobStore) -> Callable[[str], dict[str, Any]]:
+    def read(digest: str) -> dict[str, Any]:
+        [document] = parse_yaml(store.read(digest), store.path(digest))
+        return dict(document.data)
+
+    return read
 
 
 def find_project_file(start: Path, root: Path, given: Path | None = None) -> tuple[str, str] | None:
@@ -269,32 +300,48 @@ def diff_against(
             )
         wanted = tuple(clusters) if clusters else None
         target = Target((), found[0], found[1], wanted, namespace, schemas)
-    head = render_target(root, target)
-    with base_worktree(root, commit) as tree:
-        base = render_target(tree, target)
-        result = diff_renders(base, head, rev)
-        if not impact:
-            return result
-        changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]
-        head_files = {
-            p: ((root / p).read_bytes() if (root / p).is_file() else None) for p, _ in changed
-        }
-        reconstructed: dict[str, Renders] = {}
+    # Every render goes through the render cache by chunks: the impact renders (the base
+    # with one changed file) redo only the chunks that file is in.
+    cache, jobs = writable_render_cache(), default_jobs()
+    with blob_store(cache, None) as store:
 
-        def base_with(path: str) -> Renders:
-            with _replaced(tree, {path: head_files[path]}):
-                return render_target(tree, target)
+        def render(tree: Path) -> StoredRenders:
+            return render_target(tree, target, store, cache, jobs)
 
-        def head_without(path: str) -> Renders:
-            others = {p: c for p, c in head_files.items() if p != path}
-            with _replaced(tree, others):
-                return render_target(tree, target)
+        head = render(root)
+        with base_worktree(root, commit) as tree:
+            base = render(tree)
+            result = diff_renders(*read_changes(base, head, _read_object(store)), rev)
+            if not impact:
+                return result
+            changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]
+            head_files = {
+                p: ((root / p).read_bytes() if (root / p).is_file() else None) for p, _ in changed
+            }
+            reconstructed: dict[str, StoredRenders] = {}
 
-        def head_rebuilt() -> Renders:
-            if "head" not in reconstructed:
-                with _replaced(tree, head_files):
-                    reconstructed["head"] = render_target(tree, target)
-            return reconstructed["head"]
+            def base_with(path: str) -> StoredRenders:
+                with _replaced(tree, {path: head_files[path]}):
+                    return render(tree)
 
-        result.impact = compute_impact(changed, base, head, base_with, head_without, head_rebuilt)
+            def head_without(path: str) -> StoredRenders:
+                others = {p: c for p, c in head_files.items() if p != path}
+                with _replaced(tree, others):
+                    return render(tree)
+
+            def head_rebuilt() -> StoredRenders:
+                if "head" not in reconstructed:
+                    with _replaced(tree, head_files):
+                        reconstructed["head"] = render(tree)
+                return reconstructed["head"]
+
+            result.impact = compute_impact(
+                changed,
+                base,
+                head,
+                base_with,
+                head_without,
+                head_rebuilt,
+                compare=changed_stored_trainjobs,
+            )
     return result

@@ -79,7 +79,7 @@ def test_worktree_removed_when_rendering_fails(
 ) -> None:
     seen: list[Path] = []
 
-    def boom(root: Path, target: git_revision.Target) -> dict[str, list[object]]:
+    def boom(root: Path, target: git_revision.Target, *rest: object) -> dict[str, list[object]]:
         if root != example_repo.resolve():
             seen.append(root)
             raise RuntimeError("render failed")
@@ -155,3 +155,49 @@ def test_project_mode_base_without_project_file(example_repo: Path) -> None:
     assert diff.impact[0].trainjobs == [("west", "vision", "resnet"), ("west", "vision", "smoke")]
     markdown = render_markdown(diff)
     assert "| `west` | `vision/resnet` | changed | PodGroup ~ | 1 |" in markdown
+
+
+def test_diff_by_chunks_says_what_the_whole_way_says(
+    example_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendered by chunks through the render cache (base, head and every impact render),
+    the diff and its impact section are those of whole renders."""
+    from compiler.emit import incremental
+
+    jobs = example_repo / "inputs" / "jobs"
+    smoke = (jobs / "smoke.yaml").read_text()
+    for i in range(6):
+        (jobs / f"smoke-{i}.yaml").write_text(smoke.replace("name: smoke", f"name: smoke-{i}"))
+    run_git(example_repo, "add", ".")
+    run_git(example_repo, "commit", "-q", "-m", "more jobs")
+    _edit(example_repo, "inputs/jobs/smoke-2.yaml", "--max-steps=10", "--max-steps=20")
+    (jobs / "smoke-4.yaml").unlink()
+    (jobs / "smoke-9.yaml").write_text(smoke.replace("name: smoke", "name: smoke-9"))
+    _edit(example_repo, RESNET, "accelerator: a100", "accelerator: h100")
+
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "default_jobs", lambda: 2)
+    monkeypatch.setenv("TRAINC_RENDER_CACHE", str(tmp_path / "cache"))
+    real_run_parts = incremental.run_parts
+    by_chunks: list[bool] = []
+
+    def run_parts(*args: object, **kwargs: object) -> object:
+        part = real_run_parts(*args, **kwargs)  # type: ignore[arg-type]
+        by_chunks.append(part is not None)
+        return part
+
+    monkeypatch.setattr(incremental, "run_parts", run_parts)
+    chunked = diff_against("HEAD", ["inputs"], cwd=example_repo)
+    assert by_chunks and all(by_chunks)  # base, head and each impact render
+    monkeypatch.setattr(incremental, "run_parts", lambda *args, **kwargs: None)
+    whole = diff_against("HEAD", ["inputs"], cwd=example_repo)
+
+    assert render_text(chunked) == render_text(whole)
+    assert render_markdown(chunked) == render_markdown(whole)
+    assert chunked.impact == whole.impact
+    assert [(t.name, t.status) for t in chunked.trainjobs] == [
+        ("resnet", "changed"),
+        ("smoke-2", "changed"),
+        ("smoke-4", "removed"),
+        ("smoke-9", "added"),
+    ]

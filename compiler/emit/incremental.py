@@ -53,8 +53,8 @@ from compiler.errors import Problem
 from compiler.load.discover import discover_collect
 from compiler.load.loader import LoadResult, load_texts_collect
 from compiler.plan.build_plan import BuildPlan
-from compiler.plan.compile import RenderedObject
-from compiler.plan.stages import RENDER_STAGES, Build, Stage, warning_order
+from compiler.plan.compile import RenderedObject, sorted_objects
+from compiler.plan.stages import RENDER_STAGES, Build, Stage, run, warning_order
 from compiler.render.info import SecretRequirement
 from compiler.upstream.artifacts import cache_root
 from compiler.upstream.names import TRAINJOB_KIND
@@ -68,6 +68,7 @@ __all__ = [
     "default_jobs",
     "forget",
     "render_cache_dir",
+    "render_objects",
     "run_parts",
     "store_objects",
     "writable_render_cache",
@@ -529,6 +530,25 @@ def _render_missing(
         return render_chunk(plan, context, chunks[index], index == 0, stored, store)
 
     return dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
+
+
+def render_objects(
+    plan: BuildPlan, store: BlobStore, cache: Path | None, jobs: int
+) -> tuple[list[ObjectFile], list[Problem]]:
+    """``plan``'s objects put in ``store`` as ``render -o -`` would print them (by chunks
+    when it can, from the cache, else whole), in stream order; or, when it does not
+    render, its problems (sorted) and no objects."""
+    for _ in range(2):
+        part = run_parts(plan, jobs=jobs, cache=cache, store=store, files=False)
+        if part is None:
+            break
+        if cache is None or all(store.has(o.digest) for o in part.objects):
+            return part.objects, []
+        forget(cache)  # blobs pruned from the cache: render the chunks again
+    build = run(plan)
+    if build.problems:
+        return [], build.problems
+    return store_objects(sorted_objects(build.objects), store), []
 
 
 # --- the merged build -----------------------------------------------------------------
