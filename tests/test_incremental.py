@@ -324,6 +324,7 @@ def test_check_by_chunks_reports_as_a_whole_check(
     from compiler.emit import check_parts
 
     monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
     real = check_parts.check_parts
     parts: list[object] = []
 
@@ -373,3 +374,77 @@ def test_an_unusable_render_cache_renders_without_it(
     cached = render(capsys, project, tmp_path / "out", "-j", "2")
     fresh = render(capsys, project, tmp_path / "out", "-j", "2", "--no-cache")
     assert cached == fresh and cached[0] == 0
+
+
+def test_check_from_the_cache_reports_as_a_whole_check(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``check -j 2`` keeps each chunk's findings in the render cache; after each kind
+    of change (and a CUE policy edit) its report is the whole check's, byte for byte, and
+    an edited TrainJob file is the one chunk checked again."""
+    from compiler.emit import check_parts
+
+    if shutil.which("cue") is None and not _cue_installed():
+        pytest.skip("the pinned cue CLI is not installed (make setup)")
+    shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
+    edit(
+        project / "trainc.yaml",
+        "policies: [policies/required-labels]",
+        "policies: [policies/required-labels, policies/gang-podgroup]",
+    )
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    upstream = tmp_path / "upstream-manifest.json"
+    upstream.write_text("{}")
+    monkeypatch.setattr(incremental, "_upstream_files", lambda version: [upstream])
+    real_check_chunk = check_parts._check_chunk
+    checked: list[int] = []
+
+    def check_chunk(*args: object) -> object:
+        checked.append(1)
+        return real_check_chunk(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(check_parts, "_check_chunk", check_chunk)
+    real_check_parts = check_parts.check_parts
+
+    def check(mode: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else real_check_parts
+        )
+        capsys.readouterr()
+        flags = {"whole": ["-j", "1"], "cached": ["-j", "2"], "fresh": ["-j", "2", "--no-cache"]}
+        code = main(["check", "--project", str(project / "trainc.yaml"), *flags[mode]])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    cue_change = (
+        "cue policy",
+        lambda p: edit(
+            p / "policies" / "gang-podgroup" / "gang-podgroup.cue", "must be gang", "are to be gang"
+        ),
+    )
+    for label, change in [("start", lambda p: None), *CHANGES[:-1], cue_change, CHANGES[-1]]:
+        change(project)
+        whole = check("whole")
+        checked.clear()
+        cached = check("cached")
+        assert cached == whole, label
+        assert check("fresh") == whole, label
+        if label == "trainjob":  # one chunk again in each cluster (the rest from the cache)
+            assert len(checked) == 2, checked
+        if label == "cue policy":  # its findings say what the edited policy says
+            assert "are to be gang-scheduled" in whole[1]
+    assert whole[0] == 2 and "jobs-4.yaml" in whole[1]  # the last change is an error
+
+
+def _cue_installed() -> bool:
+    from compiler.policy.cue import CueUnavailable, cue_binary
+
+    try:
+        cue_binary()
+    except CueUnavailable:
+        return False
+    return True

@@ -84,21 +84,30 @@ def add_parser(commands: Commands) -> None:
         "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
     )
     add_jobs(parser)
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="check every TrainJob again (default with -j above 1: reuse the findings "
+        "$TRAINC_CACHE/render holds for unchanged chunks; the report is the same either way)",
+    )
 
 
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here: see compiler/cli/render.py.
     from compiler.emit.check_parts import check_parts
+    from compiler.emit.incremental import writable_render_cache
     from compiler.plan.check import check, check_plans
 
     if args.previous is not None and not args.paths:
         raise UsageError("trainc check: --previous takes PATHs")
     jobs = jobs_of(args)
 
+    cache = None if args.no_cache else writable_render_cache()
+
     def check_one(plan: BuildPlan) -> CheckResult:
         # --rendered compares the whole build's objects with the committed tree
         chunked = jobs > 1 and args.rendered is None
-        parts = check_parts(plan, jobs) if chunked else None
+        parts = check_parts(plan, jobs, cache) if chunked else None
         return parts if parts is not None else check(plan)
 
     with previous_inputs(args.previous, args.paths) as previous:

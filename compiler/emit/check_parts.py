@@ -13,10 +13,13 @@ cost there); ``tests/test_incremental.py`` compares the reports of both ways.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.incremental import (
@@ -26,10 +29,13 @@ from compiler.emit.incremental import (
     chunk_build,
     chunk_contents,
     chunk_files,
+    chunk_key,
     clashes,
+    context_key,
     map_chunks,
     read_inputs,
     store_objects,
+    write_pickle,
 )
 from compiler.errors import Finding, Severity, finding_order
 from compiler.load.discover import discover_collect
@@ -38,11 +44,12 @@ from compiler.plan.check import CHECK_STAGES, CheckResult
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINJOB_KIND
 
-__all__ = ["check_and_store_parts", "check_parts"]
+__all__ = ["check_and_store_parts", "check_key", "check_parts"]
 
 # TrainJobs per chunk, about: a chunk checks the context again (policies compiled again),
 # so chunks are larger than render's (which are also the cache's unit)
 CHECK_CHUNK_JOBS = 500
+CHECK_CACHE_FORMAT = "1"  # bump when CheckChunk changes shape
 _UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
 
 
@@ -183,20 +190,60 @@ def _texts(plan: BuildPlan, files: Sequence[InputFile]) -> tuple[dict[str, str],
     return texts, [str(s.display) for s in cue]
 
 
-def check_parts(plan: BuildPlan, jobs: int) -> CheckResult | None:
+def check_parts(plan: BuildPlan, jobs: int, cache: Path | None = None) -> CheckResult | None:
     """``plan`` checked chunk by chunk in ``jobs`` processes; None when it must be checked
     whole (fewer than two chunks, stdin, ``--previous``, or a result that depends on more
-    than one chunk)."""
-    checked = check_and_store_parts(plan, jobs, None)
+    than one chunk). ``cache``: the render cache, where each chunk's findings are kept
+    under a key of everything they depend on (:func:`check_key`)."""
+    checked = check_and_store_parts(plan, jobs, None, cache)
     return None if checked is None else checked[0]
 
 
+def check_key(plan: BuildPlan, context: Sequence[InputFile]) -> str | None:
+    """What every chunk's check depends on besides its own files: the render chain's
+    context (:func:`compiler.emit.incremental.context_key`: the plan, trainc, upstream
+    artifacts, overlays, the project file, the context files with the YAML policies and
+    their parameters), the ``.cue`` policies and the cue CLI that runs them. None when
+    the cue CLI is missing (the check says so; nothing is cached)."""
+    from compiler.policy.cue import CueUnavailable, cue_binary
+
+    digest = hashlib.sha256(f"trainc-check-{CHECK_CACHE_FORMAT}\0".encode())
+    digest.update(context_key(plan, context, stored=False).encode())
+    sources, _ = discover_collect([*plan.inputs, *plan.policies])
+    cue = [s for s in sources if s.kind == "cue"]
+    for source in cue:
+        if source.path is None:
+            return None
+        try:
+            data = Path(source.path).read_bytes()
+        except OSError:
+            return None
+        digest.update(f"\0{source.display}\0".encode() + hashlib.sha256(data).digest())
+    if cue:
+        try:
+            binary = cue_binary()
+            status = binary.stat()
+        except (CueUnavailable, OSError):
+            return None
+        digest.update(f"\0cue={binary}:{status.st_size}:{status.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _cached_chunk(cache: Path, key: str) -> CheckChunk | None:
+    try:
+        with open(cache / "check" / key[:2] / f"{key}.pickle", "rb") as entry:
+            found = pickle.load(entry)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    return found if isinstance(found, CheckChunk) else None
+
+
 def check_and_store_parts(
-    plan: BuildPlan, jobs: int, store: BlobStore | None
+    plan: BuildPlan, jobs: int, store: BlobStore | None, cache: Path | None = None
 ) -> tuple[CheckResult, list[ObjectFile]] | None:
     """:func:`check_parts`, and with a ``store`` the rendered objects put there, sorted as
     in a stream (what ``argocd generate`` prints after the check; None also when two
-    objects would be one)."""
+    objects would be one). With a ``store`` nothing is cached."""
     if plan.previous is not None:
         return None
     inputs = read_inputs(plan.inputs)
@@ -207,14 +254,33 @@ def check_and_store_parts(
     if len(chunks) < 2:
         return None
     context = [f for f in inputs if not f.trainjobs] + policies
-    plan.crds  # noqa: B018  (loaded once, inherited by every worker)
+    shared = check_key(plan, context) if cache is not None and store is None else None
+    indexes = [-1, *range(len(chunks))]  # -1: the context checked alone
+    keys = {
+        i: chunk_key(shared, chunks[i] if i >= 0 else [], i == 0)
+        for i in indexes
+        if shared is not None
+    }
+    found: dict[int, CheckChunk] = {}
+    for i, key in keys.items():
+        hit = _cached_chunk(cache, key) if cache is not None else None
+        if hit is not None:
+            found[i] = hit
+    missing = [i for i in indexes if i not in found]
+    if missing:
+        plan.crds  # noqa: B018  (loaded once, inherited by every worker)
 
     def task(index: int) -> CheckChunk:
         if index < 0:
             return _check_chunk(plan, context, [], False, store)
         return _check_chunk(plan, context, chunks[index], index == 0, store)
 
-    base, *results = map_chunks(task, [-1, *range(len(chunks))], jobs)
+    fresh = dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
+    for i, result in fresh.items():
+        if i in keys:
+            assert cache is not None
+            write_pickle(cache / "check" / keys[i][:2] / f"{keys[i]}.pickle", result)
+    base, *results = (found.get(i) or fresh[i] for i in indexes)
     if base.failed or any(r.failed or r.foreign for r in results):
         return None
     identities: set[tuple[str, str, str]] = set()
