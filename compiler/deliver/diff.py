@@ -354,10 +354,19 @@ def diff_renders(base: Renders, head: Renders, base_label: str = "base") -> Rend
 
 def changed_trainjobs(base: Renders, head: Renders) -> list[TrainJobId]:
     """The TrainJobs whose rendered objects differ (cheaper than a full diff)."""
+    return _changed(base, head, _canonical)
+
+
+def _changed(
+    base: Mapping[str, Sequence[Any]],
+    head: Mapping[str, Sequence[Any]],
+    by_trainjob: Callable[[Iterable[Any]], dict[tuple[str, str], list[Any]]],
+) -> list[TrainJobId]:
+    """The TrainJobs of each cluster whose objects, as ``by_trainjob`` sums them up, differ."""
     out: list[TrainJobId] = []
     for cluster in sorted(set(base) | set(head)):
-        before = _canonical(base.get(cluster, ()))
-        after = _canonical(head.get(cluster, ()))
+        before = by_trainjob(base.get(cluster, ()))
+        after = by_trainjob(head.get(cluster, ()))
         for ident in sorted(set(before) | set(after)):
             if before.get(ident) != after.get(ident):
                 out.append((cluster, *ident))
@@ -389,14 +398,7 @@ def _stored_by_trainjob(
 def changed_stored_trainjobs(base: StoredRenders, head: StoredRenders) -> list[TrainJobId]:
     """:func:`changed_trainjobs` for renders kept as blobs: an object whose bytes are the
     same is the same (the YAML writer is one-to-one), so no object is read."""
-    out: list[TrainJobId] = []
-    for cluster in sorted(set(base) | set(head)):
-        before = _stored_by_trainjob(base.get(cluster, ()))
-        after = _stored_by_trainjob(head.get(cluster, ()))
-        for ident in sorted(set(before) | set(after)):
-            if before.get(ident) != after.get(ident):
-                out.append((cluster, *ident))
-    return out
+    return _changed(base, head, _stored_by_trainjob)
 
 
 def read_changes(
