@@ -3,7 +3,7 @@ into TrainJobs (and a dedicated runtime where none fits), with a report per job.
 
 trainc migrate PATH... [-o DIR | -o -] [--report FILE] [--report-format text|json]
     [--no-compat-env] [--v1-gang-scheduler none|volcano|NAME] [--allow-lossy]
-    [--merge-template worker|master] [--namespace NS]
+    [--merge-template worker|master] [--namespace NS] [--trainer VERSION]
 
 Exit codes: 0 every job migrated, 1 a job has an error in its report (not written;
 ``--allow-lossy`` writes the documented fallback), 2 input error (the v1 webhook's
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from compiler.cli.common import Commands, write_atomically
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 
 if TYPE_CHECKING:
     from ruamel.yaml.comments import CommentedMap
@@ -49,6 +50,15 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("--report-format", choices=("text", "json"), default="text")
     parser.add_argument("--namespace", default="default", help="namespace of jobs that set none")
+    parser.add_argument(
+        "--trainer",
+        choices=TRAINER_VERSIONS,
+        default=DEFAULT_TRAINER_VERSION,
+        metavar="VERSION",
+        help="the Trainer release the TrainJobs are for (default %(default)s; one of "
+        f"{', '.join(TRAINER_VERSIONS)}): its upstream runtimes are reused, and a job "
+        "that release cannot take is an error of the report",
+    )
     parser.add_argument(
         "--no-compat-env",
         dest="compat_env",
@@ -79,6 +89,7 @@ def run_verb(args: argparse.Namespace) -> int:
     from compiler.migrate.report import reports_json, reports_text
 
     options = Options(
+        trainer_version=args.trainer,
         namespace=args.namespace,
         compat_env=args.compat_env,
         gang_scheduler=args.v1_gang_scheduler,

@@ -17,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 from compiler.errors import InputError, ObjectRef, Problem
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
+from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
 from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
@@ -81,7 +82,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 )
             )
             result.passthrough += 1
-    candidates += upstream_candidates()
+    candidates += upstream_candidates(options.trainer_version)
     for src in sources:
         key = (src.api_version, src.kind)
         if src.api_version == TRAINER:
@@ -162,6 +163,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 ]
                 if chosen.path and chosen.path not in result.runtime_files:
                     result.runtime_files.append(chosen.path)
+        if objects and not release_takes(objects, options, report):
+            objects = []
         report.outputs = [object_id(o) for o in objects]
         result.objects.extend(objects)
         result.reports.append(report)

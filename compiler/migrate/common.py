@@ -15,6 +15,7 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from compiler.errors import InputError, ObjectRef, Problem
 from compiler.migrate.report import Diagnostic, JobReport, ObjectId
 from compiler.migrate.source import TRAINER, SourceObject
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK = "trainer.kubeflow.org/framework"
@@ -45,6 +46,7 @@ class Options:
     allow_lossy: bool = False  # errors become warnings and the documented fallback is used
     tf_config_shim: bool = False
     merge_template: str = ""  # "" | worker | master
+    trainer_version: str = DEFAULT_TRAINER_VERSION  # the release the output is for
 
 
 @dataclass

@@ -20,6 +20,7 @@ from compiler.errors import SetupError
 from compiler.migrate.common import ANCESTOR, differing_paths
 from compiler.migrate.report import Diagnostic, JobReport
 from compiler.migrate.source import TRAINER, read_sources
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 OVERRIDABLE = ("image", "command", "args", "env", "resources")
 _TRAINER_FIELD = {"resources": "resourcesPerNode"}
@@ -35,11 +36,13 @@ class Candidate:
     path: str = ""  # the file that holds it
 
 
-def upstream_candidates() -> list[Candidate]:
+def upstream_candidates(version: str = DEFAULT_TRAINER_VERSION) -> list[Candidate]:
+    """The runtimes Trainer ``version`` ships (``manifests/base/runtimes``): reused when
+    one fits."""
     try:
         from compiler.upstream.artifacts import upstream
 
-        root = upstream().path("manifests/base/runtimes")
+        root = upstream(version).path("manifests/base/runtimes")
     except SetupError:
         return []
     out: list[Candidate] = []

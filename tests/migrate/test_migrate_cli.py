@@ -211,3 +211,54 @@ def test_report_formats(
         target = tmp_path / f"report.{fmt}"
         main(["migrate", path, "--report", str(target), "--report-format", fmt])
         assert target.read_text() == snapshot(name=fmt)
+
+
+# What Trainer v2.1.0's schemas lack: mlPolicy.jax and .xgboost (v2.2.0), and
+# TrainJob.spec.activeDeadlineSeconds (v2.2.0) that runPolicy.activeDeadlineSeconds maps to.
+REFUSED_ON_V2_1 = {n for n in MIGRATED if n.startswith(("jax-", "xgboost-"))} | {"pytorch-deadline"}
+
+
+@pytest.mark.parametrize("name", MIGRATED)
+def test_output_for_an_older_release(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--trainer v2.1.0``: the jobs that release can take are written and pass
+    ``check --trainer v2.1.0``; the others are errors of the report naming the field and
+    the releases that have it, and nothing of them is written."""
+    _setup_or_skip()
+    from compiler.upstream.artifacts import upstream
+
+    [case] = load_cases([name])
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    args = ["migrate", str(case.path), "-o", str(out), "--report", str(report)]
+    args += ["--report-format", "json", "--trainer", "v2.1.0"]
+    if case.options.gang_scheduler != "none":
+        args += ["--v1-gang-scheduler", case.options.gang_scheduler]
+    if case.options.allow_lossy:
+        args.append("--allow-lossy")
+    if not case.options.compat_env:
+        args.append("--no-compat-env")
+    if case.options.merge_template:
+        args += ["--merge-template", case.options.merge_template]
+    code = main(args)
+    [job] = json.loads(report.read_text())["reports"]
+    refusals = [d for d in job["diagnostics"] if d["code"] == "NOT_IN_RELEASE"]
+    if name in REFUSED_ON_V2_1:
+        assert code == 1 and refusals and not list(out.rglob("*.yaml"))
+        for refusal in refusals:
+            assert refusal["severity"] == "error"
+            assert "Trainer v2.1.0" in refusal["message"]
+            assert "v2.2.0, v2.3.0 have it" in refusal["message"]
+        return
+    assert code == 0 and not refusals, refusals
+    inputs = [str(out)]
+    text = "\n".join(p.read_text() for p in out.rglob("*.yaml"))
+    if "priorityClassName" in text:
+        (tmp_path / "pc.yaml").write_text(
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1\n"
+        )
+        inputs.append(str(tmp_path / "pc.yaml"))
+    if "kind: TrainingRuntime" not in text:  # a runtime v2.1.0 ships was reused
+        inputs.append(str(upstream("v2.1.0").path("manifests/base/runtimes")))
+    capsys.readouterr()
+    assert main(["check", "--trainer", "v2.1.0", *inputs]) == 0, capsys.readouterr()
