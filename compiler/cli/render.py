@@ -39,8 +39,9 @@ def add_parser(commands: Commands) -> None:
         "--output",
         default=None,
         metavar="DIR",
-        help="output directory, replaced atomically; '-' writes one YAML stream to stdout "
-        "(default with PATHs; with a project, its output folder)",
+        help="output directory, replaced atomically (or, when the render cache knows it and "
+        "few files change, those files replaced one by one); '-' writes one YAML stream to "
+        "stdout (default with PATHs; with a project, its output folder)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     parser.add_argument(
