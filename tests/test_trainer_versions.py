@@ -19,6 +19,9 @@ import compiler
 from compiler.cli import main
 from compiler.deliver.version_diff import diff_between_versions, render_version_diff
 from compiler.plan.build_plan import plan_for_paths
+from compiler.plan.stages import run as run_build
+from compiler.render.plugins.torch import num_proc_per_node
+from compiler.render.plugins.torchtune import AUTO as AUTO_NPROC
 from compiler.render.webhooks import deprecation_warning, validate_runtime, webhook_text
 from compiler.upstream.artifacts import upstream
 from compiler.upstream.names import LABEL_ANCESTOR
@@ -283,3 +286,60 @@ def test_runtime_webhook_matches_the_release_oracle(
     upstream_warnings = [w["message"] for w in answer["warnings"]]
     warning = deprecation_warning(runtime, version)
     assert ([warning] if warning else []) == upstream_warnings
+
+
+NAMES = ["tune", "llama-3.2-tune", "7b-finetune", "a" * 64, "-" + "b" * 63, "ok-1"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_trainjob_name_rule_matches_the_v2_0_0_oracle(tmp_path: Path, name: str) -> None:
+    """v2.0.0's TrainJob webhook checks the name (DNS-1035, at most 63 characters) with
+    the runtime's checks; trainc's findings on metadata.name say word for word the same."""
+    try:
+        binary = oracle_binary("v2.0.0")
+    except OracleUnavailable as exc:
+        pytest.skip(str(exc))
+    shutil.copy(upstream("v2.0.0").path("manifests/base/runtimes/torch_distributed.yaml"), tmp_path)
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}},
+    }
+    path = tmp_path / "trainjob.yaml"
+    path.write_text(yaml.safe_dump(trainjob), encoding="utf-8")
+    result = subprocess.run(
+        [str(binary), "validate", str(tmp_path / "torch_distributed.yaml"), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    answer = json.loads(result.stdout)
+    upstream_errors = [e["message"] for e in answer["errors"] if e["field"] == "metadata.name"]
+    build = run_build(plan_for_paths([str(tmp_path)], trainer_version="v2.0.0"))
+    ours = [f"{p.field_path}: {p.message}" for p in build.problems]
+    assert ours == upstream_errors
+    assert bool(ours) == (name not in ("tune", "ok-1"))
+
+
+@pytest.mark.parametrize(
+    ("trainer", "policy", "expected"),
+    [
+        ({}, None, AUTO_NPROC),  # no resourcesPerNode: the value is kept
+        ({"numProcPerNode": 4, "resourcesPerNode": {}}, None, 1),  # no list read: 1
+        ({"numProcPerNode": 4, "resourcesPerNode": {"requests": {"cpu": "2"}}}, None, 4),
+        ({"resourcesPerNode": {"limits": {"cpu": "1500m"}}}, None, 2),  # rounded up
+        ({"resourcesPerNode": {"limits": {"AMD.com/GPU": "1"}}}, None, 1),  # GPU, no requests
+        ({"resourcesPerNode": {"limits": {"memory": "1Gi"}}}, {"numProcPerNode": "gpu"}, 1),
+        ({"numProcPerNode": "cpu", "resourcesPerNode": {"limits": {"memory": "1Gi"}}}, None, 1),
+        ({"numProcPerNode": "gpu", "resourcesPerNode": {"requests": {"cpu": "8"}}}, None, "gpu"),
+        ({"numProcPerNode": "auto", "resourcesPerNode": {"requests": {"cpu": "0"}}}, None, 1),
+    ],
+)
+def test_v2_0_0_num_proc_per_node_reads_only_the_trainjob_resources(
+    trainer: dict[str, Any], policy: dict[str, Any] | None, expected: int | str
+) -> None:
+    """torch.go of v2.0.0 (calculateNumProcPerNode): limits first, then requests; an
+    absent list gives 1; the runtime's resources are never read."""
+    runtime_resources = {"requests": {"cpu": "16"}}
+    assert num_proc_per_node(trainer, 0, runtime_resources, policy, "v2.0.0") == expected
