@@ -94,26 +94,31 @@ def num_proc_per_node(
     return AUTO
 
 
-def _num_proc_from_list(
-    fallback: NumProc, resource_list: JsonObject | None, use_cpu: bool
-) -> tuple[NumProc, bool]:
-    """v2.0.0's calculateNumProcPerNode: the CPU count when ``use_cpu``; 1 for no list."""
+def _counts_cpus(chosen: NumProc, resource_list: JsonObject) -> bool:
+    """v2.0.0's shouldUseCPU: ``auto`` when no resource name contains ``gpu``, ``cpu``
+    when ``cpu`` is listed, never for an integer or ``gpu``."""
+    if chosen == AUTO:
+        return not any("gpu" in name.lower() for name in resource_list)
+    return chosen == "cpu" and "cpu" in resource_list
+
+
+def _num_proc_from_list(chosen: NumProc, resource_list: JsonObject | None) -> tuple[NumProc, bool]:
+    """v2.0.0's calculateNumProcPerNode over one list: the CPU count (at least 1) when it
+    counts CPUs, else the fallback (1 for ``cpu``); 1 when the list is absent. Also
+    whether the CPU count was used."""
     if resource_list is None:
         return 1, False
-    if use_cpu:
+    if _counts_cpus(chosen, resource_list):
         return max(1, resource_value(resource_list.get("cpu", 0))), True
-    return fallback, False
+    return (1 if chosen == "cpu" else chosen), False
 
 
 def _num_proc_from_trainjob_resources(
     trainer: JsonObject | None, policy: JsonObject | None
 ) -> NumProc:
     """v2.0.0: the TrainJob's (else the runtime's, else ``auto``) value, worked out from
-    the TrainJob's ``resourcesPerNode`` when it sets them.
-
-    ``auto`` becomes the CPU count unless a resource name contains ``gpu``; ``cpu`` the CPU
-    count when ``cpu`` is listed, else 1; limits are read first, then requests, and a list
-    that is absent gives 1 (so ``4`` with only limits becomes 1)::
+    the TrainJob's ``resourcesPerNode`` when it sets them: from the limits, else from
+    the requests (so ``4`` with only limits becomes 1)::
 
         >>> _num_proc_from_trainjob_resources(
         ...     {"numProcPerNode": 4, "resourcesPerNode": {"limits": {"cpu": "2"}}}, None)
@@ -130,29 +135,9 @@ def _num_proc_from_trainjob_resources(
     resources = (trainer or {}).get("resourcesPerNode")
     if resources is None:
         return chosen
-    fallback: NumProc = chosen
-    if str(chosen) == AUTO:
-
-        def use_cpu(names: JsonObject) -> bool:
-            return not any("gpu" in name.lower() for name in names)
-
-    elif str(chosen) == "cpu":
-        fallback = 1
-
-        def use_cpu(names: JsonObject) -> bool:
-            return "cpu" in names
-
-    else:
-
-        def use_cpu(names: JsonObject) -> bool:
-            return False
-
-    limits, requests = resources.get("limits"), resources.get("requests")
-    nproc, used_cpu = _num_proc_from_list(fallback, limits, limits is not None and use_cpu(limits))
+    nproc, used_cpu = _num_proc_from_list(chosen, resources.get("limits"))
     if not used_cpu:
-        nproc, _ = _num_proc_from_list(
-            fallback, requests, requests is not None and use_cpu(requests)
-        )
+        nproc, _ = _num_proc_from_list(chosen, resources.get("requests"))
     return nproc
 
 
