@@ -59,7 +59,7 @@ $(ORACLE_V2_2): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.2.0.mod
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.2.0.mod -tags trainer_v2_2 -o bin/oracle-v2.2.0 .
 $(ORACLE_V2_1): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.1.0.mod $(ORACLE_DIR)/versions/v2.1.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.1.0.mod -tags trainer_v2_2,trainer_v2_1 -o bin/oracle-v2.1.0 .
-# v2.0.0 is measured and has its oracle build, but trainc does not emulate it yet.
+# v2.0.0 links k8s.io 0.32 and JobSet 0.8 and needs the third tag (compat_v20.go, no Volcano).
 $(ORACLE_V2_0): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.0.0.mod $(ORACLE_DIR)/versions/v2.0.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.0.0.mod -tags trainer_v2_2,trainer_v2_1,trainer_v2_0 -o bin/oracle-v2.0.0 .
 

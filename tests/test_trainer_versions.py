@@ -19,6 +19,9 @@ import compiler
 from compiler.cli import main
 from compiler.deliver.version_diff import diff_between_versions, render_version_diff
 from compiler.plan.build_plan import plan_for_paths
+from compiler.plan.stages import run as run_build
+from compiler.render.plugins.torch import num_proc_per_node
+from compiler.render.plugins.torchtune import AUTO as AUTO_NPROC
 from compiler.render.webhooks import deprecation_warning, validate_runtime, webhook_text
 from compiler.upstream.artifacts import upstream
 from compiler.upstream.names import LABEL_ANCESTOR
@@ -74,7 +77,7 @@ def test_every_release_has_artifacts_and_an_oracle_build() -> None:
     assert match is not None
     fetched = tuple(match.group(1).split())
     # Every emulated release is fetched and built; a measured release may be prepared
-    # (artifacts and oracle) before trainc accepts it (v2.0.0 today).
+    # (artifacts and oracle) before trainc accepts it.
     assert set(TRAINER_VERSIONS) <= set(fetched) <= set(MEASURED_TRAINER_VERSIONS)
     assert set(BUILDS) == set(fetched)
     assert TRAINER_VERSIONS[-1] == DEFAULT_TRAINER_VERSION
@@ -84,15 +87,18 @@ def test_every_release_has_artifacts_and_an_oracle_build() -> None:
 
 @pytest.mark.parametrize("version", TRAINER_VERSIONS)
 def test_deprecation_warning_names_the_release_own_policy_url(version: str) -> None:
-    """The URL is read from that release's pkg/constants (a fact of the source)."""
+    """The URL is read from that release's pkg/constants (a fact of the source); a release
+    without the constant (v2.0.0) gives no warning."""
     constants = upstream(version).path("pkg/constants/constants.go").read_text(encoding="utf-8")
     url = re.search(r'RuntimeDeprecationPolicyURL string = "([^"]+)"', constants)
-    assert url is not None
     runtime = {
         "kind": "ClusterTrainingRuntime",
         "metadata": {"name": "old", "labels": {"trainer.kubeflow.org/support": "deprecated"}},
     }
     warning = deprecation_warning(runtime, version)
+    if url is None:
+        assert warning is None
+        return
     assert warning is not None and warning.endswith(f"deprecation policy: {url.group(1)}")
 
 
@@ -164,8 +170,8 @@ def test_between_versions_cli_exit_codes(
     repo = _repo(tmp_path)
     args = ["diff", "--between-versions", "v2.2.0", "v2.3.0", str(repo)]
     assert main([*args, "--exit-code"]) == 1
-    assert main(["diff", "--between-versions", "v2.0.0", "v2.3.0", str(repo)]) == 2
-    assert "'v2.0.0' is not an emulated Trainer release" in capsys.readouterr().err
+    assert main(["diff", "--between-versions", "v2.4.0", "v2.3.0", str(repo)]) == 2
+    assert "'v2.4.0' is not an emulated Trainer release" in capsys.readouterr().err
     (repo / "broken.yaml").write_text("apiVersion: v1\n", encoding="utf-8")
     assert main(args) == 2  # an input error on both releases: nothing to compare
 
@@ -202,7 +208,7 @@ def test_between_v21_and_v22_overrides_and_podgroup_requests(tmp_path: Path) -> 
     (overrides,) = [v for v in result.verdicts if v.name == "overrides-node"]
     assert overrides.old == "rendered"
     assert overrides.new.endswith(
-        "(spec.labels is not in Trainer v2.2.0's TrainJob schema; v2.1.0 has it)"
+        "(spec.labels is not in Trainer v2.2.0's TrainJob schema; v2.0.0, v2.1.0 have it)"
     )
     text = render_version_diff(result)
     assert '~ spec.minResources.cpu: "2" -> "8"' in text, text
@@ -280,3 +286,60 @@ def test_runtime_webhook_matches_the_release_oracle(
     upstream_warnings = [w["message"] for w in answer["warnings"]]
     warning = deprecation_warning(runtime, version)
     assert ([warning] if warning else []) == upstream_warnings
+
+
+NAMES = ["tune", "llama-3.2-tune", "7b-finetune", "a" * 64, "-" + "b" * 63, "ok-1"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_trainjob_name_rule_matches_the_v2_0_0_oracle(tmp_path: Path, name: str) -> None:
+    """v2.0.0's TrainJob webhook checks the name (DNS-1035, at most 63 characters) with
+    the runtime's checks; trainc's findings on metadata.name say word for word the same."""
+    try:
+        binary = oracle_binary("v2.0.0")
+    except OracleUnavailable as exc:
+        pytest.skip(str(exc))
+    shutil.copy(upstream("v2.0.0").path("manifests/base/runtimes/torch_distributed.yaml"), tmp_path)
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}},
+    }
+    path = tmp_path / "trainjob.yaml"
+    path.write_text(yaml.safe_dump(trainjob), encoding="utf-8")
+    result = subprocess.run(
+        [str(binary), "validate", str(tmp_path / "torch_distributed.yaml"), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    answer = json.loads(result.stdout)
+    upstream_errors = [e["message"] for e in answer["errors"] if e["field"] == "metadata.name"]
+    build = run_build(plan_for_paths([str(tmp_path)], trainer_version="v2.0.0"))
+    ours = [f"{p.field_path}: {p.message}" for p in build.problems]
+    assert ours == upstream_errors
+    assert bool(ours) == (name not in ("tune", "ok-1"))
+
+
+@pytest.mark.parametrize(
+    ("trainer", "policy", "expected"),
+    [
+        ({}, None, AUTO_NPROC),  # no resourcesPerNode: the value is kept
+        ({"numProcPerNode": 4, "resourcesPerNode": {}}, None, 1),  # no list read: 1
+        ({"numProcPerNode": 4, "resourcesPerNode": {"requests": {"cpu": "2"}}}, None, 4),
+        ({"resourcesPerNode": {"limits": {"cpu": "1500m"}}}, None, 2),  # rounded up
+        ({"resourcesPerNode": {"limits": {"AMD.com/GPU": "1"}}}, None, 1),  # GPU, no requests
+        ({"resourcesPerNode": {"limits": {"memory": "1Gi"}}}, {"numProcPerNode": "gpu"}, 1),
+        ({"numProcPerNode": "cpu", "resourcesPerNode": {"limits": {"memory": "1Gi"}}}, None, 1),
+        ({"numProcPerNode": "gpu", "resourcesPerNode": {"requests": {"cpu": "8"}}}, None, "gpu"),
+        ({"numProcPerNode": "auto", "resourcesPerNode": {"requests": {"cpu": "0"}}}, None, 1),
+    ],
+)
+def test_v2_0_0_num_proc_per_node_reads_only_the_trainjob_resources(
+    trainer: dict[str, Any], policy: dict[str, Any] | None, expected: int | str
+) -> None:
+    """torch.go of v2.0.0 (calculateNumProcPerNode): limits first, then requests; an
+    absent list gives 1; the runtime's resources are never read."""
+    runtime_resources = {"requests": {"cpu": "16"}}
+    assert num_proc_per_node(trainer, 0, runtime_resources, policy, "v2.0.0") == expected

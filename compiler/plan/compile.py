@@ -31,7 +31,7 @@ from compiler.render.framework import Phases, Plugin, RenderOptions
 from compiler.render.info import SecretRequirement
 from compiler.render.pipeline import render_trainjob
 from compiler.render.registry import default_phases, default_plugins
-from compiler.render.runtime_info import RUNTIME_PATCHES, typed_template
+from compiler.render.runtime_info import POD_TEMPLATE_OVERRIDES, RUNTIME_PATCHES, typed_template
 from compiler.render.webhooks import (
     as_defaulted,
     defaulting_errors,
@@ -39,7 +39,14 @@ from compiler.render.webhooks import (
     validate_runtime,
     webhook_text,
 )
-from compiler.resolve.runtimes import Resolved, RuntimeIndex, is_managed_by_trainer, resolve
+from compiler.resolve.names import name_problems
+from compiler.resolve.runtimes import (
+    Resolved,
+    RuntimeIndex,
+    is_managed_by_trainer,
+    resolve,
+    runtime_ref_supported,
+)
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINING_RUNTIME_KIND,
@@ -221,6 +228,18 @@ def resolve_trainjobs(
     return out
 
 
+def trainjob_name_problems(
+    resolved: list[tuple[Manifest, Resolved | Problem]], version: str
+) -> list[Problem]:
+    """v2.0.0's TrainJob webhook checks each name first; an unsupported runtime kind ends
+    its check with that error alone (compiler.resolve.names)."""
+    problems: list[Problem] = []
+    for trainjob, _ in resolved:
+        if runtime_ref_supported(trainjob):
+            problems += name_problems(trainjob, version)
+    return problems
+
+
 def priority_classes(others: Iterable[Manifest]) -> frozenset[str]:
     """Names of the PriorityClasses among the inputs (the TrainJob webhook looks them up)."""
     return frozenset(
@@ -345,11 +364,14 @@ def render_trainjobs(
             problems += [_located(problem, trainjob) for problem in failure.problems]
             continue
         except RoundTripError as undecodable:  # a patch the controller cannot decode
-            # v2.1.0 patches with podTemplateOverrides, later releases with runtimePatches.
+            # v2.0.0 patches with podSpecOverrides, v2.1.0 with podTemplateOverrides,
+            # later releases with runtimePatches.
             patches = (
                 "runtimePatches"
                 if RUNTIME_PATCHES.on(options.trainer_version)
                 else "podTemplateOverrides"
+                if POD_TEMPLATE_OVERRIDES.on(options.trainer_version)
+                else "podSpecOverrides"
             )
             problems.append(
                 Problem(

@@ -48,6 +48,7 @@ from compiler.plan.compile import (
     extension_refusals,
     render_trainjobs,
     resolve_trainjobs,
+    trainjob_name_problems,
 )
 from compiler.plan.gitops import annotate_for_gitops
 from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
@@ -318,6 +319,7 @@ def resolve(build: Build) -> None:
     """The runtime each TrainJob references."""
     assert build.runtimes is not None, "admit runs before resolve"
     build.resolved = resolve_trainjobs(build.loaded, build.runtimes)
+    build.problems += trainjob_name_problems(build.resolved, build.plan.trainer_version)
 
 
 def render(build: Build) -> None:

@@ -75,17 +75,16 @@ def test_other_trainer_version_is_a_clear_error(tmp_path: Path) -> None:
     text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.4.0\n")
     assert _error(_project(tmp_path, text)) == (
         f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.4.0' "
-        "is not supported: trainc emulates v2.1.0, v2.2.0, v2.3.0"
+        "is not supported: trainc emulates v2.0.0, v2.1.0, v2.2.0, v2.3.0"
     )
 
 
-def test_measured_but_not_emulated_release_says_so(tmp_path: Path) -> None:
+def test_oldest_release_is_accepted(tmp_path: Path) -> None:
+    from compiler.plan.build_plan import plans_for_project
+
     text = GOOD.replace("  - name: production\n", "  - name: production\n    trainer: v2.0.0\n")
-    assert _error(_project(tmp_path, text)) == (
-        f"{tmp_path / 'trainc.yaml'}:6:5: clusters[0].trainer: Trainer version 'v2.0.0' "
-        "is not supported (its differences are recorded in docs/trainer-versions.md, but it "
-        "is not emulated yet): trainc emulates v2.1.0, v2.2.0, v2.3.0"
-    )
+    (plan,) = plans_for_project(load_project(_project(tmp_path, text)))
+    assert (plan.trainer_version, plan.crds.trainer_version) == ("v2.0.0", "v2.0.0")
 
 
 def test_each_cluster_builds_for_its_trainer_release(tmp_path: Path) -> None:

@@ -66,6 +66,11 @@ def _value(raw: Any) -> int:
     return value
 
 
+def resource_value(raw: Any) -> int:
+    """Go ``Quantity.Value()`` of a resource value as written (rounded up)."""
+    return _value(raw)
+
+
 def _num_gpu(resource_list: JsonObject | None) -> int:
     """Rounded-up value of the first resource whose lower-cased name contains ``gpu``.
 

@@ -6,7 +6,8 @@ Steps, in upstream's order:
    template metadata over it (R-3.1); v2.1.0: the TrainJob's ``spec.labels``/``annotations``.
 2. runtimePatches: each patch's ``template.spec`` strategic-merged onto the whole JobSet
    spec, in list order; then replicated jobs back in runtime order (R-3.2); v2.1.0:
-   ``podTemplateOverrides`` merged over their target jobs' pod templates.
+   ``podTemplateOverrides`` merged over their target jobs' pod templates; v2.0.0:
+   ``podSpecOverrides`` merged over their target jobs' pod specs.
 3. The Go typed round trip of the result (R-3.6).
 4. One PodSet per replicated job: count, ancestor, resourcesPerNode merge, requests
    (R-3.7 ... R-3.10).
@@ -48,10 +49,15 @@ WHOLE_SPEC_PATCHES = Gate("v2.3.0", "runtimePatches merged over the whole JobSet
 # JobSet's metadata; podTemplateOverrides strategic-merged over the pod template of each
 # target job) with runtimePatches.
 RUNTIME_PATCHES = Gate("v2.2.0", "runtimePatches (before: podTemplateOverrides, spec.labels)")
+# v2.1.0 replaced v2.0.0's podSpecOverrides (merged over the pod *spec* of each target
+# job) with podTemplateOverrides (metadata and spec, over the pod template).
+POD_TEMPLATE_OVERRIDES = Gate("v2.1.0", "podTemplateOverrides (before: podSpecOverrides)")
 # From v2.2.0 the trainer node container's requests in the PodSet are those of
 # resourcesPerNode; v2.1.0's PodSets keep the runtime's.
 RESOURCES_PER_NODE_IN_REQUESTS = Gate("v2.2.0", "resourcesPerNode in the PodSet's requests")
 POD_TEMPLATE_TYPE = "io.k8s.api.core.v1.PodTemplateSpec"
+POD_SPEC_TYPE = "io.k8s.api.core.v1.PodSpec"
+POD_SPEC_OVERRIDE_TYPE = "trainer.v1alpha1.PodSpecOverride"
 POD_TEMPLATE_OVERRIDE_SPEC_TYPE = "trainer.v1alpha1.PodTemplateSpecOverride"
 JOB_TEMPLATE_TYPE = "io.k8s.api.batch.v1.JobTemplateSpec"
 JOB_TEMPLATE_PATCH_TYPE = "trainer.v1alpha1.JobTemplatePatch"
@@ -130,6 +136,34 @@ def overridden_jobset_spec(
                 job_spec.get("template") or {}, patch, schema(POD_TEMPLATE_TYPE, version)
             )
             job_spec["template"] = go_roundtrip(merged, POD_TEMPLATE_TYPE, info=types)
+    converted: JsonObject = go_roundtrip(spec, JOBSET_SPEC_TYPE, info=types)
+    return converted
+
+
+def spec_overridden_jobset_spec(
+    template_spec: JsonObject, overrides: list[JsonObject], version: str
+) -> JsonObject:
+    """v2.0.0: each podSpecOverride strategic-merged over its target jobs' pod specs.
+
+    The patch is the whole override as the Go type encodes it; its ``targetJobs`` lands
+    beside the pod spec's fields and is dropped by the PodSpec decode, so it is left
+    out here. Merged with PodSpec's patch metadata, in list order.
+    """
+    types = typeinfo(version)
+    spec: JsonObject = json_copy(typed_template(template_spec, version))
+    for override in overrides:
+        targets = {target.get("name") for target in override.get("targetJobs") or ()}
+        patch = go_roundtrip(override, POD_SPEC_OVERRIDE_TYPE, info=types)
+        patch.pop("targetJobs", None)
+        for rjob in spec.get("replicatedJobs") or ():
+            if rjob.get("name") not in targets:
+                continue
+            job_spec = rjob.setdefault("template", {}).setdefault("spec", {})
+            pod_template = job_spec.setdefault("template", {})
+            merged = strategic_merge(
+                pod_template.get("spec") or {}, patch, schema(POD_SPEC_TYPE, version)
+            )
+            pod_template["spec"] = go_roundtrip(merged, POD_SPEC_TYPE, info=types)
     converted: JsonObject = go_roundtrip(spec, JOBSET_SPEC_TYPE, info=types)
     return converted
 
@@ -280,10 +314,15 @@ def new_runtime_info(job: TrainJobContext, runtime_spec: JsonObject) -> Info:
         patches: list[JsonObject] = job.spec.get("runtimePatches") or []
         labels, annotations = propagated_metadata(template, patches)
         spec = patched_jobset_spec(template.get("spec") or {}, patches, job.trainer_version)
-    else:
+    elif POD_TEMPLATE_OVERRIDES.on(job.trainer_version):
         labels, annotations = overridden_metadata(template, job.spec)
         overrides: list[JsonObject] = job.spec.get("podTemplateOverrides") or []
         spec = overridden_jobset_spec(template.get("spec") or {}, overrides, job.trainer_version)
+    else:
+        labels, annotations = overridden_metadata(template, job.spec)
+        spec = spec_overridden_jobset_spec(
+            template.get("spec") or {}, job.spec.get("podSpecOverrides") or [], job.trainer_version
+        )
     subdomain = ((spec.get("network") or {}).get("subdomain")) or job.name
 
     trainer = job.trainer or {}

@@ -68,6 +68,15 @@ def is_managed_by_trainer(trainjob: Manifest, version: str = DEFAULT_TRAINER_VER
     return managed_by is None or managed_by == TRAINJOB_CONTROLLER
 
 
+def runtime_ref_supported(trainjob: Manifest) -> bool:
+    """Whether the TrainJob's runtimeRef names a kind the Trainer has a runtime for."""
+    ref = trainjob.data.get("spec", {}).get("runtimeRef") or {}
+    return ref.get("apiGroup", "") == TRAINER_GROUP and ref.get("kind", "") in (
+        TRAINING_RUNTIME_KIND,
+        CLUSTER_TRAINING_RUNTIME_KIND,
+    )
+
+
 def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
     """The runtime of ``trainjob``, or the problem that stops it being rendered."""
     ref = trainjob.data.get("spec", {}).get("runtimeRef") or {}
@@ -75,7 +84,7 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
     group = ref.get("apiGroup", "")
     name = ref.get("name", "")
     namespace = trainjob.namespace or "default"
-    if group != TRAINER_GROUP or kind not in (TRAINING_RUNTIME_KIND, CLUSTER_TRAINING_RUNTIME_KIND):
+    if not runtime_ref_supported(trainjob):
         # Upstream's webhook answers with a plain error, not a field error.
         location = trainjob.locate(("spec", "runtimeRef"))
         return Problem(f"unsupported runtime: {kind}.{group}", location, trainjob.ref, None)

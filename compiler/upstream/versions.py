@@ -29,7 +29,7 @@ __all__ = [
 DEFAULT_TRAINER_VERSION = "v2.3.0"
 # The releases trainc renders for, oldest first: each has its artifacts in the cache
 # (scripts/fetch-upstream.sh) and its own conformance oracle build.
-TRAINER_VERSIONS: tuple[str, ...] = ("v2.1.0", "v2.2.0", "v2.3.0")
+TRAINER_VERSIONS: tuple[str, ...] = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0")
 # Releases whose differences docs/trainer-versions.md records; those not in
 # TRAINER_VERSIONS are refused with a message saying so.
 MEASURED_TRAINER_VERSIONS: tuple[str, ...] = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0")

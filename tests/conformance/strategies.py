@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from compiler.render.runtime_info import RUNTIME_PATCHES
+from compiler.render.runtime_info import POD_TEMPLATE_OVERRIDES, RUNTIME_PATCHES
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 API = "trainer.kubeflow.org/v1alpha1"
@@ -564,6 +564,16 @@ OVERRIDE_POD_FIELDS = (
     "imagePullSecrets",
 )
 OVERRIDE_CONTAINER_FIELDS = ("name", "env", "volumeMounts")
+# The pod fields of v2.0.0's PodSpecOverride (no metadata, affinity or pull secrets).
+SPEC_OVERRIDE_POD_FIELDS = (
+    "serviceAccountName",
+    "nodeSelector",
+    "tolerations",
+    "volumes",
+    "initContainers",
+    "containers",
+    "schedulingGates",
+)
 TORCHTUNE_RUNTIMES = {
     "torchtune-llama3.2-1b": ("llama3_2/1B", "meta-llama/Llama-3.2-1B-Instruct"),
     "torchtune-llama3.2-3b": ("llama3_2/3B", "meta-llama/Llama-3.2-3B-Instruct"),
@@ -1292,8 +1302,10 @@ def trainjobs(
     if patches and RUNTIME_PATCHES.on(version):
         spec["runtimePatches"] = patches
         features.append(f"{len(patches)} runtimePatches")
-    elif patches:
+    elif patches and POD_TEMPLATE_OVERRIDES.on(version):
         features += v21_overrides(draw, spec, patches)
+    elif patches:
+        features += v20_overrides(draw, spec, patches)
     if rarely(draw, 15):
         spec["suspend"] = draw(st.booleans())
     if rarely(draw, 5):
@@ -1306,6 +1318,38 @@ def trainjobs(
     if rarely(draw, 5) and RUNTIME_PATCHES.on(version):
         spec["activeDeadlineSeconds"] = 3600
     return {"apiVersion": API, "kind": "TrainJob", "metadata": metadata, "spec": spec}, features
+
+
+def _override_pod_spec(pod_spec: Json, fields: tuple[str, ...]) -> Json:
+    """A patch's pod spec kept to an override's fields (containers to theirs)."""
+    kept = {k: v for k, v in pod_spec.items() if k in fields}
+    for key in ("containers", "initContainers"):
+        if key in kept:
+            kept[key] = [
+                {k: v for k, v in c.items() if k in OVERRIDE_CONTAINER_FIELDS} for c in kept[key]
+            ]
+    return kept
+
+
+def v20_overrides(draw: Draw, spec: Json, patches: list[Json]) -> list[str]:
+    """v2.0.0's TrainJob overrides drawn from runtimePatches, as :func:`v21_overrides` but
+    as podSpecOverrides: the pod spec's fields beside ``targetJobs`` (no metadata); the
+    same job patched twice becomes a duplicate target."""
+    features = v21_overrides(draw, spec, patches)
+    overrides = spec.pop("podTemplateOverrides", None)
+    if overrides is None:
+        return features
+    spec["podSpecOverrides"] = [
+        {
+            "targetJobs": override["targetJobs"],
+            **_override_pod_spec(override.get("spec") or {}, SPEC_OVERRIDE_POD_FIELDS),
+        }
+        for override in overrides
+    ]
+    return [
+        f"{len(overrides)} podSpecOverrides" if f.endswith(" podTemplateOverrides") else f
+        for f in features
+    ]
 
 
 def v21_overrides(draw: Draw, spec: Json, patches: list[Json]) -> list[str]:
@@ -1321,15 +1365,7 @@ def v21_overrides(draw: Draw, spec: Json, patches: list[Json]) -> list[str]:
             override: Json = {"targetJobs": [{"name": job_patch["name"]}]}
             if pod.get("metadata"):
                 override["metadata"] = pod["metadata"]
-            pod_spec = {
-                k: v for k, v in (pod.get("spec") or {}).items() if k in OVERRIDE_POD_FIELDS
-            }
-            for key in ("containers", "initContainers"):
-                if key in pod_spec:
-                    pod_spec[key] = [
-                        {k: v for k, v in c.items() if k in OVERRIDE_CONTAINER_FIELDS}
-                        for c in pod_spec[key]
-                    ]
+            pod_spec = _override_pod_spec(pod.get("spec") or {}, OVERRIDE_POD_FIELDS)
             if pod_spec:
                 override["spec"] = pod_spec
             overrides.append(override)
@@ -1364,6 +1400,10 @@ def cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
         features.append("runtime in another namespace")
     names = ["job", "llm-ft", "a", "train-7"]
     job_name = draw(st.sampled_from(names))
+    if rarely(draw, 3):
+        # Not a DNS-1035 label: v2.0.0's TrainJob webhook refuses it, later CRDs too.
+        job_name = draw(st.sampled_from(["llm.ft", "7b-tune"]))
+        features.append(f"TrainJob name {job_name}")
     first, job_features = draw(trainjobs(runtime, namespace, job_name, version))
     features += job_features
     documents = [first]

@@ -18,7 +18,11 @@ from compiler.render.framework import (
     TrainJobContext,
 )
 from compiler.render.info import Info, JsonObject
-from compiler.render.runtime_info import MERGED_RESOURCES_PER_NODE, RUNTIME_PATCHES
+from compiler.render.runtime_info import (
+    MERGED_RESOURCES_PER_NODE,
+    POD_TEMPLATE_OVERRIDES,
+    RUNTIME_PATCHES,
+)
 from compiler.upstream.names import (
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
@@ -41,7 +45,18 @@ ENDPOINTS_OF_EVERY_REPLICA = Gate(
 INITIALIZER_VOLUME_MOUNT_CHECK = Gate(
     "v2.3.0", "an initializer container must mount the 'initializer' volume (admission)"
 )
+# v2.0.0's builder gives the TrainJob's resourcesPerNode and env to the trainer jobs'
+# node containers only; from v2.1.0 also to an MPI launcher that runs as a node.
+LAUNCHER_AS_NODE_RESOURCES = Gate(
+    "v2.1.0", "resourcesPerNode and trainer env on an MPI launcher-as-node's node container"
+)
+# v2.0.0's builder sets parallelism and completions of every trainer job to the count of
+# the first trainer PodSet; from v2.1.0 each job keeps its own PodSet's count.
+PER_JOB_TRAINER_COUNT = Gate(
+    "v2.1.0", "each trainer job's parallelism is its own PodSet's count (before: the first's)"
+)
 OVERRIDES_PATH = "spec.podTemplateOverrides"
+SPEC_OVERRIDES_PATH = "spec.podSpecOverrides"
 
 
 def _pod_spec(rjob: JsonObject) -> JsonObject:
@@ -180,11 +195,18 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
     (before v2.3.0 also their resources: :data:`MERGED_RESOURCES_PER_NODE`)."""
     trainer = job.trainer
     replaced_resources = _replaced_resources(job)
+    launcher_as_node = info.run_launcher_as_node and LAUNCHER_AS_NODE_RESOURCES.on(
+        job.trainer_version
+    )
+    first_trainer = info.pod_set_by_ancestor(ANCESTOR_TRAINER)
     for rjob in jobs:
         ancestor = (_job_labels(rjob) or {}).get(LABEL_ANCESTOR, "")
         containers = [c for c in _pod_spec(rjob).get("containers") or () if c.get("name") == NODE]
         if ancestor == ANCESTOR_TRAINER:
             rjob["replicas"] = 1
+            if first_trainer is not None and not PER_JOB_TRAINER_COUNT.on(job.trainer_version):
+                job_spec = rjob["template"].setdefault("spec", {})
+                job_spec["parallelism"] = job_spec["completions"] = first_trainer.count
             if trainer is not None:
                 for container in containers:
                     if trainer.get("image") is not None:
@@ -193,7 +215,7 @@ def _trainer(jobs: list[JsonObject], info: Info, job: TrainJobContext) -> None:
                         if trainer.get(key) is not None:
                             container[key] = list(trainer[key])
         if trainer is not None and (
-            ancestor == ANCESTOR_TRAINER or (info.run_launcher_as_node and rjob.get("name") == NODE)
+            ancestor == ANCESTOR_TRAINER or (launcher_as_node and rjob.get("name") == NODE)
         ):
             for container in containers:
                 if replaced_resources is not None:
@@ -295,6 +317,8 @@ def validate_trainjob(info: Info, job: TrainJobContext) -> list[FieldError]:
         else:
             continue
         errors.append(FieldError("FieldValueInvalid", "spec.runtimeRef", message, runtime_ref))
+    if not POD_TEMPLATE_OVERRIDES.on(job.trainer_version):
+        return errors + _pod_spec_override_errors(job, container_names)
     if not RUNTIME_PATCHES.on(job.trainer_version):
         return errors + _pod_template_override_errors(job, container_names)
     patches = job.spec.get("runtimePatches") or []
@@ -346,6 +370,32 @@ def _pod_template_override_errors(
                 errors += _pod_patch_errors(
                     OVERRIDES_PATH, overrides, job_name, known, override["spec"]
                 )
+    return errors
+
+
+def _pod_spec_override_errors(
+    job: TrainJobContext, container_names: dict[str, set[str]]
+) -> list[FieldError]:
+    """v2.0.0's checks of ``spec.podSpecOverrides``: a target job named twice across all
+    overrides is a duplicate; then v2.1.0's checks, per target job."""
+    errors: list[FieldError] = []
+    overrides = job.spec.get("podSpecOverrides") or []
+    seen: set[str] = set()
+    for override in overrides:
+        targets = [str(target.get("name", "")) for target in override.get("targetJobs") or ()]
+        for name in targets:
+            if name in seen:
+                errors.append(FieldError("FieldValueDuplicate", SPEC_OVERRIDES_PATH, "", name))
+            seen.add(name)
+        for name in targets:
+            if name not in container_names:
+                message = "must not have targetJob that doesn't exist in the runtime job template"
+                errors.append(
+                    FieldError("FieldValueInvalid", SPEC_OVERRIDES_PATH, message, overrides)
+                )
+            errors += _pod_patch_errors(
+                SPEC_OVERRIDES_PATH, overrides, name, container_names.get(name, set()), override
+            )
     return errors
 
 

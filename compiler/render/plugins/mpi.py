@@ -57,6 +57,9 @@ RESERVED_ENV_CHECK = Gate("v2.3.0", "the OpenMPI env vars are reserved (admissio
 MPI_INTEGER_NUM_PROC_PER_NODE = Gate(
     "v2.2.0", "numProcPerNode is an integer (before: strings refused by MPI)"
 )
+# From v2.1.0 a runtime numProcPerNode of 1 is raised to the GPU count (when above 1) of
+# the TrainJob's, else the runtime's, resources; v2.0.0 keeps the 1.
+MPI_NUM_PROC_FROM_GPUS = Gate("v2.1.0", "numProcPerNode 1 raised to the GPU count per node")
 INVALID = "FieldValueInvalid"
 
 OPEN_MPI = "OpenMPI"
@@ -202,12 +205,12 @@ def _raises_unsupported(info: Info, policy: JsonObject) -> bool:
     )
 
 
-def _slots(info: Info, policy: JsonObject, trainer: JsonObject | None) -> int:
+def _slots(info: Info, policy: JsonObject, trainer: JsonObject | None, version: str) -> int:
     if trainer is not None and trainer.get("numProcPerNode") is not None:
         value: int = trainer["numProcPerNode"]
         return value
     slots = _num_proc_per_node(policy)
-    if slots == 1:
+    if slots == 1 and MPI_NUM_PROC_FROM_GPUS.on(version):
         gpus = num_gpu_per_node(effective_resources(info, trainer))
         if gpus > 1:
             return gpus
@@ -297,7 +300,7 @@ class MPIPlugin(EnforceMLPolicyPlugin, ComponentBuilderPlugin, CustomValidationP
             if node is not None:
                 num_nodes: int = trainer["numNodes"]
                 node.count = max(num_nodes - 1, 1) if policy.get("runLauncherAsNode") else num_nodes
-        policy["numProcPerNode"] = _slots(info, policy, trainer)
+        policy["numProcPerNode"] = _slots(info, policy, trainer, job.trainer_version)
         for pod_set in info.pod_sets:
             if pod_set.name in (NODE, LAUNCHER):
                 _enforce_pod_set(pod_set, policy, job.name, job.trainer_version)

@@ -21,6 +21,7 @@ from compiler.render.resources import (
     effective_resources,
     num_cpu_per_node,
     num_gpu_per_node,
+    resource_value,
 )
 from compiler.render.webhooks import reserved_env_errors
 from compiler.upstream.names import ANCESTOR_TRAINER, NODE
@@ -44,6 +45,12 @@ JOB_COMPLETION_INDEX_FIELD_PATH = "metadata.annotations['batch.kubernetes.io/job
 # that sets numProcPerNode (reserved env and torchtune checks included).
 INTEGER_NUM_PROC_PER_NODE = Gate(
     "v2.2.0", "numProcPerNode is the TrainJob's integer (before: int or auto/cpu/gpu)"
+)
+# v2.0.0 works numProcPerNode out only when the TrainJob sets resourcesPerNode, from
+# those resources alone (limits first, then requests); from v2.1.0 cpu, or auto without
+# GPUs, always becomes the CPU count of the TrainJob's else the runtime's resources.
+NUM_PROC_PER_NODE_FROM_RESOURCES = Gate(
+    "v2.1.0", "numProcPerNode from the CPU count of the effective resources, always"
 )
 NUM_PROC_STRINGS = ("auto", "cpu", "gpu")
 
@@ -70,6 +77,8 @@ def num_proc_per_node(
     >>> num_proc_per_node(None, 0, {"limits": {"cpu": "3.7"}})
     4
     """
+    if not NUM_PROC_PER_NODE_FROM_RESOURCES.on(version):
+        return _num_proc_from_trainjob_resources(trainer, policy)
     if not INTEGER_NUM_PROC_PER_NODE.on(version):
         chosen: NumProc = (policy or {}).get("numProcPerNode", AUTO)
         if trainer is not None and trainer.get("numProcPerNode") is not None:
@@ -83,6 +92,53 @@ def num_proc_per_node(
     if gpus == 0:
         return max(1, num_cpu_per_node(resources))
     return AUTO
+
+
+def _counts_cpus(chosen: NumProc, resource_list: JsonObject) -> bool:
+    """v2.0.0's shouldUseCPU: ``auto`` when no resource name contains ``gpu``, ``cpu``
+    when ``cpu`` is listed, never for an integer or ``gpu``."""
+    if chosen == AUTO:
+        return not any("gpu" in name.lower() for name in resource_list)
+    return chosen == "cpu" and "cpu" in resource_list
+
+
+def _num_proc_from_list(chosen: NumProc, resource_list: JsonObject | None) -> tuple[NumProc, bool]:
+    """v2.0.0's calculateNumProcPerNode over one list: the CPU count (at least 1) when it
+    counts CPUs, else the fallback (1 for ``cpu``); 1 when the list is absent. Also
+    whether the CPU count was used."""
+    if resource_list is None:
+        return 1, False
+    if _counts_cpus(chosen, resource_list):
+        return max(1, resource_value(resource_list.get("cpu", 0))), True
+    return (1 if chosen == "cpu" else chosen), False
+
+
+def _num_proc_from_trainjob_resources(
+    trainer: JsonObject | None, policy: JsonObject | None
+) -> NumProc:
+    """v2.0.0: the TrainJob's (else the runtime's, else ``auto``) value, worked out from
+    the TrainJob's ``resourcesPerNode`` when it sets them: from the limits, else from
+    the requests (so ``4`` with only limits becomes 1)::
+
+        >>> _num_proc_from_trainjob_resources(
+        ...     {"numProcPerNode": 4, "resourcesPerNode": {"limits": {"cpu": "2"}}}, None)
+        1
+        >>> _num_proc_from_trainjob_resources(
+        ...     {"resourcesPerNode": {"limits": {"cpu": "2500m"}}}, {"numProcPerNode": 8})
+        1
+        >>> _num_proc_from_trainjob_resources({"resourcesPerNode": {"requests": {"cpu": "3"}}}, None)
+        3
+    """
+    chosen: NumProc = (policy or {}).get("numProcPerNode", AUTO)
+    if trainer is not None and trainer.get("numProcPerNode") is not None:
+        chosen = trainer["numProcPerNode"]
+    resources = (trainer or {}).get("resourcesPerNode")
+    if resources is None:
+        return chosen
+    nproc, used_cpu = _num_proc_from_list(chosen, resources.get("limits"))
+    if not used_cpu:
+        nproc, _ = _num_proc_from_list(chosen, resources.get("requests"))
+    return nproc
 
 
 def pet_envs(num_nodes: int, nproc: NumProc) -> list[JsonObject]:

@@ -15,7 +15,7 @@ from compiler.errors import FieldError
 from compiler.render.framework import TrainJobContext
 from compiler.render.info import JsonObject
 from compiler.upstream.names import ANCESTOR_TRAINER, LABEL_ANCESTOR, NODE
-from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
+from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate, PerVersion
 
 NumProc = int | str
 
@@ -46,19 +46,43 @@ USE_DORA = "model.use_dora"
 
 MODEL_LLAMA3_2_1B = "llama3_2/1B"
 MODEL_LLAMA3_2_3B = "llama3_2/3B"
+MODEL_LLAMA3_2_7B = "llama3_2/7B"
 MODEL_LLAMA3_3_70B = "llama3_3/70B"
 MODEL_QWEN2_5_1_5B = "qwen2_5/1.5B"
-SUPPORTED_MODELS = frozenset(
-    {MODEL_LLAMA3_2_1B, MODEL_LLAMA3_2_3B, MODEL_LLAMA3_3_70B, MODEL_QWEN2_5_1_5B}
+# Version differences of torchtune (docs/trainer-versions.md).
+SUPPORTED_MODELS = PerVersion(
+    (
+        ("v2.0.0", frozenset({MODEL_LLAMA3_2_1B, MODEL_LLAMA3_2_7B, MODEL_LLAMA3_3_70B})),
+        (
+            "v2.1.0",
+            frozenset(
+                {MODEL_LLAMA3_2_1B, MODEL_LLAMA3_2_3B, MODEL_LLAMA3_3_70B, MODEL_QWEN2_5_1_5B}
+            ),
+        ),
+    )
 )
 
 # Config items the runtime sets on its trainer command; users must not set them in args.
-IMMUTABLE_CONFIGS = frozenset(
-    {"output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file"}
+IMMUTABLE_CONFIGS = PerVersion(
+    (
+        ("v2.0.0", frozenset({"output_dir", "tokenizer.path", "checkpointer.checkpoint_dir"})),
+        (
+            "v2.1.0",
+            frozenset(
+                {
+                    "output_dir",
+                    "tokenizer.path",
+                    "checkpointer.checkpoint_dir",
+                    "tokenizer.merges_file",
+                }
+            ),
+        ),
+    )
 )
 
-# Go's unicode.IsSpace set, for strings.TrimSpace (Python's str.strip() also trims \x1c-\x1f).
-# Version differences of torchtune (docs/trainer-versions.md).
+# v2.0.0 has full fine-tuning only: single device only for 1 node x the integer 1 (no
+# GPU count), rendezvous unless so; LoRA/QLoRA/DoRA recipes and their checks from v2.1.0.
+TORCHTUNE_RECIPES = Gate("v2.1.0", "LoRA/QLoRA recipes; one GPU counts as a single device")
 BOOLEAN_ARGS = Gate(
     "v2.3.0", "QLoRA/DoRA args count only when their value is true (before: when present)"
 )
@@ -72,6 +96,7 @@ NIL_NUM_NODES_DENIAL = (
     "panic: runtime error: invalid memory address or nil pointer dereference [recovered]"
 )
 
+# Go's unicode.IsSpace set, for strings.TrimSpace (Python's str.strip() also trims \x1c-\x1f).
 _GO_SPACE = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -142,6 +167,10 @@ def is_use_qlora_finetune(args: list[str] | None, version: str = DEFAULT_TRAINER
     return is_bool_arg_enabled(args, QUANTIZE_BASE)
 
 
+def _is_int_one(nproc: NumProc) -> bool:
+    return isinstance(nproc, int) and nproc == 1
+
+
 def _is_single_device(num_nodes: int, nproc: NumProc, gpus: int) -> bool:
     return num_nodes == 1 and ((isinstance(nproc, int) and nproc == 1) or gpus == 1)
 
@@ -149,6 +178,12 @@ def _is_single_device(num_nodes: int, nproc: NumProc, gpus: int) -> bool:
 def _recipe_and_suffix(
     num_nodes: int, nproc: NumProc, gpus: int, args: list[str], version: str
 ) -> tuple[str, str]:
+    if not TORCHTUNE_RECIPES.on(version):
+        if num_nodes == 1 and _is_int_one(nproc):
+            return FULL_FINETUNE_SINGLE_DEVICE, SUFFIX_FULL_SINGLE_DEVICE
+        if num_nodes > 1:
+            return FULL_FINETUNE_DISTRIBUTED, SUFFIX_FULL_MULTI_NODES
+        return FULL_FINETUNE_DISTRIBUTED, SUFFIX_FULL_MULTI_DEVICES
     qlora, lora = is_use_qlora_finetune(args, version), is_lora_config_enabled(args)
     if _is_single_device(num_nodes, nproc, gpus):
         if qlora:
@@ -189,8 +224,13 @@ def recipe_and_config(
     return recipe, model_from_runtime_ref(runtime_ref_name) + suffix
 
 
-def needs_rendezvous(num_nodes: int, nproc: NumProc, gpus: int) -> bool:
-    """Distributed run: several nodes, an integer nproc above 1, or ``auto`` with several GPUs."""
+def needs_rendezvous(
+    num_nodes: int, nproc: NumProc, gpus: int, version: str = DEFAULT_TRAINER_VERSION
+) -> bool:
+    """Distributed run: several nodes, an integer nproc above 1, or ``auto`` with several GPUs
+    (v2.0.0: anything but 1 node x the integer 1)."""
+    if not TORCHTUNE_RECIPES.on(version):
+        return num_nodes > 1 or not _is_int_one(nproc)
     if num_nodes > 1:
         return True
     if isinstance(nproc, int):
@@ -211,7 +251,9 @@ def _trainer_node_containers(jobset_spec: JsonObject) -> Iterator[JsonObject]:
                 yield container
 
 
-def overrides_from_runtime(jobset_spec: JsonObject) -> list[str]:
+def overrides_from_runtime(
+    jobset_spec: JsonObject, version: str = DEFAULT_TRAINER_VERSION
+) -> list[str]:
     """The runtime trainer command's immutable ``key=value`` items, verbatim and in order.
 
     Everything else on the runtime command (recipe, ``--config``, dataset items) is dropped::
@@ -226,7 +268,7 @@ def overrides_from_runtime(jobset_spec: JsonObject) -> list[str]:
         item
         for container in _trainer_node_containers(jobset_spec)
         for item in container.get("command") or ()
-        if item.split("=", 1)[0] in IMMUTABLE_CONFIGS
+        if item.split("=", 1)[0] in IMMUTABLE_CONFIGS.at(version)
     ]
 
 
@@ -252,13 +294,13 @@ def command_tail(
 'llama3_3/70B_full_multinode']
     """
     tail: list[str] = []
-    if needs_rendezvous(num_nodes, nproc, gpus):
+    if needs_rendezvous(num_nodes, nproc, gpus, version):
         tail.append(
             f"{ARG_RDZV_ENDPOINT}={trainer_endpoint(trainjob_name)}:{CONTAINER_TRAINER_PORT}"
         )
     recipe, config = recipe_and_config(num_nodes, nproc, gpus, trainer, runtime_ref_name, version)
     tail += [recipe, ARG_CONFIG, config]
-    tail += overrides_from_runtime(jobset_spec)
+    tail += overrides_from_runtime(jobset_spec, version)
     return tail
 
 
@@ -295,11 +337,11 @@ def _qlora_errors(
     return errors
 
 
-def _immutable_arg_errors(args: list[str]) -> list[FieldError]:
+def _immutable_arg_errors(args: list[str], version: str) -> list[FieldError]:
     errors: list[FieldError] = []
     for index, arg in enumerate(args):
         key = arg.split("=", 1)[0]
-        if key in IMMUTABLE_CONFIGS:
+        if key in IMMUTABLE_CONFIGS.at(version):
             message = (
                 f'must not set immutable config "{key}" in trainer args; '
                 "it is managed by the runtime"
@@ -320,7 +362,7 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
     name = _runtime_ref_name(job)
     model = model_from_runtime_ref(name)
     errors: list[FieldError] = []
-    if model not in SUPPORTED_MODELS:
+    if model not in SUPPORTED_MODELS.at(job.trainer_version):
         message = f"must have a supported pretrained model, invalid model configured: {model}"
         errors.append(FieldError(INVALID, "spec.runtimeRef.name", message, name))
     num_nodes: int = trainer["numNodes"] if trainer.get("numNodes") is not None else 1
@@ -332,6 +374,8 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
         trainer["numProcPerNode"] if trainer.get("numProcPerNode") is not None else AUTO
     )
     version = job.trainer_version
+    if not TORCHTUNE_RECIPES.on(version):
+        return errors
     _, config = recipe_and_config(num_nodes, nproc, gpus, trainer, name, version)
     errors += _qlora_errors(model, config, name, trainer, nproc)
     if not ARGS_CHECKS.on(version):
@@ -340,5 +384,5 @@ def validate_torchtune(job: TrainJobContext, gpus: int) -> list[FieldError]:
     if num_nodes > 1 and (is_lora_config_enabled(args) or is_use_qlora_finetune(args, version)):
         message = "LoRA fine-tuning is not supported for multi-node training in TorchTune"
         errors.append(FieldError(INVALID, "spec.trainer.numNodes", message, num_nodes))
-    errors += _immutable_arg_errors(args)
+    errors += _immutable_arg_errors(args, version)
     return errors
