@@ -5,8 +5,8 @@ Each release has its own TrainJob and runtime schema (docs/trainer-versions.md):
 JAXJob becomes a runtime with ``mlPolicy.jax``, which Trainer v2.1.0 does not have, and
 ``runPolicy.activeDeadlineSeconds`` becomes ``TrainJob.spec.activeDeadlineSeconds``,
 which v2.1.0 lacks too. The migrated objects are loaded as ``trainc render`` loads them
-for a cluster of that release (its CRDs: schema, unknown fields, CEL rules); what the
-release refuses is an error of the job's report, and the job is not written: there is
+for a cluster of that release (its CRDs: schema, unknown fields, CEL rules; v2.0.0's
+webhook rule that a TrainJob name is a DNS-1035 label); what the release refuses is an error of the job's report, and the job is not written: there is
 no fallback that keeps what the v1 job did.
 
     >>> from ruamel.yaml.comments import CommentedMap
@@ -18,7 +18,7 @@ no fallback that keeps what the v1 job did.
     >>> release_takes([job], Options(trainer_version="v2.1.0"), report)
     False
     >>> report.errors[0].code, report.errors[0].target_path
-    ('NOT_IN_RELEASE', 'TrainJob spec.activeDeadlineSeconds')
+    ('REFUSED_BY_RELEASE', 'TrainJob spec.activeDeadlineSeconds')
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from ruamel.yaml.comments import CommentedMap
 from compiler.migrate.common import Options
 from compiler.migrate.report import Diagnostic, JobReport
 from compiler.migrate.source import round_trip
+from compiler.resolve.names import name_problems
+from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = ["release_takes"]
 
@@ -46,13 +48,17 @@ def release_takes(objects: list[CommentedMap], options: Options, report: JobRepo
         round_trip().dump(obj, out)
         texts.append((f"<migrated {index}>", out.getvalue()))
     version = options.trainer_version
-    _, problems = load_texts_collect(texts, options.namespace, trainer_crds(version))
+    loaded, problems = load_texts_collect(texts, options.namespace, trainer_crds(version))
+    for manifest in loaded.objects:  # v2.0.0's webhook: a TrainJob name is a DNS-1035 label
+        if manifest.kind == TRAINJOB_KIND:
+            problems += name_problems(manifest, version)
     for problem in problems:
         kind = problem.object.kind if problem.object is not None else "object"
         field = str(problem.field_path or "")
+        field = "" if field == "<nil>" else field  # the API server's path of a root rule
         report.add(
             Diagnostic(
-                "NOT_IN_RELEASE",
+                "REFUSED_BY_RELEASE",
                 "error",
                 "",
                 f"Trainer {version} refuses the migrated {kind}: {problem.message}",

@@ -242,7 +242,7 @@ def test_output_for_an_older_release(
         args += ["--merge-template", case.options.merge_template]
     code = main(args)
     [job] = json.loads(report.read_text())["reports"]
-    refusals = [d for d in job["diagnostics"] if d["code"] == "NOT_IN_RELEASE"]
+    refusals = [d for d in job["diagnostics"] if d["code"] == "REFUSED_BY_RELEASE"]
     if name in REFUSED_ON_V2_1:
         assert code == 1 and refusals and not list(out.rglob("*.yaml"))
         for refusal in refusals:
@@ -262,3 +262,27 @@ def test_output_for_an_older_release(
         inputs.append(str(upstream("v2.1.0").path("manifests/base/runtimes")))
     capsys.readouterr()
     assert main(["check", "--trainer", "v2.1.0", *inputs]) == 0, capsys.readouterr()
+
+
+def test_a_volcano_job_name_trainer_v2_0_0_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Volcano Job may be named ``batch.v2``; a TrainJob of that name is refused by
+    v2.0.0's webhook (DNS-1035 labels only), as by the CRD rule of later releases."""
+    _setup_or_skip()
+    [case] = load_cases(["volcano-single-task"])
+    job = tmp_path / "job.yaml"
+    job.write_text(case.path.read_text().replace("name: batch\n", "name: batch.v2\n", 1))
+    for version in ("v2.0.0", "v2.3.0"):
+        report = tmp_path / f"{version}.json"
+        args = ["migrate", str(job), "-o", str(tmp_path / version), "--trainer", version]
+        assert main([*args, "--report", str(report), "--report-format", "json"]) == 1
+        [found] = json.loads(report.read_text())["reports"]
+        refusals = [d for d in found["diagnostics"] if d["code"] == "REFUSED_BY_RELEASE"]
+        name_rule = {  # v2.0.0's webhook; the CRD's CEL rule from v2.1.0 on
+            "v2.0.0": ("TrainJob metadata.name", "a DNS-1035 label must consist of"),
+            "v2.3.0": ("TrainJob", "metadata.name must match RFC 1035 DNS label format"),
+        }[version]
+        assert any(
+            d["targetPath"] == name_rule[0] and name_rule[1] in d["message"] for d in refusals
+        ), refusals
