@@ -531,6 +531,11 @@ class _Binding:
     match: _Match | None
     param_ref: _ParamRef | None
 
+    @cached_property
+    def actions_text(self) -> str:
+        """The actions as a finding's details show them: ``Deny,Audit``."""
+        return ",".join(self.actions)
+
 
 class _Compiler:
     """Compiles one policy's expressions, collecting problems at their source."""
@@ -1139,6 +1144,11 @@ class _Subject:
         return self.obj.ref
 
     @cached_property
+    def location(self) -> SourceLocation:
+        """Where a finding about the whole object points (made once for all of them)."""
+        return self.obj.origin.locate(())
+
+    @cached_property
     def labels(self) -> dict[str, str]:
         """The object's labels as strings (read only by object selectors)."""
         metadata = self.obj.data.get("metadata")
@@ -1541,11 +1551,11 @@ class PolicySet:
         if obj.stage == "input" and path:
             location: SourceLocation = obj.origin.locate(path)
         else:
-            location = obj.origin.locate(())
+            location = subject.location
         details: list[tuple[str, str]] = [
             ("reason", decision.reason),
             ("binding", binding.name),
-            ("validationActions", ",".join(actions)),
+            ("validationActions", binding.actions_text),
         ]
         if not decision.config and "Audit" in actions:
             failure = [
