@@ -142,7 +142,9 @@ def _finding_text(finding: Finding, newline: str) -> str:
         )
     details = dict(finding.details)
     if details:
-        parts = [f"{nested}{encode_basestring(k)}: {_scalar(v, nested)}" for k, v in details.items()]
+        parts = [
+            f"{nested}{encode_basestring(k)}: {_scalar(v, nested)}" for k, v in details.items()
+        ]
         detail_text = "{" + ",".join(parts) + inner + "}"
     else:
         detail_text = "{}"
