@@ -97,7 +97,10 @@ def _report(result: CheckResult, findings: list[Any]) -> dict[str, Any]:
 def render_json(result: CheckResult) -> str:
     """:func:`report_json` as indented text; each finding written straight from the
     :class:`Finding` (:func:`_finding_text`), the same bytes without its dict."""
-    findings = [_Encoded(_finding_text(f, _FINDING_INDENT)) for f in result.findings]
+    try:
+        findings = [_Encoded(_finding_text(f, _FINDING_INDENT)) for f in result.findings]
+    except _NotPlain:  # a value JSON has no type for: as json.dumps writes it, or refuses
+        return dumps_indented(report_json(result)) + "\n"
     return dumps_indented(_report(result, findings)) + "\n"
 
 
