@@ -1371,9 +1371,10 @@ class PolicySet:
             try:
                 results = group.program.evaluate(activation[0])
             except CelEvalError:
-                # Some programs that pass alone fail together (cel-expr-python 0.1.x
-                # reports "no such overload" for a few pairs of comprehensions): the
-                # group's objects are evaluated one program at a time from now on.
+                # Some programs that pass alone fail together (cel-expr-python 0.1.3
+                # reports "No matching overloads found" for the shipped no-besteffort
+                # and pod-security programs in one list): the group's objects are
+                # evaluated one program per policy from now on.
                 group.program = None
         try:
             if results is None:
