@@ -60,7 +60,7 @@ class ProgramStore:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            entry = json.loads((self.directory / f"{key}.json").read_text())
+            entry = json.loads((self.directory / f"{key}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         return entry if isinstance(entry, dict) else None
@@ -73,7 +73,7 @@ class ProgramStore:
         except OSError:
             return
         try:
-            with os.fdopen(fd, "w") as out:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(entry, out)
             os.replace(temporary, self.directory / f"{key}.json")
         except OSError:
