@@ -468,3 +468,81 @@ def test_namespace_option_is_the_default_namespace(tmp_path: Path) -> None:
         "JobSet ml/resnet",
         "PodGroup ml/resnet",
     ]
+
+
+# --- the policy step's fast paths give what policy-by-policy evaluation gives --------------
+
+
+def _bench_policy_inputs(tmp_path: Path, variant: str) -> tuple[Any, list[PolicyObject], Any]:
+    """The check of a small bench repo up to its policies: (policy set, objects, namespaces)."""
+    from compiler.plan.build_plan import plan_for_paths
+    from compiler.plan.stages import run
+    from compiler.policy.vap import PolicySet
+    from tests.bench.check_bench import make_repo, shipped_policies
+
+    repo = make_repo(tmp_path, 30, variant)
+    policies = shipped_policies(variant == "clean")
+    if variant == "clean":
+        policies.append(repo / "registries.yaml")
+    stages = check_module.CHECK_STAGES
+    build = run(
+        plan_for_paths([str(repo), *map(str, policies)]),
+        stages[: stages.index(check_module.evaluate_policies)],
+    )
+    objects = build.checked
+    namespaces = check_module._namespaces(build.loaded.others, objects)
+    return PolicySet.from_manifests(build.loaded.others), objects, namespaces
+
+
+@pytest.mark.parametrize("variant", ["findings", "clean"])
+def test_grouped_policy_evaluation_equals_policy_by_policy(
+    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Evaluations worked out once per kind and namespace, and one program per object
+    (or per policy when the engine refuses the combination), give the findings, texts
+    and order of evaluating each policy on each object."""
+    import compiler.policy.vap as vap
+
+    policies, objects, namespaces = _bench_policy_inputs(tmp_path, variant)
+    grouped = policies.evaluate(objects, namespaces)
+    with monkeypatch.context() as patch:
+        patch.setattr(vap.PolicySet, "_evaluate_group", lambda *_: None)
+        one_by_one = policies.evaluate(objects, namespaces)
+    assert grouped == one_by_one
+    if variant == "findings":  # labels, registries, gang scheduling, launcher requests
+        assert len(grouped) > 2 * 30
+        assert {f.object.kind for f in grouped if f.object} == {"TrainJob", "JobSet"}
+    else:
+        assert grouped == []
+
+
+def test_a_group_program_that_errors_falls_back_per_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When an object's one program errors, its policies run one program each; when one
+    of those errors too, each policy is evaluated on its own, as before."""
+    import compiler.policy.vap as vap
+    from compiler.apiserver.cel.engine import CelEvalError
+
+    policies, objects, namespaces = _bench_policy_inputs(tmp_path, "findings")
+    expected = policies.evaluate(objects, namespaces)
+
+    class Failing:
+        def evaluate(self, _: object) -> object:
+            raise CelEvalError("no such overload")
+
+    real_group = vap.PolicySet._group
+    for failing_steps in (False, True):
+
+        def group(self: Any, subject: Any, found: Any, failing_steps: bool = failing_steps) -> Any:
+            made = real_group(self, subject, found)
+            if made.steps:
+                made.program = Failing()
+                if failing_steps:
+                    made.steps = [(p, b, Failing()) for p, b, _ in made.steps]
+            return made
+
+        fresh = vap.PolicySet(policies.policies, policies.params)
+        with monkeypatch.context() as patch:
+            patch.setattr(vap.PolicySet, "_group", group)
+            assert fresh.evaluate(objects, namespaces) == expected

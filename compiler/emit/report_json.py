@@ -73,6 +73,10 @@ def _location(location: SourceLocation) -> dict[str, Any]:
 
 
 def report_json(result: CheckResult) -> dict[str, Any]:
+    return _report(result, [finding_json(f) for f in result.findings])
+
+
+def _report(result: CheckResult, findings: list[Any]) -> dict[str, Any]:
     stages = [o.stage for o in result.objects]
     return {
         "schemaVersion": SCHEMA_VERSION,
@@ -85,13 +89,78 @@ def report_json(result: CheckResult) -> dict[str, Any]:
             "policyFiles": list(result.policy_files),
             "exitCode": result.exit_code,
         },
-        "findings": [finding_json(f) for f in result.findings],
+        "findings": findings,
         "notes": list(result.notes),
     }
 
 
 def render_json(result: CheckResult) -> str:
-    return dumps_indented(report_json(result)) + "\n"
+    """:func:`report_json` as indented text; each finding written straight from the
+    :class:`Finding` (:func:`_finding_text`), the same bytes without its dict."""
+    try:
+        findings = [_Encoded(_finding_text(f, _FINDING_INDENT)) for f in result.findings]
+    except _NotPlain:  # a value JSON has no type for: as json.dumps writes it, or refuses
+        return dumps_indented(report_json(result)) + "\n"
+    return dumps_indented(_report(result, findings)) + "\n"
+
+
+_FINDING_INDENT = "\n    "  # a finding's place in the report: report, "findings", item
+
+
+class _Encoded(str):
+    """Text :func:`_encode` writes as it is: a value encoded already."""
+
+
+def _scalar(value: Any, newline: str) -> str:
+    if isinstance(value, str):
+        return encode_basestring(value)
+    out: list[str] = []
+    _encode(value, newline, out)
+    return "".join(out)
+
+
+def _finding_text(finding: Finding, newline: str) -> str:
+    """``_encode(finding_json(finding), newline)`` as one string, without the dict."""
+    inner = newline + "  "
+    nested = inner + "  "
+    ref = finding.object
+    if ref is None:
+        obj = "null"
+    else:
+        obj = (
+            f'{{{nested}"kind": {_scalar(ref.kind, nested)},'
+            f'{nested}"name": {_scalar(ref.name, nested)},'
+            f'{nested}"namespace": {_scalar(ref.namespace, nested)}{inner}}}'
+        )
+    location = finding.location
+    if location is None:
+        place = "null"
+    elif location.line <= 0:
+        place = f'{{{nested}"file": {_scalar(location.file, nested)}{inner}}}'
+    else:
+        place = (
+            f'{{{nested}"file": {_scalar(location.file, nested)},'
+            f'{nested}"line": {_scalar(location.line, nested)},'
+            f'{nested}"column": {_scalar(location.column, nested)}{inner}}}'
+        )
+    details = dict(finding.details)
+    if details:
+        parts = [
+            f"{nested}{encode_basestring(k)}: {_scalar(v, nested)}" for k, v in details.items()
+        ]
+        detail_text = "{" + ",".join(parts) + inner + "}"
+    else:
+        detail_text = "{}"
+    return (
+        f'{{{inner}"rule": {_scalar(finding.rule, inner)},'
+        f'{inner}"severity": {_scalar(finding.severity.value, inner)},'
+        f'{inner}"stage": {_scalar(finding.stage, inner)},'
+        f'{inner}"message": {_scalar(finding.message, inner)},'
+        f'{inner}"object": {obj},'
+        f'{inner}"fieldPath": {_scalar(finding.field_path, inner)},'
+        f'{inner}"location": {place},'
+        f'{inner}"details": {detail_text}{newline}}}'
+    )
 
 
 def dumps_indented(value: Any) -> str:
@@ -115,7 +184,9 @@ class _NotPlain(Exception):
 
 def _encode(value: Any, newline: str, out: list[str]) -> None:
     """Append ``value`` encoded; ``newline`` is a newline and the current indentation."""
-    if isinstance(value, str):
+    if isinstance(value, _Encoded):
+        out.append(value)
+    elif isinstance(value, str):
         out.append(encode_basestring(value))
     elif value is None:
         out.append("null")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.emit.report_json import SCHEMA_VERSION, dumps_indented, render_json
+from compiler.emit.report_json import SCHEMA_VERSION, dumps_indented, render_json, report_json
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 from compiler.policy.objects import PolicyObject
@@ -93,6 +93,44 @@ def test_dumps_indented_leaves_other_types_to_json() -> None:
     )
     try:
         dumps_indented({"a": {1, 2}})
+    except TypeError as error:
+        assert "not JSON serializable" in str(error)
+    else:
+        raise AssertionError("a set is not JSON")
+
+
+def test_findings_written_straight_are_the_dict_encoded() -> None:
+    """Each finding is written without its dict: the same text as encoding
+    :func:`finding_json`, whatever it holds."""
+    located = SourceLocation("jobs/a.yaml", 3, 7)
+    findings = [
+        Finding("crd-schema", Severity.ERROR, "m", ObjectRef("TrainJob", "a", "ns"), "spec.x"),
+        Finding("vap/p", Severity.WARNING, 'quote " tab\t é', ObjectRef("JobSet", "a"), None),
+        Finding("input", Severity.ERROR, "unreadable", None, None, SourceLocation("x:1:2")),
+        Finding(
+            "vap/p",
+            Severity.AUDIT,
+            "\u2028line\x00",
+            ObjectRef("Pod", "p\n", 7),  # type: ignore[arg-type]  # what a manifest may hold
+            None,
+            located,
+            "output",
+            (("reason", "Invalid"), ("binding", "b"), ("reason", "Forbidden"), ("k", "")),
+        ),
+    ]
+    manifest = Manifest({"kind": "TrainJob"}, SourceMap("job.yaml"))
+    result = CheckResult(findings, [PolicyObject({}, manifest)], notes=["n"])
+    expected = dumps_indented(report_json(result)) + "\n"
+    assert render_json(result) == expected
+    assert json.loads(expected)["findings"][3]["details"] == {
+        "reason": "Forbidden",
+        "binding": "b",
+        "k": "",
+    }
+    # a value JSON has no type for is refused as before
+    odd = Finding("x", Severity.ERROR, "m", ObjectRef("Pod", "p", {1, 2}))  # type: ignore[arg-type]
+    try:
+        render_json(CheckResult([odd]))
     except TypeError as error:
         assert "not JSON serializable" in str(error)
     else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from compiler.errors import Finding, escape_text
+from compiler.errors import Finding, SourceLocation, escape_text
 from compiler.plan.check import CheckResult
 
 __all__ = ["render_text", "snippet", "snippet_of_lines"]
@@ -63,17 +63,28 @@ def snippet_of_lines(lines: Sequence[str], line: int, column: int, context: int 
 
 
 def _heading(finding: Finding) -> str:
-    parts = [str(p) for p in (finding.object, finding.field_path) if p]
+    # escaped once as a whole: escaping goes character by character and leaves no
+    # character it escapes, so the object's own escaping (ObjectRef.__str__) adds nothing
+    parts = [f"{finding.severity.value}[{finding.rule}]"]
+    ref = finding.object
+    if ref is not None:
+        parts.append(
+            f"{ref.kind} {ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind} {ref.name}"
+        )
+    if finding.field_path:
+        parts.append(finding.field_path)
     parts.append(finding.message)
-    return escape_text(f"{finding.severity.value}[{finding.rule}]: " + ": ".join(parts))
+    return escape_text(": ".join(parts))
 
 
 class _SourceLines:
-    """Each source file's lines, split on first use and kept for the next finding."""
+    """Each source file's lines, split on first use and kept for the next finding, and
+    the lines that show a place (several findings often share one)."""
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.texts = texts
         self.split: dict[str, list[str] | None] = {}
+        self.places: dict[SourceLocation, list[str]] = {}
 
     def of(self, file: str) -> list[str] | None:
         if file not in self.split:
@@ -81,22 +92,30 @@ class _SourceLines:
             self.split[file] = text.splitlines() if text is not None else None
         return self.split[file]
 
+    def place(self, location: SourceLocation) -> list[str]:
+        """The ``-->`` line and the snippet of ``location``."""
+        found = self.places.get(location)
+        if found is None:
+            found = [f"  --> {location}"]
+            lines = self.of(location.file)
+            if lines is not None and location.line > 0:
+                found.extend(snippet_of_lines(lines, location.line, location.column))
+            self.places[location] = found
+        return found
+
 
 def _finding(finding: Finding, sources: _SourceLines) -> list[str]:
     out = [_heading(finding)]
     location = finding.location
     width = 1
     if location is not None:
-        out.append(f"  --> {location}")
-        lines = sources.of(location.file)
-        if lines is not None and location.line > 0:
-            out.extend(snippet_of_lines(lines, location.line, location.column))
+        out.extend(sources.place(location))
+        if location.line > 0 and sources.of(location.file) is not None:
             width = len(str(location.line))
-    notes = []
+    gutter = " " * width
     if finding.stage == "output":
-        notes.append(f"in the rendered {finding.object}: this input produced the field")
-    notes.extend(f"{key}: {value}" for key, value in finding.details if key != "renderedFrom")
-    out.extend(f"{' ' * width} = {note}" for note in notes)
+        out.append(f"{gutter} = in the rendered {finding.object}: this input produced the field")
+    out += [f"{gutter} = {key}: {value}" for key, value in finding.details if key != "renderedFrom"]
     return out
 
 

@@ -210,10 +210,11 @@ def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> l
     """Point each policy finding on an output at the input that produced its field."""
     if not any(finding.stage == "output" for finding in findings):
         return findings
-    by_ref: dict[tuple[str, str, str | None], PolicyObject] = {}
-    for output in outputs:
-        key = output.ref
-        by_ref[(key.kind, key.name, key.namespace)] = output
+    by_ref: dict[tuple[str, str, Any], PolicyObject] = {}
+    for output in outputs:  # keyed as PolicyObject.ref, without making each ref
+        metadata = output.data.get("metadata") or {}
+        key = (str(output.data.get("kind", "")), str(metadata.get("name", "")))
+        by_ref[(*key, metadata.get("namespace"))] = output
     origins: dict[int, tuple[str, str]] = {}  # ("renderedFrom", input) by id of the output
     out = []
     for finding in findings:

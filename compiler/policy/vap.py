@@ -138,13 +138,24 @@ def _plural(kind: str) -> str:
     return lower + "s"
 
 
+# the resources of the kinds in _RESOURCES, by (apiVersion, kind): made once per kind
+_KNOWN: Final[dict[tuple[Any, Any], Resource]] = {}
+
+
 def resource_of(data: Mapping[str, Any]) -> Resource:
     """The API resource of an object: ``TrainJob`` -> ``trainer.kubeflow.org/v1alpha1 trainjobs``."""
-    group, version = _split_api_version(str(data.get("apiVersion", "")))
-    kind = str(data.get("kind", ""))
+    api_version, kind = data.get("apiVersion", ""), data.get("kind", "")
+    found = _KNOWN.get((api_version, kind))
+    if found is not None:
+        return found
+    group, version = _split_api_version(str(api_version))
+    kind = str(kind)
     known = _RESOURCES.get((group, kind))
     if known is not None:
-        return Resource(group, version, known[0], kind, known[1])
+        resource = Resource(group, version, known[0], kind, known[1])
+        if isinstance(api_version, str) and isinstance(data.get("kind"), str):
+            _KNOWN[(api_version, kind)] = resource
+        return resource
     metadata = data.get("metadata") or {}
     namespaced = bool(isinstance(metadata, dict) and metadata.get("namespace"))
     return Resource(group, version, _plural(kind), kind, namespaced)
@@ -519,6 +530,11 @@ class _Binding:
     actions: tuple[str, ...]
     match: _Match | None
     param_ref: _ParamRef | None
+
+    @cached_property
+    def actions_text(self) -> str:
+        """The actions as a finding's details show them: ``Deny,Audit``."""
+        return ",".join(self.actions)
 
 
 class _Compiler:
@@ -1117,9 +1133,6 @@ class _Subject:
         if resource.namespaced and not namespace:
             namespace = "default"
         self.namespace = namespace
-        raw_labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
-        assert isinstance(raw_labels, dict)
-        self.labels = {str(k): str(v) for k, v in raw_labels.items()}
         self._bound: dict[int, tuple[Any, dict[str, Any], Activation]] = {}
         # every parameter object a policy may evaluate this object with, by slot
         self.params: list[Any] = []
@@ -1129,6 +1142,18 @@ class _Subject:
     def ref(self) -> ObjectRef:
         """The object's reference (made once for all its findings)."""
         return self.obj.ref
+
+    @cached_property
+    def location(self) -> SourceLocation:
+        """Where a finding about the whole object points (made once for all of them)."""
+        return self.obj.origin.locate(())
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """The object's labels as strings (read only by object selectors)."""
+        metadata = self.obj.data.get("metadata")
+        raw = metadata.get("labels") if isinstance(metadata, dict) else None
+        return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
     def inlined(
         self, param: Any, namespaces: Mapping[str, Mapping[str, str]]
@@ -1170,6 +1195,24 @@ class _Subject:
             found = (param, values, k8s_engine().activation(values))
             self._bound[id(param)] = found
         return found[1], found[2]
+
+
+@dataclass
+class _Group:
+    """What the policies do with the objects of one kind in one namespace.
+
+    ``steps`` are its evaluations (policy, binding), one per parameter object, in the
+    order :meth:`PolicySet._evaluate` makes them, every one a fused program
+    (:meth:`_Policy.fused_program`); ``program`` evaluates them all at once, its value
+    the list of theirs (None: no evaluation). ``steps`` is None when some evaluation
+    cannot be fused, or a binding's parameters cannot be found: the objects are then
+    evaluated policy by policy.
+    """
+
+    policies: list[_Policy]  # the policies whose resource rules take the kind
+    params: list[Any]  # every parameter object they may use, by slot
+    steps: list[tuple[_Policy, _Binding, K8sProgram]] | None
+    program: K8sProgram | None
 
 
 # --- the public API --------------------------------------------------------------------------
@@ -1231,9 +1274,33 @@ class PolicySet:
         # the policies whose resource rules take a kind: most take one or two kinds
         candidates: dict[tuple[Resource, bool], list[_Policy]] = {}
         by_name = any(p.match.named for p in self.policies)
+        # Without object selectors and resourceNames, which evaluations an object gets
+        # depends on its kind and namespace only (a Namespace's on its name): worked out
+        # once for all objects alike, one program evaluating them all (see _Group).
+        grouped = not by_name and not any(
+            not match.object_selector.empty()
+            for policy in self.policies
+            for match in (policy.match, *(b.match for b in policy.bindings))
+            if match is not None
+        )
+        groups: dict[tuple[Resource, str, str], _Group] = {}
         for obj in objects:
             subject = _Subject(obj)
             resource, namespace, name = subject.resource, subject.namespace, subject.name
+            if grouped:
+                group_key = (resource, namespace, "" if namespace else name)
+                group = groups.get(group_key)
+                if group is None:
+                    group = groups[group_key] = self._group(subject, namespaces)
+                subject.params = group.params
+                if group.steps is not None:
+                    found = self._evaluate_group(group, subject, namespaces)
+                    if found is not None:
+                        findings.extend(found)
+                        continue
+                for policy in group.policies:
+                    findings.extend(self._evaluate(policy, subject, namespaces))
+                continue
             key = (resource, bool(namespace))
             policies = candidates.get(key)
             if policies is None or by_name:
@@ -1245,6 +1312,80 @@ class PolicySet:
             for policy in policies:
                 findings.extend(self._evaluate(policy, subject, namespaces))
         return findings
+
+    # -- every policy, the objects of one kind and namespace
+
+    def _group(self, subject: _Subject, namespaces: Mapping[str, Mapping[str, str]]) -> _Group:
+        """The evaluations of an object like ``subject`` (same kind and namespace), when
+        every policy selects objects by kind and namespace only."""
+        resource, namespace, name = subject.resource, subject.namespace, subject.name
+        policies = [p for p in self.policies if p.match.may_match(resource, namespace, name)]
+        params = self._candidate_params(policies, namespace)
+        slow = _Group(policies, params, None, None)
+        steps: list[tuple[_Policy, _Binding, K8sProgram]] = []
+        parts: list[str] = []
+        declared: dict[str, VarType] = {}
+        for policy in policies:
+            if not policy.match.matches(resource, namespace, name, {}, namespaces):
+                continue
+            for binding in policy.bindings:
+                if binding.match is not None and not binding.match.matches(
+                    resource, namespace, name, {}, namespaces
+                ):
+                    continue
+                try:
+                    found = self._params(policy, binding, namespace)
+                except _EvalFailure:
+                    return slow  # a configuration error: reported by _evaluate
+                for param in found:
+                    slot = None
+                    if param is not None:
+                        slot = next((i for i, p in enumerate(params) if p is param), None)
+                        if slot is None:
+                            return slow
+                    program = policy.fused_program(slot) if policy.fused else None
+                    if program is None:
+                        return slow
+                    steps.append((policy, binding, program))
+                    parts.append(program.run_source)
+                    declared.update(policy.declared)
+        if not steps:
+            return _Group(policies, params, [], None)
+        declared[_PARAM_SLOTS] = DYN
+        body = "[" + ", ".join(f"(\n{part}\n)" for part in parts) + "]"
+        return _Group(policies, params, steps, k8s_engine().compile_let([], body, declared))
+
+    def _evaluate_group(
+        self, group: _Group, subject: _Subject, namespaces: Mapping[str, Mapping[str, str]]
+    ) -> list[Finding] | None:
+        """The findings of ``group``'s one program on ``subject``, in the order of
+        :meth:`_evaluate`; None when it errors (then each policy is evaluated alone)."""
+        out: list[Finding] = []
+        steps = group.steps or []
+        if not steps:
+            return out
+        activation = subject.inlined(None, namespaces)
+        assert activation is not None
+        results: list[Any] | None = None
+        if group.program is not None:
+            try:
+                results = group.program.evaluate(activation[0])
+            except CelEvalError:
+                # Some programs that pass alone fail together (cel-expr-python 0.1.3
+                # reports "No matching overloads found" for the shipped no-besteffort
+                # and pod-security programs in one list): the group's objects are
+                # evaluated one program per policy from now on.
+                group.program = None
+        try:
+            if results is None:
+                results = [program.evaluate(activation[0]) for _, _, program in steps]
+        except CelEvalError:
+            return None
+        for (policy, binding, _), result in zip(steps, results, strict=True):
+            if any(result):
+                for decision in _fused_outcome(policy, result).decisions:
+                    out.append(self._finding(policy, binding, decision, subject))
+        return out
 
     # -- one policy, one object
 
@@ -1411,11 +1552,11 @@ class PolicySet:
         if obj.stage == "input" and path:
             location: SourceLocation = obj.origin.locate(path)
         else:
-            location = obj.origin.locate(())
+            location = subject.location
         details: list[tuple[str, str]] = [
             ("reason", decision.reason),
             ("binding", binding.name),
-            ("validationActions", ",".join(actions)),
+            ("validationActions", binding.actions_text),
         ]
         if not decision.config and "Audit" in actions:
             failure = [

@@ -18,7 +18,9 @@ in two variants:
 For each size, one line per (variant, format): ``trainc check`` as a whole process
 without policies and with the 8 shipped ValidatingAdmissionPolicies (``policies/*/policy.yaml``
 and their params), CPU seconds (user + system) and the ratio (goal: <= 1.3x), then the
-wall seconds.
+wall seconds. ``--jobs N`` passes ``-j N`` to check (default: check's own default, the
+cores it may use); ``--repeat N`` runs each pair N times, without and with policies in
+turn, and keeps the least CPU of each side (on a shared machine, the least disturbed).
 
 The policy step alone (:meth:`compiler.policy.vap.PolicySet.evaluate` on every input
 and rendered object, source positions already read; the fastest of three passes after
@@ -119,13 +121,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_check(repo: Path, policies: list[Path], format: str) -> tuple[float, float, str]:
+def timed_check(
+    repo: Path, policies: list[Path], format: str, jobs: int | None = None
+) -> tuple[float, float, str]:
     """CPU and wall seconds of ``trainc check`` as a fresh process, and its summary line.
 
     The ratios use CPU time: on a shared machine wall time follows the neighbours' load.
     """
     command = [sys.executable, "-m", "compiler", "check", str(repo), *map(str, policies)]
     command += ["--format", format]
+    if jobs is not None:
+        command += ["-j", str(jobs)]
     with tempfile.TemporaryFile() as out:
         started, started_cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, text=True)
@@ -138,7 +144,14 @@ def timed_check(repo: Path, policies: list[Path], format: str) -> tuple[float, f
     return cpu, seconds, summary[-1] if summary else "?"
 
 
-def check_lines(parent: Path, count: int, formats: list[str], variants: list[str]) -> None:
+def check_lines(
+    parent: Path,
+    count: int,
+    formats: list[str],
+    variants: list[str],
+    jobs: int | None = None,
+    repeat: int = 1,
+) -> None:
     for variant in variants:
         clean = variant == "clean"
         repo = make_repo(parent, count, variant)
@@ -146,8 +159,12 @@ def check_lines(parent: Path, count: int, formats: list[str], variants: list[str
         if clean:
             policies = [*policies, repo / "registries.yaml"]
         for format in formats:
-            without, without_wall, _ = timed_check(repo, [], format)
-            with_policies, with_wall, summary = timed_check(repo, policies, format)
+            without = without_wall = with_policies = with_wall = float("inf")
+            for _ in range(repeat):
+                cpu, wall, _ = timed_check(repo, [], format, jobs)
+                without, without_wall = min(without, cpu), min(without_wall, wall)
+                cpu, wall, summary = timed_check(repo, policies, format, jobs)
+                with_policies, with_wall = min(with_policies, cpu), min(with_wall, wall)
             print(
                 f"bench: check {count:>6} TrainJobs  {variant:8}"
                 f" {format:4}  CPU without policies {without:6.2f} s, with the 8 VAPs"
@@ -277,6 +294,8 @@ def main() -> int:
     parser.add_argument("--policy-sizes", default="1000,10000", help="policy step sizes")
     parser.add_argument("--formats", default="text,json")
     parser.add_argument("--variants", default="findings,clean", help="and onefile")
+    parser.add_argument("--jobs", type=int, help="check -j N (default: check's default)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per pair, least CPU kept")
     parser.add_argument("--policy-step", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     parser.add_argument("--clean", action="store_true", help=argparse.SUPPRESS)
@@ -293,7 +312,7 @@ def main() -> int:
     formats = [f for f in args.formats.split(",") if f]
     with tempfile.TemporaryDirectory(prefix="trainc-check-bench-") as scratch:
         for size in (int(s) for s in args.sizes.split(",") if s):
-            check_lines(Path(scratch), size, formats, variants)
+            check_lines(Path(scratch), size, formats, variants, args.jobs, args.repeat)
         for size in (int(s) for s in args.policy_sizes.split(",") if s):
             policy_lines(Path(scratch), size, variants)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

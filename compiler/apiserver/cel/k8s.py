@@ -35,6 +35,7 @@ those, the API server's cost limits are replaced by the engine's fixed iteration
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -54,6 +55,7 @@ from compiler.apiserver.cel.engine import (
     import_cel,
 )
 from compiler.apiserver.cel.library.registry import check_functions, run_functions
+from compiler.apiserver.cel.store import ProgramStore, default_store
 
 __all__ = [
     "VARIABLE_PREFIX",
@@ -357,9 +359,10 @@ class K8sEngine:
 
     name = "cel-expr-python+kubernetes"
 
-    def __init__(self) -> None:
+    def __init__(self, store: ProgramStore | None = None) -> None:
         cel = import_cel()
         self._cel = cel
+        self._store = store  # compiled programs kept between runs (None: none)
         self._types = {
             "dyn": cel.Type.DYN,
             TIMESTAMP: cel.Type.TIMESTAMP,
@@ -418,6 +421,42 @@ class K8sEngine:
         return program
 
     def _compile(self, source: str, variables: Mapping[str, VarType]) -> K8sProgram:
+        store = self._store
+        if store is None:
+            return self._compile_now(source, variables)
+        key = store.key("compile", source, sorted(variables.items()))
+        entry = store.get(key)
+        if entry is not None:
+            try:
+                return K8sProgram(
+                    source,
+                    frozenset(str(name) for name in entry["variables"]),
+                    str(entry["result_type"]),
+                    bool(entry["checked"]),
+                    self._deserialize(entry["expression"], variables),
+                    self._cel.Type.ERROR,
+                    str(entry["run_source"]),
+                )
+            except (KeyError, TypeError, ValueError, RuntimeError):
+                pass  # not an entry this code wrote: compiled again below
+        program = self._compile_now(source, variables)
+        entry = {
+            "variables": sorted(program.variables),
+            "result_type": program.result_type,
+            "checked": program.checked,
+            "run_source": program.run_source,
+            "expression": base64.b64encode(program.expression.serialize()).decode(),
+        }
+        store.put(key, entry)
+        return program
+
+    def _deserialize(self, text: Any, variables: Mapping[str, VarType]) -> Any:
+        """A stored run program (base64 of ``Expression.serialize``) in the run environment."""
+        if not isinstance(text, str):
+            raise TypeError("not a stored program")
+        return self._env(True, variables).deserialize(base64.b64decode(text, validate=True))
+
+    def _compile_now(self, source: str, variables: Mapping[str, VarType]) -> K8sProgram:
         renamed, names = rewrite_variables(source)
         try:
             checked, is_checked = self._compile_in(self._env(False, variables), renamed)
@@ -478,14 +517,9 @@ class K8sEngine:
         text = f"(\n{body.run_source}\n)"
         for name, source in reversed(lets):
             text = f"cel.bind({name}, (\n{source}\n), {text})"
-        env = self._env(True, variables)
-        try:
-            expression = env.compile(text)
-        except RuntimeError:
-            try:  # the cross-type numeric comparisons only pass unchecked (see compile)
-                expression = env.compile(text, disable_check=True)
-            except RuntimeError:
-                return None
+        expression = self._let_expression(text, variables)
+        if expression is None:
+            return None
         return K8sProgram(
             body.source,
             body.variables,
@@ -495,6 +529,32 @@ class K8sEngine:
             self._cel.Type.ERROR,
             text,
         )
+
+    def _let_expression(self, text: str, variables: Mapping[str, VarType]) -> Any:
+        """``text`` compiled in the run environment (from the store when it holds it),
+        or None when the engine cannot compile it."""
+        store = self._store
+        key = store.key("let", text, sorted(variables.items())) if store is not None else ""
+        entry = store.get(key) if store is not None else None
+        if entry is not None:
+            try:
+                stored = entry["expression"]
+                return None if stored is None else self._deserialize(stored, variables)
+            except (KeyError, TypeError, ValueError, RuntimeError):
+                pass
+        env = self._env(True, variables)
+        try:
+            expression = env.compile(text)
+        except RuntimeError:
+            try:  # the cross-type numeric comparisons only pass unchecked (see compile)
+                expression = env.compile(text, disable_check=True)
+            except RuntimeError:
+                expression = None
+        if store is not None:
+            serialized = None if expression is None else expression.serialize()
+            stored = None if serialized is None else base64.b64encode(serialized).decode()
+            store.put(key, {"expression": stored})
+        return expression
 
 
 def _referenced(source: str, variables: Mapping[str, VarType]) -> frozenset[str]:
@@ -538,5 +598,5 @@ def k8s_engine() -> K8sEngine:
     global _ENGINE
     with _ENGINE_LOCK:
         if _ENGINE is None:
-            _ENGINE = K8sEngine()
+            _ENGINE = K8sEngine(default_store())
         return _ENGINE
