@@ -546,3 +546,37 @@ def test_a_group_program_that_errors_falls_back_per_policy(
         with monkeypatch.context() as patch:
             patch.setattr(vap.PolicySet, "_group", group)
             assert fresh.evaluate(objects, namespaces) == expected
+
+
+def test_a_group_program_that_answers_otherwise_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group's one program whose answers on the group's first object differ from its
+    policies' own programs (an engine fault that gives a value, not an error) is dropped:
+    the findings are those of the policies evaluated one by one."""
+    import compiler.policy.vap as vap
+
+    policies, objects, namespaces = _bench_policy_inputs(tmp_path, "findings")
+    expected = policies.evaluate(objects, namespaces)
+    wrong: list[bool] = []
+
+    class Passing:  # answers "every validation passes" for every step
+        def __init__(self, steps: int) -> None:
+            self.steps = steps
+
+        def evaluate(self, _: object) -> object:
+            wrong.append(True)
+            return [[] for _ in range(self.steps)]
+
+    real_group = vap.PolicySet._group
+
+    def group(self: Any, subject: Any, found: Any) -> Any:
+        made = real_group(self, subject, found)
+        if made.steps:
+            made.program = Passing(len(made.steps))
+        return made
+
+    fresh = vap.PolicySet(policies.policies, policies.params)
+    monkeypatch.setattr(vap.PolicySet, "_group", group)
+    assert fresh.evaluate(objects, namespaces) == expected
+    assert wrong  # the wrong program was tried, and dropped

@@ -1213,6 +1213,7 @@ class _Group:
     params: list[Any]  # every parameter object they may use, by slot
     steps: list[tuple[_Policy, _Binding, K8sProgram]] | None
     program: K8sProgram | None
+    checked: bool = False  # the one program's answers compared with its parts' once
 
 
 # --- the public API --------------------------------------------------------------------------
@@ -1377,8 +1378,15 @@ class PolicySet:
                 # evaluated one program per policy from now on.
                 group.program = None
         try:
-            if results is None:
-                results = [program.evaluate(activation[0]) for _, _, program in steps]
+            if results is None or not group.checked:
+                alone = [program.evaluate(activation[0]) for _, _, program in steps]
+                if results is not None and results != alone:
+                    # the same engine fault could give another value instead of an
+                    # error: a group whose first object's answers differ from its
+                    # programs' own is evaluated program by program
+                    group.program = None
+                group.checked = True
+                results = alone
         except CelEvalError:
             return None
         for (policy, binding, _), result in zip(steps, results, strict=True):
