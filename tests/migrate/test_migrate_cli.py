@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -28,6 +29,20 @@ def _setup_or_skip() -> None:
         pytest.skip(str(error))
 
 
+def _option_flags(case: Any) -> list[str]:
+    """The ``trainc migrate`` flags of a case's options."""
+    flags = []
+    if case.options.gang_scheduler != "none":
+        flags += ["--v1-gang-scheduler", case.options.gang_scheduler]
+    if case.options.allow_lossy:
+        flags.append("--allow-lossy")
+    if not case.options.compat_env:
+        flags.append("--no-compat-env")
+    if case.options.merge_template:
+        flags += ["--merge-template", case.options.merge_template]
+    return flags
+
+
 @pytest.mark.parametrize("name", MIGRATED)
 def test_render_and_check_accept_the_output(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -36,15 +51,7 @@ def test_render_and_check_accept_the_output(
     [case] = load_cases([name])
     out = tmp_path / "out"
     args = ["migrate", str(case.path), "-o", str(out), "--report", str(tmp_path / "r.txt")]
-    if case.options.gang_scheduler != "none":
-        args += ["--v1-gang-scheduler", case.options.gang_scheduler]
-    if case.options.allow_lossy:
-        args.append("--allow-lossy")
-    if not case.options.compat_env:
-        args.append("--no-compat-env")
-    if case.options.merge_template:
-        args += ["--merge-template", case.options.merge_template]
-    assert main(args) == 0
+    assert main([*args, *_option_flags(case)]) == 0
     inputs = [str(out)]
     text = "\n".join(p.read_text() for p in out.rglob("*.yaml"))
     if "priorityClassName" in text:  # the cluster's PriorityClass, as trainc needs it
@@ -232,15 +239,7 @@ def test_output_for_an_older_release(
     out, report = tmp_path / "out", tmp_path / "report.json"
     args = ["migrate", str(case.path), "-o", str(out), "--report", str(report)]
     args += ["--report-format", "json", "--trainer", "v2.1.0"]
-    if case.options.gang_scheduler != "none":
-        args += ["--v1-gang-scheduler", case.options.gang_scheduler]
-    if case.options.allow_lossy:
-        args.append("--allow-lossy")
-    if not case.options.compat_env:
-        args.append("--no-compat-env")
-    if case.options.merge_template:
-        args += ["--merge-template", case.options.merge_template]
-    code = main(args)
+    code = main([*args, *_option_flags(case)])
     [job] = json.loads(report.read_text())["reports"]
     refusals = [d for d in job["diagnostics"] if d["code"] == "REFUSED_BY_RELEASE"]
     if name in REFUSED_ON_V2_1:
