@@ -448,3 +448,34 @@ def _cue_installed() -> bool:
     except CueUnavailable:
         return False
     return True
+
+
+def test_a_cache_that_cannot_be_written_mid_run_is_no_error(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A full disk under the cache (blobs, chunk results, tree records, check findings):
+    render renders whole and check keeps nothing; both answer as without a cache."""
+    import errno
+
+    from compiler.emit import check_parts
+
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    fresh = render(capsys, project, tmp_path / "fresh", "-j", "2", "--no-cache")
+    capsys.readouterr()
+    checked = main(["check", "--project", str(project / "trainc.yaml"), "-j", "2", "--no-cache"])
+    fresh_check = (checked, capsys.readouterr())
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(incremental.BlobStore, "put", full)
+    monkeypatch.setattr(incremental, "write_pickle", full)
+    assert render(capsys, project, tmp_path / "out", "-j", "2") == fresh
+    checked = main(["check", "--project", str(project / "trainc.yaml"), "-j", "2"])
+    assert (checked, capsys.readouterr()) == fresh_check
+    assert not (tmp_path / "cache" / "check").exists()

@@ -151,11 +151,16 @@ def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: b
 
     cache = None if args.no_cache else writable_render_cache()
     try:
-        return _run_parts_with(args, plans, project_mode, cache)
-    except MissingBlob:
-        assert cache is not None
-        forget(cache)  # the cache was pruned: render into it again
-        return _run_parts_with(args, plans, project_mode, cache)
+        try:
+            return _run_parts_with(args, plans, project_mode, cache)
+        except MissingBlob:
+            assert cache is not None
+            forget(cache)  # the cache was pruned: render into it again
+            return _run_parts_with(args, plans, project_mode, cache)
+    except OSError:
+        # the blob store cannot be written (a full disk): render whole, which needs no
+        # store and says plainly if the output itself cannot be written
+        return None
 
 
 def _run_parts_with(

@@ -302,6 +302,18 @@ def diff_against(
         target = Target((), found[0], found[1], wanted, namespace, schemas)
     # Every render goes through the render cache by chunks: the impact renders (the base
     # with one changed file) redo only the chunks that file is in.
+    try:
+        return _diff_trees(rev, root, commit, target, impact)
+    except OSError as error:  # a full disk, a read-only temporary folder, ...
+        where = f" ({error.filename})" if error.filename else ""
+        raise SetupError(
+            "trainc diff: cannot write the base worktree, the render cache or its blobs"
+            f"{where}: {error.strerror or error}"
+        ) from None
+
+
+def _diff_trees(rev: str, root: Path, commit: str, target: Target, impact: bool) -> RenderDiff:
+    """Render ``target`` at ``commit`` and in the work tree at ``root``, and diff them."""
     cache, jobs = writable_render_cache(), default_jobs()
     with blob_store(cache, None) as store:
 

@@ -201,3 +201,23 @@ def test_diff_by_chunks_says_what_the_whole_way_says(
         ("smoke-4", "removed"),
         ("smoke-9", "added"),
     ]
+
+
+def test_a_full_disk_is_an_error_message_not_a_traceback(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from compiler.emit import incremental
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", "/cache/blobs/ab/abc")
+
+    monkeypatch.setattr(incremental.BlobStore, "put", full)
+    _edit(example_repo, RESNET, "accelerator: a100", "accelerator: h100")
+    monkeypatch.chdir(example_repo)
+    assert main(["diff", "--base", "HEAD", "inputs"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trainc diff: cannot write the base worktree, the render cache")
+    assert "(/cache/blobs/ab/abc): No space left on device" in err and "Traceback" not in err
+    assert len(run_git(example_repo, "worktree", "list").splitlines()) == 1  # removed

@@ -34,8 +34,8 @@ from compiler.emit.incremental import (
     context_key,
     map_chunks,
     read_inputs,
+    remember,
     store_objects,
-    write_pickle,
 )
 from compiler.errors import Finding, Severity, finding_order
 from compiler.load.discover import discover_collect
@@ -279,7 +279,7 @@ def check_and_store_parts(
     for i, result in fresh.items():
         if i in keys:
             assert cache is not None
-            write_pickle(cache / "check" / keys[i][:2] / f"{keys[i]}.pickle", result)
+            remember(cache / "check" / keys[i][:2] / f"{keys[i]}.pickle", result)
     base, *results = (found.get(i) or fresh[i] for i in indexes)
     if base.failed or any(r.failed or r.foreign for r in results):
         return None

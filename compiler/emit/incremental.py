@@ -41,7 +41,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -69,6 +69,7 @@ __all__ = [
     "context_key",
     "default_jobs",
     "forget",
+    "remember",
     "render_cache_dir",
     "render_objects",
     "run_parts",
@@ -486,8 +487,15 @@ def write_pickle(path: Path, value: object) -> None:
         raise
 
 
+def remember(path: Path, value: object) -> None:
+    """:func:`write_pickle` for a cache entry: one that cannot be written (a full disk)
+    is simply not kept, and the run goes on."""
+    with suppress(OSError):
+        write_pickle(path, value)
+
+
 def _remember(cache: Path, key: str, result: ChunkResult) -> None:
-    write_pickle(_entry_path(cache, key), result)
+    remember(_entry_path(cache, key), result)
 
 
 # --- workers --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.emit.incremental import write_pickle
+from compiler.emit.incremental import remember
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
@@ -246,13 +246,13 @@ def write_tree(directory: Path, contents: Contents, records: Path | None) -> boo
                 update = plan_update(record, held)
             if update is not None:
                 entries = _update_in_place(directory, record, held, contents, *update, record_path)
-                write_pickle(record_path, TreeRecord(record.root, entries))
+                remember(record_path, TreeRecord(record.root, entries))
                 return True
         record_path.unlink(missing_ok=True)
         _replace(directory, contents)
         inodes = _walk(directory)
         entries = {path: (held.get(path, FOLDER), inode) for path, inode in inodes.items()}
-        write_pickle(record_path, TreeRecord(_identity(directory), entries))
+        remember(record_path, TreeRecord(_identity(directory), entries))
         return False
 
 
