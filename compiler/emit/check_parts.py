@@ -38,7 +38,7 @@ from compiler.emit.incremental import (
     store_objects,
 )
 from compiler.errors import Finding, Severity, finding_order
-from compiler.load.discover import discover_collect
+from compiler.load.discover import Source, discover_collect
 from compiler.plan.build_plan import BuildPlan
 from compiler.plan.check import CHECK_STAGES, CheckResult
 from compiler.policy.objects import PolicyObject
@@ -169,7 +169,13 @@ def _whole_order(finding: Finding) -> tuple[tuple[str, int, int], int, str, str]
     return (finding_order(finding), 0, "", "")
 
 
-def _texts(plan: BuildPlan, files: Sequence[InputFile]) -> tuple[dict[str, str], list[str]]:
+def _cue_sources(plan: BuildPlan) -> list[Source]:
+    """The ``.cue`` files among the inputs and policies (read by the check, not the loader)."""
+    sources, _ = discover_collect([*plan.inputs, *plan.policies])
+    return [s for s in sources if s.kind == "cue"]
+
+
+def _texts(files: Sequence[InputFile], cue: Sequence[Source]) -> tuple[dict[str, str], list[str]]:
     """The source texts a report quotes, and the .cue files (as a whole check has them)."""
     from compiler.apiserver.yaml_source import read_source
     from compiler.errors import InputError
@@ -178,8 +184,6 @@ def _texts(plan: BuildPlan, files: Sequence[InputFile]) -> tuple[dict[str, str],
         return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
     texts = {f.display: decode(f.data) for f in files}
-    sources, _ = discover_collect([*plan.inputs, *plan.policies])
-    cue = [s for s in sources if s.kind == "cue"]
     for source in cue:
         if source.path is not None:
             try:
@@ -199,7 +203,7 @@ def check_parts(plan: BuildPlan, jobs: int, cache: Path | None = None) -> CheckR
     return None if checked is None else checked[0]
 
 
-def check_key(plan: BuildPlan, context: Sequence[InputFile]) -> str | None:
+def check_key(plan: BuildPlan, context: Sequence[InputFile], cue: Sequence[Source]) -> str | None:
     """What every chunk's check depends on besides its own files: the render chain's
     context (:func:`compiler.emit.incremental.context_key`: the plan, trainc, upstream
     artifacts, overlays, the project file, the context files with the YAML policies and
@@ -209,8 +213,6 @@ def check_key(plan: BuildPlan, context: Sequence[InputFile]) -> str | None:
 
     digest = hashlib.sha256(f"trainc-check-{CHECK_CACHE_FORMAT}\0".encode())
     digest.update(context_key(plan, context, stored=False).encode())
-    sources, _ = discover_collect([*plan.inputs, *plan.policies])
-    cue = [s for s in sources if s.kind == "cue"]
     for source in cue:
         if source.path is None:
             return None
@@ -254,7 +256,8 @@ def check_and_store_parts(
     if len(chunks) < 2:
         return None
     context = [f for f in inputs if not f.trainjobs] + policies
-    shared = check_key(plan, context) if cache is not None and store is None else None
+    cue = _cue_sources(plan)
+    shared = check_key(plan, context, cue) if cache is not None and store is None else None
     indexes = [-1, *range(len(chunks))]  # -1: the context checked alone
     keys = {
         i: chunk_key(shared, chunks[i] if i >= 0 else [], i == 0)
@@ -294,7 +297,7 @@ def check_and_store_parts(
         return None
     objects = [o for r in (base, *results) for o in r.objects]
     inputs_first = sorted(objects, key=lambda o: o.stage != "input")
-    texts, cue_files = _texts(plan, [*inputs, *policies])
+    texts, cue_files = _texts([*inputs, *policies], cue)
     notes = sorted({note for r in (base, *results) for note in r.notes})
     rendered = sorted((o for r in (base, *results) for o in r.rendered), key=lambda o: o.sort_key)
     if clashes(rendered, files=False):
