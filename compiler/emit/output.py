@@ -133,7 +133,7 @@ class OutputError(TraincError):
 
 
 @contextmanager
-def _os_errors(directory: Path) -> Iterator[None]:
+def os_errors(directory: Path) -> Iterator[None]:
     try:
         yield
     except OSError as error:
@@ -156,7 +156,7 @@ def write_directory(
 
     ``extra``: more files by name (a cluster's ``kustomization.yaml``), not counted.
     An OS error (disk full, read-only filesystem, ...) is an :class:`OutputError`."""
-    with _os_errors(directory):
+    with os_errors(directory):
         return _write_directory(objects, directory, requirements, extra)
 
 
@@ -188,18 +188,18 @@ def _fill(
         if parent not in made:
             os.makedirs(folder / parent, exist_ok=True)
             made.add(parent)
-        _write_new_file(f"{folder}/{relative}", dump_document(obj.data).encode("utf-8"))
+        write_new_file(f"{folder}/{relative}", dump_document(obj.data).encode("utf-8"))
     if requirements is not None:
-        _write_new_file(f"{folder}/requirements.yaml", requirements.encode("utf-8"))
+        write_new_file(f"{folder}/requirements.yaml", requirements.encode("utf-8"))
     for name, data in (extra or {}).items():
-        _write_new_file(f"{folder}/{name}", data)
+        write_new_file(f"{folder}/{name}", data)
 
 
 class MissingBlob(Exception):
     """A blob of the render cache is gone (someone pruned the cache): render again."""
 
 
-def _link_new_file(blob: str, path: str) -> None:
+def link_new_file(blob: str, path: str) -> None:
     """``path`` as a hard link to ``blob``; a copy where the filesystem cannot link
     (another device, a link limit, a filesystem without hard links)."""
     try:
@@ -210,10 +210,10 @@ def _link_new_file(blob: str, path: str) -> None:
         if error.errno not in (errno.EXDEV, errno.EMLINK, errno.EPERM, errno.ENOTSUP):
             raise
         with open(blob, "rb") as source:
-            _write_new_file(path, source.read())
+            write_new_file(path, source.read())
 
 
-def _write_new_file(path: str, data: bytes) -> None:
+def write_new_file(path: str, data: bytes) -> None:
     """Create ``path`` (it must not exist) holding ``data``: three system calls, no buffering."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
@@ -393,7 +393,7 @@ def write_project(
     longer in the project disappear). Otherwise only the given clusters' folders are
     replaced, each atomically, and the others stay as they are.
     """
-    with _os_errors(directory):
+    with os_errors(directory):
         return _write_project(results, directory, whole=whole, stored=stored)
 
 

@@ -38,9 +38,9 @@ from compiler.emit.incremental import remember
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
-    _link_new_file,
-    _os_errors,
-    _write_new_file,
+    link_new_file,
+    os_errors,
+    write_new_file,
     check_replaceable,
     staged_directory,
 )
@@ -193,9 +193,9 @@ def _update_in_place(
             prepared.append((new, f"{directory}/{path}"))
             source = contents[path]
             if isinstance(source, str):
-                _link_new_file(source, new)
+                link_new_file(source, new)
             else:
-                _write_new_file(new, source)
+                write_new_file(new, source)
             entries[path] = (held[path], os.stat(new).st_ino)
     except BaseException:
         for new, _ in prepared:
@@ -266,9 +266,9 @@ def _replace(directory: Path, contents: Contents) -> None:
                 os.makedirs(staging / parent, exist_ok=True)
                 made.add(parent)
             if isinstance(source, str):
-                _link_new_file(source, f"{staging}/{path}")
+                link_new_file(source, f"{staging}/{path}")
             else:
-                _write_new_file(f"{staging}/{path}", source)
+                write_new_file(f"{staging}/{path}", source)
 
 
 # --- the trees of a render --------------------------------------------------------------
@@ -297,7 +297,7 @@ def write_files(
     ``files`` are (relative path, blob path) pairs, checked for clashes by the caller;
     ``requirements`` the text of the requirements file, if one is due. Returns the
     number of object files."""
-    with _os_errors(directory):
+    with os_errors(directory):
         write_tree(directory, tree_contents(files, requirements, extra or {}), records)
     return len(files)
 
@@ -314,7 +314,7 @@ def write_project_files(
 ) -> int:
     """Like :func:`compiler.emit.output.write_project` for objects already serialised, by
     cluster: (files, requirements, extra files) as :func:`write_files` takes them."""
-    with _os_errors(directory):
+    with os_errors(directory):
         directory = directory.resolve()
         check_replaceable(directory)
         if not whole:
