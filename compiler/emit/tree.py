@@ -38,11 +38,11 @@ from compiler.emit.incremental import remember
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
+    check_replaceable,
     link_new_file,
     os_errors,
-    write_new_file,
-    check_replaceable,
     staged_directory,
+    write_new_file,
 )
 
 try:
