@@ -407,7 +407,7 @@ def test_disk_full_keeps_the_previous_output(
     def full(path: str, data: bytes) -> None:
         raise OSError(28, "No space left on device", path)
 
-    monkeypatch.setattr(output, "_write_new_file", full)
+    monkeypatch.setattr(output, "write_new_file", full)
     code, _, err = trainc(capsys, "render", str(folder), "-o", str(out))
     assert code == 2
     assert "No space left on device" in err and "previous output is left as it was" in err
@@ -568,11 +568,11 @@ def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path) -> None:
     code = """
 import os, signal, sys
 import compiler.emit.output as output
-real = output._write_new_file
+real = output.write_new_file
 def die(path, data):
     real(path, data)
     os.kill(os.getpid(), signal.SIGKILL)
-output._write_new_file = die
+output.write_new_file = die
 from compiler.cli import main
 main(sys.argv[1:])
 """
