@@ -500,3 +500,72 @@ spec: {policyName: unsigned, validationActions: [Deny]}
     policies = PolicySet.from_manifests(loaded.others)
     assert not policies.policies[0].inlined
     assert policies.policies[0].validations[0].expr.lets is None
+
+
+def _configmap_policy(name: str, body: str) -> str:
+    return f"""\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: {name}}}
+spec:
+  matchConstraints:
+    resourceRules:
+      - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}}
+{body}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: {name}}}
+spec: {{policyName: {name}, validationActions: [Deny]}}
+"""
+
+
+def test_a_policy_after_one_whose_comprehension_stopped_early() -> None:
+    """Two policies on one object: the first one's nested ``exists`` stops at the key
+    ``ac``; the second one's variables still read their own values. The sizes of
+    ``joined``/``team-a``/its data are 6, 6 and 1, so only ``name size`` denies there;
+    the Go evaluator of k8s.io/apiserver (``tests/bench/vapbench``) counts the same
+    three denials. (Evaluated as one program, the engine read ``joined``'s variables
+    from the first policy's comprehension and denied ``sizes 6 6 1`` as well.)"""
+    early = _configmap_policy(
+        "early-exit",
+        """\
+  validations:
+    - expression: "!object.data.exists(k, ['a', 'b'].exists(x, ['c', 'd'].exists(y, k == x + y)))"
+      message: a key joins two letters""",
+    )
+    sizes = _configmap_policy(
+        "sizes",
+        """\
+  variables:
+    - {name: first, expression: "size(object.metadata.name)"}
+    - {name: second, expression: "size(object.metadata.namespace)"}
+    - {name: third, expression: "size(object.data)"}
+  validations:
+    - expression: "variables.first + variables.second + variables.third < 100"
+      messageExpression: >-
+        'sizes ' + string(variables.first) + ' ' + string(variables.second) + ' '
+        + string(variables.third)
+    - expression: "variables.first == 3"
+      messageExpression: "'name size ' + string(variables.first)\"""",
+    )
+    objects = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: plain, namespace: team-a}
+data: {zz: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: joined, namespace: team-a}
+data: {ac: "1"}
+"""
+    loaded = load_texts([("policies.yaml", early + "---\n" + sizes), ("objects.yaml", objects)])
+    policies = PolicySet.from_manifests(loaded.others)
+    checked = [PolicyObject(m.data, m) for m in loaded.others if m.kind == "ConfigMap"]
+    found = policies.evaluate(checked, NAMESPACES)
+    assert [(f.object.name if f.object else "", f.message.rpartition(": ")[2]) for f in found] == [
+        ("plain", "name size 5"),
+        ("joined", "a key joins two letters"),
+        ("joined", "name size 6"),
+    ]
