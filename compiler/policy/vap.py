@@ -530,11 +530,27 @@ class _Binding:
     actions: tuple[str, ...]
     match: _Match | None
     param_ref: _ParamRef | None
+    _details: dict[str, tuple[tuple[str, str], ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @cached_property
     def actions_text(self) -> str:
         """The actions as a finding's details show them: ``Deny,Audit``."""
         return ",".join(self.actions)
+
+    def details(self, reason: str) -> tuple[tuple[str, str], ...]:
+        """A finding's details without an audit annotation: one tuple per reason, shared
+        by every finding of the binding (made and sent between processes once)."""
+        found = self._details.get(reason)
+        if found is None:
+            found = (
+                ("reason", reason),
+                ("binding", self.name),
+                ("validationActions", self.actions_text),
+            )
+            self._details[reason] = found
+        return found
 
 
 class _Compiler:
@@ -1137,16 +1153,24 @@ class _Subject:
         # every parameter object a policy may evaluate this object with, by slot
         self.params: list[Any] = []
         self._activation: Activation | None = None
+        self._ref: ObjectRef | None = None
+        self._location: SourceLocation | None = None
 
-    @cached_property
+    # ref and location are read once per finding: plain attributes, as cached_property
+    # takes a lock on every read (Python 3.11)
+    @property
     def ref(self) -> ObjectRef:
         """The object's reference (made once for all its findings)."""
-        return self.obj.ref
+        if self._ref is None:
+            self._ref = self.obj.ref
+        return self._ref
 
-    @cached_property
+    @property
     def location(self) -> SourceLocation:
         """Where a finding about the whole object points (made once for all of them)."""
-        return self.obj.origin.locate(())
+        if self._location is None:
+            self._location = self.obj.origin.locate(())
+        return self._location
 
     @cached_property
     def labels(self) -> dict[str, str]:
@@ -1543,11 +1567,7 @@ class PolicySet:
             location: SourceLocation = obj.origin.locate(path)
         else:
             location = subject.location
-        details: list[tuple[str, str]] = [
-            ("reason", decision.reason),
-            ("binding", binding.name),
-            ("validationActions", binding.actions_text),
-        ]
+        details = binding.details(decision.reason)
         if not decision.config and "Audit" in actions:
             failure = [
                 {
@@ -1558,15 +1578,8 @@ class PolicySet:
                     "validationActions": list(actions),
                 }
             ]
-            details.append((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))))
+            details += ((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))),)
         ref: ObjectRef = subject.ref
         return Finding(
-            f"vap/{policy.name}",
-            severity,
-            message,
-            ref,
-            field_path,
-            location,
-            obj.stage,
-            tuple(details),
+            f"vap/{policy.name}", severity, message, ref, field_path, location, obj.stage, details
         )
