@@ -35,11 +35,14 @@ can only be a variable's own value, not nested inside a list or map.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from compiler.apiserver.cel.syntax import eager_optional_macros
 
 __all__ = [
     "DURATION",
@@ -218,6 +221,11 @@ class CppEngine:
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
         expression = self._compile(source, variables)
+        result_type = expression.return_type().name().lower()
+        run_source = eager_optional_macros(source)
+        if run_source != source:  # checked as written, run without the engine's fault
+            with contextlib.suppress(CelCompileError):
+                expression = self._compile(run_source, variables)
         used = set()
         for name in variables:
             if not re.search(_WORD.format(re.escape(name)), source):
@@ -228,7 +236,6 @@ class CppEngine:
                 self._compile(source, others)
             except CelCompileError:
                 used.add(name)
-        result_type = expression.return_type().name().lower()
         return _CppProgram(source, frozenset(used), result_type, expression, self._cel.Type.ERROR)
 
 

@@ -26,7 +26,9 @@ from Python:
   and cannot be extended, ``validate`` and ``format.named``, which return optionals: the
   Python side returns a list and ``.first()`` makes the optional);
 * ``variables.<name>`` (ValidatingAdmissionPolicy composition) is rewritten, keeping
-  every column, to a declared variable ``variables_<name>``.
+  every column, to a declared variable ``variables_<name>``;
+* ``optMap`` and ``optFlatMap`` are rewritten in the run copy without the lazy binding
+  the engine gets wrong (:func:`~compiler.apiserver.cel.syntax.eager_optional_macros`).
 
 Each library is a module of :mod:`compiler.apiserver.cel.library`, named for the
 Kubernetes file it reproduces, with what it does not reproduce in its docstring. Beyond
@@ -56,6 +58,12 @@ from compiler.apiserver.cel.engine import (
 )
 from compiler.apiserver.cel.library.registry import check_functions, run_functions
 from compiler.apiserver.cel.store import ProgramStore, default_store
+from compiler.apiserver.cel.syntax import (
+    closing_bracket,
+    eager_optional_macros,
+    significant,
+    tokens,
+)
 
 __all__ = [
     "VARIABLE_PREFIX",
@@ -72,66 +80,12 @@ __all__ = [
 VARIABLE_PREFIX: Final = "variables_"
 
 
-# ==========================================================================================
-# Lexing (only what the rewrites need: identifiers, strings, comments, punctuation)
-# ==========================================================================================
-
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>\s+|//[^\n]*)
-  | (?P<str>
-        (?:[rR][bB]?|[bB][rR])(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"[^"\n]*"|'[^'\n]*')
-      | [bB]?(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
-               |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-    )
-  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<other>[\s\S])
-    """,
-    re.X,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    kind: str  # "ws", "str", "id", "other"
-    text: str
-    start: int
-
-    @property
-    def end(self) -> int:
-        return self.start + len(self.text)
-
-
-def _tokens(source: str) -> list[_Tok]:
-    return [_Tok(str(m.lastgroup), m.group(), m.start()) for m in _TOKEN_RE.finditer(source)]
-
-
-def _significant(tokens: list[_Tok]) -> list[_Tok]:
-    return [t for t in tokens if t.kind != "ws"]
-
-
-def _closing_paren(sig: list[_Tok], open_index: int) -> int | None:
-    """Index in ``sig`` of the ``)`` matching the ``(`` at ``open_index``."""
-    depth = 0
-    for index in range(open_index, len(sig)):
-        text = sig[index].text
-        if sig[index].kind != "other":
-            continue
-        if text in "([{":
-            depth += 1
-        elif text in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
 def rewrite_variables(source: str) -> tuple[str, frozenset[str]]:
     """``variables.x`` -> ``variables_x`` (same length); also the names referenced.
 
     Only a root ``variables`` (not a field named so) is rewritten.
     """
-    sig = _significant(_tokens(source))
+    sig = significant(tokens(source))
     out = list(source)
     names: set[str] = set()
     for i, tok in enumerate(sig):
@@ -160,7 +114,7 @@ def _rewrite_run(source: str) -> str:
     (``k8s_indexOf``, ``k8s_lastIndexOf``) and :mod:`~compiler.apiserver.cel.library.format`
     (``k8s_validate``, ``k8s_format_named``).
     """
-    sig = _significant(_tokens(source))
+    sig = significant(tokens(source))
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
     for i, tok in enumerate(sig):
         if tok.kind != "id":
@@ -170,7 +124,7 @@ def _rewrite_run(source: str) -> str:
         if before == "." and after == "(" and tok.text in _RENAMED:
             edits.append((tok.start, tok.end, _RENAMED[tok.text]))
         elif before == "." and after == "(" and tok.text == "validate":
-            close = _closing_paren(sig, i + 1)
+            close = closing_bracket(sig, i + 1)
             if close is not None:
                 edits.append((tok.start, tok.end, "k8s_validate"))
                 edits.append((sig[close].end, sig[close].end, ".first()"))
@@ -182,7 +136,7 @@ def _rewrite_run(source: str) -> str:
             and sig[i + 2].text == "named"
             and sig[i + 3].text == "("
         ):
-            close = _closing_paren(sig, i + 3)
+            close = closing_bracket(sig, i + 3)
             if close is not None:
                 edits.append((tok.start, sig[i + 2].end, "k8s_format_named"))
                 edits.append((sig[close].end, sig[close].end, ".first()"))
@@ -462,7 +416,7 @@ class K8sEngine:
             checked, is_checked = self._compile_in(self._env(False, variables), renamed)
         except CelCompileError as error:
             raise CelCompileError(_reword_compile(str(error), names, variables)) from None
-        run_source = _rewrite_run(renamed)
+        run_source = eager_optional_macros(_rewrite_run(renamed))
         try:
             expression, _ = self._compile_in(self._env(True, variables), run_source)
         except CelCompileError:
@@ -558,7 +512,7 @@ class K8sEngine:
 
 
 def _referenced(source: str, variables: Mapping[str, VarType]) -> frozenset[str]:
-    sig = _significant(_tokens(source))
+    sig = significant(tokens(source))
     used = set()
     for i, tok in enumerate(sig):
         if tok.kind == "id" and tok.text in variables and (i == 0 or sig[i - 1].text != "."):

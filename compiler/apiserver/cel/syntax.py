@@ -1,0 +1,206 @@
+"""CEL source as tokens, and the rewrites that need them rather than a parser.
+
+The engine's run programs are the user's expressions with a few rewrites (see
+:mod:`compiler.apiserver.cel.k8s`); each works on tokens: identifiers, strings,
+comments and single characters, which is all CEL's rewrites need to tell a
+``variables.x`` apart from a string that mentions it.
+
+:func:`eager_optional_macros` is for a fault of the engine: ``optMap`` and
+``optFlatMap`` expand to a binding that cel-expr-python 0.1.3 evaluates lazily, from a
+comprehension slot that an earlier ``exists`` or ``all`` which stopped early can leave
+holding its last element::
+
+    [[1, 2].exists(x, x == 1), optional.of(7).optMap(v, v).value()]
+
+is ``[true, 2]`` there, ``[true, 7]`` in cel-go. The rewrite gives the same values
+from one-element ``map`` comprehensions, whose variables are assigned before use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "Token",
+    "closing_bracket",
+    "eager_optional_macros",
+    "opening_bracket",
+    "receiver_start",
+    "significant",
+    "tokens",
+]
+
+_TOKEN_RE: Final = re.compile(
+    r"""
+    (?P<ws>\s+|//[^\n]*)
+  | (?P<str>
+        (?:[rR][bB]?|[bB][rR])(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"[^"\n]*"|'[^'\n]*')
+      | [bB]?(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
+               |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+    )
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<other>[\s\S])
+    """,
+    re.X,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # "ws", "str", "id", "other" (one character: punctuation, an operator, a digit)
+    text: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+def tokens(source: str) -> list[Token]:
+    return [Token(str(m.lastgroup), m.group(), m.start()) for m in _TOKEN_RE.finditer(source)]
+
+
+def significant(found: list[Token]) -> list[Token]:
+    """The tokens without whitespace and comments."""
+    return [t for t in found if t.kind != "ws"]
+
+
+def closing_bracket(sig: list[Token], open_index: int) -> int | None:
+    """Index in ``sig`` of the bracket that closes the one at ``open_index``."""
+    depth = 0
+    for index in range(open_index, len(sig)):
+        if sig[index].kind != "other":
+            continue
+        text = sig[index].text
+        if text in "([{":
+            depth += 1
+        elif text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def opening_bracket(sig: list[Token], close_index: int) -> int | None:
+    """Index in ``sig`` of the bracket that opens the one at ``close_index``."""
+    depth = 0
+    for index in range(close_index, -1, -1):
+        if sig[index].kind != "other":
+            continue
+        text = sig[index].text
+        if text in ")]}":
+            depth += 1
+        elif text in "([{":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _ends_operand(token: Token) -> bool:
+    """Whether an expression can end with ``token`` (so a ``[`` or ``.`` after it
+    indexes or selects from it)."""
+    if token.kind == "str":
+        return True
+    if token.kind == "id":
+        return token.text != "in"  # the only word operator
+    return token.text in ")]}" or token.text.isdigit()
+
+
+def receiver_start(sig: list[Token], dot: int) -> int | None:
+    """Index in ``sig`` of the first token of the member expression whose ``.`` is at
+    ``dot`` (in ``a.b[0].f(x).optMap(...)``, of ``a``); None when it is not one trainc
+    can delimit (a number, say).
+
+    Member access binds tighter than every operator, so the receiver is the longest
+    chain of selections, calls and indexes before the dot, back to its primary: a
+    name, a literal, a bracketed expression or a call.
+    """
+    index = dot - 1
+    while index >= 0:
+        token = sig[index]
+        if token.kind == "other" and token.text in ")]}":
+            opened = opening_bracket(sig, index)
+            if opened is None:
+                return None
+            before = sig[opened - 1] if opened > 0 else None
+            if token.text == "]" and before is not None and _ends_operand(before):
+                index = opened - 1  # an index: the receiver goes on before it
+                continue
+            if token.text != "]" and before is not None and before.kind == "id":
+                index = opened - 1  # a call, or a message literal: its name is next
+            else:
+                return opened  # a bracketed expression, a list or map literal
+        token = sig[index]
+        if token.kind not in ("id", "str"):
+            return None
+        previous = index - 1
+        if previous >= 1 and sig[previous].text == "?" and sig[previous - 1].text == ".":
+            previous -= 1  # an optional selection: a.?b
+        if previous >= 0 and sig[previous].text == ".":
+            if previous >= 1 and _ends_operand(sig[previous - 1]):
+                index = previous - 1
+                continue
+            return previous  # a name from the root container: .a.b
+        return index
+    return None
+
+
+_OPTIONAL_MACROS: Final = ("optMap", "optFlatMap")
+_OPTION_PREFIX: Final = "trainc_option"
+
+
+def eager_optional_macros(source: str) -> str:
+    """``source`` with each ``R.optMap(v, e)`` and ``R.optFlatMap(v, e)`` written
+    without the lazy binding they expand to (see the module docstring).
+
+    ``o.optMap(v, v + 1)`` ->
+    ``[o].map(trainc_option0, trainc_option0.hasValue() ?
+    optional.of([trainc_option0.value()].map(v, v + 1)[0]) : optional.none())[0]``;
+    ``optFlatMap`` the same without ``optional.of``. The value is the macro's: ``R``
+    evaluated once, ``e`` only when ``R`` has a value, and errors as they were. A macro
+    trainc cannot delimit is left as written.
+    """
+    if not any(name in source for name in _OPTIONAL_MACROS):
+        return source
+    skipped = 0  # macros left as written, from the end
+    number = 0
+    while True:
+        sig = significant(tokens(source))
+        candidates = [
+            i
+            for i in range(len(sig) - 2)
+            if sig[i].text == "."
+            and sig[i + 1].text in _OPTIONAL_MACROS
+            and sig[i + 2].text == "("
+            and i > 0
+            and _ends_operand(sig[i - 1])
+        ]
+        if len(candidates) <= skipped:
+            return source
+        dot = candidates[len(candidates) - 1 - skipped]
+        rewritten = _rewrite_macro(source, sig, dot, f"{_OPTION_PREFIX}{number}")
+        if rewritten is None:
+            skipped += 1
+            continue
+        source = rewritten
+        number += 1
+
+
+def _rewrite_macro(source: str, sig: list[Token], dot: int, option: str) -> str | None:
+    start = receiver_start(sig, dot)
+    close = closing_bracket(sig, dot + 2)
+    if start is None or close is None or close < dot + 5:
+        return None
+    variable, comma = sig[dot + 3], sig[dot + 4]
+    if variable.kind != "id" or comma.text != ",":
+        return None
+    receiver = source[sig[start].start : sig[dot].start]
+    body = source[comma.end : sig[close].start]
+    mapped = f"[{option}.value()].map({variable.text},{body})[0]"
+    if sig[dot + 1].text == "optMap":
+        mapped = f"optional.of({mapped})"
+    replacement = f"[{receiver}].map({option}, {option}.hasValue() ? {mapped} : optional.none())[0]"
+    return source[: sig[start].start] + replacement + source[sig[close].end :]
