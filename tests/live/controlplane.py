@@ -303,8 +303,11 @@ class Client:
         body: Any = None,
         params: dict[str, str] | None = None,
         content_type: str = "application/json",
+        warnings: list[str] | None = None,
     ) -> tuple[int, Any]:
-        """(status code, parsed JSON or text); never raises for an HTTP status."""
+        """(status code, parsed JSON or text); never raises for an HTTP status. The
+        answer's ``Warning`` headers are appended to ``warnings``, their texts unquoted
+        (``299 - "text"`` -> ``text``)."""
         if params:
             path = f"{path}?{urllib.parse.urlencode(params)}"
         data = None if body is None else json.dumps(body).encode()
@@ -322,6 +325,10 @@ class Client:
                 self.close()
                 if attempt == 2:
                     raise
+        if warnings is not None:
+            for header in response.headers.get_all("Warning") or []:
+                _, _, quoted = header.partition(" - ")
+                warnings.append(json.loads(quoted) if quoted.startswith('"') else header)
         text = payload.decode(errors="replace")
         try:
             return response.status, json.loads(text) if text else None
