@@ -3,9 +3,12 @@
 The policies are installed in the live kube-apiserver (v1.34.4) and each object is
 created there with a server-side dry run. The bindings only warn, so the API server
 evaluates every policy and answers with one warning per failed validation: the same
-texts trainc reports for the same object, no more and no fewer. The cases are the engine faults trainc works around: a policy whose variables
-an earlier policy's comprehension could overwrite when both ran as one program, and
-``optMap`` after an ``exists`` that stopped early. Every policy selects ConfigMaps of
+texts trainc reports for the same object, no more and no fewer.
+
+The cases are the engine faults trainc works around: a policy whose variables an
+earlier policy's comprehension could overwrite when both ran as one program; ``optMap``
+after an ``exists`` that stopped early; and a policy evaluated as one program, its
+variables first read after such an ``exists``. Every policy selects ConfigMaps of
 this test's own namespace only, and is deleted at the end, so no other test meets it.
 """
 
@@ -86,6 +89,21 @@ POLICIES = (
           || object.data.?b.optMap(v, v == 'yes').orValue(true)
       message: b must be yes when the list has a""",
     )
+    + "---\n"
+    + _policy(
+        "trainc-live-fused",
+        """\
+  variables:
+    - {name: listed, expression: "object.data.?list.orValue('').split(',')"}
+    - {name: b, expression: "object.data.?b.orValue('')"}
+    - {name: size, expression: "size(variables.listed)"}
+  validations:
+    - expression: "!object.data.?list.orValue('').split(',').exists(x, x == 'a') || true"
+    - expression: "variables.b in ['', 'yes', 'maybe']"
+      messageExpression: "'b is ' + variables.b + ', list of ' + string(variables.size)"
+    - expression: "variables.listed.all(x, x != 'r')"
+      messageExpression: "'r listed with b ' + variables.b\"""",
+    )
 )
 
 
@@ -104,6 +122,7 @@ PROBES = [
     (_configmap("probe-joined", {"bd": "1"}), "trainc-live-early-exit"),
     (_configmap("pr", {}), "trainc-live-sizes"),
     (_configmap("probe-optional", {"list": "a", "b": "no"}), "trainc-live-optional"),
+    (_configmap("probe-fused", {"b": "no"}), "trainc-live-fused"),
 ]
 OBJECTS = [
     _configmap("plain", {"zz": "1"}),
@@ -114,6 +133,8 @@ OBJECTS = [
     _configmap("b-wrong", {"list": "a,b", "b": "maybe"}),
     _configmap("no-list", {"b": "maybe"}),
     _configmap("joined-too", {"x": "1", "ad": "2", "list": "r,a", "b": "yes"}),
+    _configmap("b-no", {"list": "q,a", "b": "no"}),
+    _configmap("r-listed", {"list": "a,r", "b": "no"}),
 ]
 
 
