@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -194,9 +194,12 @@ class Severity(StrEnum):
     AUDIT = "audit"
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One result of one check on one object."""
+class Finding(NamedTuple):
+    """One result of one check on one object.
+
+    A named tuple rather than a frozen dataclass: a large check makes and sends between
+    processes hundreds of thousands of them, and a tuple is made in a third of the time.
+    """
 
     rule: str  # e.g. "crd-schema", "crd-cel", "webhook", "vap/<policy name>", "cue/<file>"
     severity: Severity

@@ -49,7 +49,7 @@ __all__ = ["check_and_store_parts", "check_key", "check_parts"]
 # TrainJobs per chunk, about: a chunk checks the context again (policies compiled again),
 # so chunks are larger than render's (which are also the cache's unit)
 CHECK_CHUNK_JOBS = 500
-CHECK_CACHE_FORMAT = "1"  # bump when CheckChunk changes shape
+CHECK_CACHE_FORMAT = "2"  # bump when CheckChunk (or what it holds) changes shape
 _UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
 
 
@@ -235,7 +235,7 @@ def _cached_chunk(cache: Path, key: str) -> CheckChunk | None:
     try:
         with open(cache / "check" / key[:2] / f"{key}.pickle", "rb") as entry:
             found = pickle.load(entry)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
         return None
     return found if isinstance(found, CheckChunk) else None
 

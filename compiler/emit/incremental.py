@@ -463,7 +463,7 @@ def _cached(cache: Path, key: str, store: BlobStore) -> ChunkResult | None:
     try:
         with open(_entry_path(cache, key), "rb") as entry:
             result = pickle.load(entry)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
         return None
     # A blob pruned since is found when it is linked (MissingBlob): see forget().
     return result if isinstance(result, ChunkResult) else None

@@ -31,7 +31,7 @@ exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -393,7 +393,7 @@ def check_plans(
         policy_files.update(dict.fromkeys(result.policy_files))
     combined.findings = sorted(
         (
-            replace(finding, details=(*finding.details, ("cluster", ", ".join(names))))
+            finding._replace(details=(*finding.details, ("cluster", ", ".join(names))))
             for finding, names in merged.items()
         ),
         key=finding_order,
