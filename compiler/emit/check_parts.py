@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.incremental import (
@@ -37,7 +38,7 @@ from compiler.emit.incremental import (
     remember,
     store_objects,
 )
-from compiler.errors import Finding, Severity, finding_order
+from compiler.errors import Finding, ObjectRef, Severity, SourceLocation, finding_order
 from compiler.load.discover import Source, discover_collect
 from compiler.plan.build_plan import BuildPlan
 from compiler.plan.check import CHECK_STAGES, CheckResult
@@ -64,6 +65,71 @@ class CheckChunk:
     failed: bool = False  # the render chain had problems
     foreign: bool = False
     rendered: list[ObjectFile] = field(default_factory=list)  # with a blob store only
+
+    # Pickled (back from a worker, into the cache) with the findings as plain tuples:
+    # a named tuple is pickled through a Python call per object, a plain one is not.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["findings"] = _plain_findings(self.findings)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["findings"] = _findings_of_plain(state["findings"])
+        self.__dict__.update(state)
+
+
+_Plain = tuple[Any, ...]
+
+
+def _plain_findings(findings: list[Finding]) -> list[_Plain]:
+    """``findings`` as tuples of plain values; a reference or location several findings
+    share stays one tuple (pickled once)."""
+    shared: dict[int, _Plain] = {}
+
+    def plain(value: tuple[Any, ...] | None) -> _Plain | None:
+        if value is None:
+            return None
+        found = shared.get(id(value))
+        if found is None:
+            found = shared[id(value)] = tuple(value)
+        return found
+
+    return [
+        (
+            f.rule,
+            f.severity.value,
+            f.message,
+            plain(f.object),
+            f.field_path,
+            plain(f.location),
+            f.stage,
+            f.details,
+        )
+        for f in findings
+    ]
+
+
+def _findings_of_plain(rows: list[_Plain]) -> list[Finding]:
+    """:func:`_plain_findings` read back."""
+    refs: dict[int, ObjectRef] = {}
+    locations: dict[int, SourceLocation] = {}
+    severities = {s.value: s for s in Severity}
+    out = []
+    for rule, severity, message, ref, field_path, location, stage, details in rows:
+        if ref is not None:
+            made = refs.get(id(ref))
+            if made is None:
+                made = refs[id(ref)] = ObjectRef(*ref)
+            ref = made
+        if location is not None:
+            place = locations.get(id(location))
+            if place is None:
+                place = locations[id(location)] = SourceLocation(*location)
+            location = place
+        out.append(
+            Finding(rule, severities[severity], message, ref, field_path, location, stage, details)
+        )
+    return out
 
 
 def _named(obj: PolicyObject) -> PolicyObject:
