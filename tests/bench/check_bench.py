@@ -19,8 +19,10 @@ For each size, one line per (variant, format): ``trainc check`` as a whole proce
 without policies and with the 8 shipped ValidatingAdmissionPolicies (``policies/*/policy.yaml``
 and their params), CPU seconds (user + system) and the ratio (goal: <= 1.3x), then the
 wall seconds. ``--jobs N`` passes ``-j N`` to check (default: check's own default, the
-cores it may use); ``--repeat N`` runs each pair N times, without and with policies in
-turn, and keeps the least CPU of each side (on a shared machine, the least disturbed).
+cores it may use); ``--repeat N`` (default 3) runs each pair N times, without and with
+policies in turn, and prints the median of the pairs' ratios with their range, and each
+side's median seconds: on a shared machine one pair's ratio varies by ±0.15, a median
+of paired runs by a few hundredths.
 
 The policy step alone (:meth:`compiler.policy.vap.PolicySet.evaluate` on every input
 and rendered object, source positions already read; the fastest of three passes after
@@ -41,6 +43,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -162,16 +165,21 @@ def check_lines(
         if clean:
             policies = [*policies, repo / "registries.yaml"]
         for format in formats:
-            without = without_wall = with_policies = with_wall = float("inf")
+            pairs: list[tuple[float, float, float, float]] = []  # CPU and wall, each side
+            summary = "?"
             for _ in range(repeat):
                 cpu, wall, _ = timed_check(repo, [], format, jobs)
-                without, without_wall = min(without, cpu), min(without_wall, wall)
-                cpu, wall, summary = timed_check(repo, policies, format, jobs)
-                with_policies, with_wall = min(with_policies, cpu), min(with_wall, wall)
+                cpu_with, wall_with, summary = timed_check(repo, policies, format, jobs)
+                pairs.append((cpu, cpu_with, wall, wall_with))
+            ratios = sorted(with_cpu / cpu for cpu, with_cpu, _, _ in pairs)
+            without, with_policies, without_wall, with_wall = (
+                statistics.median(p[i] for p in pairs) for i in range(4)
+            )
+            spread = f" (pairs {ratios[0]:.2f}-{ratios[-1]:.2f})" if repeat > 1 else ""
             print(
                 f"bench: check {count:>6} TrainJobs  {variant:8}"
                 f" {format:4}  CPU without policies {without:6.2f} s, with the 8 VAPs"
-                f" {with_policies:6.2f} s = {with_policies / without:.2f}x"
+                f" {with_policies:6.2f} s = {statistics.median(ratios):.2f}x{spread}"
                 f"  (wall {without_wall:.2f} s, {with_wall:.2f} s; {summary})",
                 flush=True,
             )
@@ -298,7 +306,7 @@ def main() -> int:
     parser.add_argument("--formats", default="text,json")
     parser.add_argument("--variants", default="findings,clean", help="and onefile")
     parser.add_argument("--jobs", type=int, help="check -j N (default: check's default)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per pair, least CPU kept")
+    parser.add_argument("--repeat", type=int, default=3, help="pairs per line (median ratio)")
     parser.add_argument("--policy-step", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     parser.add_argument("--clean", action="store_true", help=argparse.SUPPRESS)
