@@ -78,13 +78,14 @@ def report_json(result: CheckResult) -> dict[str, Any]:
 
 def _report(result: CheckResult, findings: list[Any]) -> dict[str, Any]:
     stages = [o.stage for o in result.objects]
+    counts = result.counts()
     return {
         "schemaVersion": SCHEMA_VERSION,
         "tool": {"name": "trainc", "version": __version__},
         "summary": {
-            "errors": result.count(Severity.ERROR),
-            "warnings": result.count(Severity.WARNING),
-            "audit": result.count(Severity.AUDIT),
+            "errors": counts[Severity.ERROR],
+            "warnings": counts[Severity.WARNING],
+            "audit": counts[Severity.AUDIT],
             "objects": {"input": stages.count("input"), "output": stages.count("output")},
             "policyFiles": list(result.policy_files),
             "exitCode": result.exit_code,
@@ -149,10 +150,13 @@ def _finding_text(finding: Finding, newline: str) -> str:
         if location.line <= 0:
             place = f'{{{nested}"file": {file_text}{inner}}}'
         else:
+            line, column = location.line, location.column
             place = (
                 f'{{{nested}"file": {file_text},'
-                f'{nested}"line": {_scalar(location.line, nested)},'
-                f'{nested}"column": {_scalar(location.column, nested)}{inner}}}'
+                f'{nested}"line": {int.__repr__(line) if type(line) is int else _scalar(line, nested)},'
+                f'{nested}"column": '
+                f"{int.__repr__(column) if type(column) is int else _scalar(column, nested)}"
+                f"{inner}}}"
             )
     details = dict(finding.details)
     if details:

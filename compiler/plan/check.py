@@ -30,6 +30,7 @@ exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yam
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,11 @@ class CheckResult:
     render_failed: bool = False
 
     def count(self, severity: Severity) -> int:
-        return sum(1 for f in self.findings if f.severity is severity)
+        return self.counts()[severity]
+
+    def counts(self) -> Counter[Severity]:
+        """The findings by severity, in one pass."""
+        return Counter(f.severity for f in self.findings)
 
     @property
     def input_error(self) -> bool:
@@ -127,11 +132,12 @@ class CheckResult:
 
     def summary(self) -> str:
         """``2 errors, 1 warning, 0 audit``."""
-        errors, warnings = self.count(Severity.ERROR), self.count(Severity.WARNING)
+        counts = self.counts()
+        errors, warnings = counts[Severity.ERROR], counts[Severity.WARNING]
         return (
             f"{errors} error{'' if errors == 1 else 's'}, "
             f"{warnings} warning{'' if warnings == 1 else 's'}, "
-            f"{self.count(Severity.AUDIT)} audit"
+            f"{counts[Severity.AUDIT]} audit"
         )
 
 
