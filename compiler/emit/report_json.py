@@ -76,7 +76,7 @@ def report_json(result: CheckResult) -> dict[str, Any]:
     return _report(result, [finding_json(f) for f in result.findings])
 
 
-def _report(result: CheckResult, findings: list[Any]) -> dict[str, Any]:
+def _report(result: CheckResult, findings: Any) -> dict[str, Any]:
     stages = [o.stage for o in result.objects]
     counts = result.counts()
     return {
@@ -99,10 +99,13 @@ def render_json(result: CheckResult) -> str:
     """:func:`report_json` as indented text; each finding written straight from the
     :class:`Finding` (:func:`_finding_text`), the same bytes without its dict."""
     try:
-        findings = [_Encoded(_finding_text(f, _FINDING_INDENT)) for f in result.findings]
+        texts = [_finding_text(f, _FINDING_INDENT) for f in result.findings]
     except _NotPlain:  # a value JSON has no type for: as json.dumps writes it, or refuses
         return dumps_indented(report_json(result)) + "\n"
-    return dumps_indented(_report(result, findings)) + "\n"
+    # the array as _encode writes a list at that depth, joined once
+    inner = _FINDING_INDENT
+    findings = "[" + inner + ("," + inner).join(texts) + inner[:-2] + "]" if texts else "[]"
+    return dumps_indented(_report(result, _Encoded(findings))) + "\n"
 
 
 _FINDING_INDENT = "\n    "  # a finding's place in the report: report, "findings", item
