@@ -569,3 +569,21 @@ data: {ac: "1"}
         ("joined", "a key joins two letters"),
         ("joined", "name size 6"),
     ]
+
+
+def test_map_building_macros_are_refused_where_written() -> None:
+    """transformMap and transformMapEntry would fail on every object in this engine: the
+    policy is refused at the expression, as ``authorizer`` is."""
+    text = _configmap_policy(
+        "maps",
+        """\
+  validations:
+    - expression: "object.data.transformMap(k, v, size(v)).all(k, k != '')"
+    - expression: "object.data.transformList(k, v, size(v)).all(n, n < 100)\"""",
+    )
+    with pytest.raises(InputError) as raised:
+        PolicySet.from_manifests(load_texts([("maps.yaml", text)]).others)
+    (problem,) = raised.value.problems
+    assert str(problem.location) == "maps.yaml:9:7"
+    assert problem.field_path == "spec.validations[0].expression"
+    assert "transformMap is not supported: trainc engine limitation" in problem.message
