@@ -85,24 +85,12 @@ class _SourceLines:
         self.texts = texts
         self.split: dict[str, list[str] | None] = {}
         self.places: dict[SourceLocation, list[str]] = {}
-        self.detail_lines: dict[tuple[tuple[tuple[str, str], ...], int], list[str]] = {}
 
     def of(self, file: str) -> list[str] | None:
         if file not in self.split:
             text = self.texts.get(file)
             self.split[file] = text.splitlines() if text is not None else None
         return self.split[file]
-
-    def details(self, details: tuple[tuple[str, str], ...], width: int) -> list[str]:
-        """The ``= key: value`` lines of ``details`` (findings of one policy, binding
-        and reason share them)."""
-        key = (details, width)
-        found = self.detail_lines.get(key)
-        if found is None:
-            gutter = " " * width
-            found = [f"{gutter} = {k}: {v}" for k, v in details if k != "renderedFrom"]
-            self.detail_lines[key] = found
-        return found
 
     def place(self, location: SourceLocation) -> list[str]:
         """The ``-->`` line and the snippet of ``location``."""
@@ -124,11 +112,10 @@ def _finding(finding: Finding, sources: _SourceLines) -> list[str]:
         out.extend(sources.place(location))
         if location.line > 0 and sources.of(location.file) is not None:
             width = len(str(location.line))
+    gutter = " " * width
     if finding.stage == "output":
-        gutter = " " * width
         out.append(f"{gutter} = in the rendered {finding.object}: this input produced the field")
-    if finding.details:
-        out += sources.details(finding.details, width)
+    out += [f"{gutter} = {key}: {value}" for key, value in finding.details if key != "renderedFrom"]
     return out
 
 
