@@ -124,60 +124,44 @@ def _scalar(value: Any, newline: str) -> str:
 
 
 def _finding_text(finding: Finding, newline: str) -> str:
-    """``_encode(finding_json(finding), newline)`` as one string, without the dict.
-
-    Strings, nearly every value, go straight to the C encoder (a report can hold tens
-    of thousands of findings); anything else goes through :func:`_scalar`.
-    """
+    """``_encode(finding_json(finding), newline)`` as one string, without the dict."""
     inner = newline + "  "
     nested = inner + "  "
-    enc = encode_basestring
     ref = finding.object
     if ref is None:
         obj = "null"
     else:
-        kind, name, namespace = ref.kind, ref.name, ref.namespace
         obj = (
-            f'{{{nested}"kind": {enc(kind) if type(kind) is str else _scalar(kind, nested)},'
-            f'{nested}"name": {enc(name) if type(name) is str else _scalar(name, nested)},'
-            f'{nested}"namespace": '
-            f"{enc(namespace) if type(namespace) is str else _scalar(namespace, nested)}"
-            f"{inner}}}"
+            f'{{{nested}"kind": {_scalar(ref.kind, nested)},'
+            f'{nested}"name": {_scalar(ref.name, nested)},'
+            f'{nested}"namespace": {_scalar(ref.namespace, nested)}{inner}}}'
         )
     location = finding.location
     if location is None:
         place = "null"
+    elif location.line <= 0:
+        place = f'{{{nested}"file": {_scalar(location.file, nested)}{inner}}}'
     else:
-        file = location.file
-        file_text = enc(file) if type(file) is str else _scalar(file, nested)
-        if location.line <= 0:
-            place = f'{{{nested}"file": {file_text}{inner}}}'
-        else:
-            line, column = location.line, location.column
-            place = (
-                f'{{{nested}"file": {file_text},'
-                f'{nested}"line": {int.__repr__(line) if type(line) is int else _scalar(line, nested)},'
-                f'{nested}"column": '
-                f"{int.__repr__(column) if type(column) is int else _scalar(column, nested)}"
-                f"{inner}}}"
-            )
+        place = (
+            f'{{{nested}"file": {_scalar(location.file, nested)},'
+            f'{nested}"line": {_scalar(location.line, nested)},'
+            f'{nested}"column": {_scalar(location.column, nested)}{inner}}}'
+        )
     details = dict(finding.details)
     if details:
         parts = [
-            f"{nested}{enc(k)}: {enc(v) if type(v) is str else _scalar(v, nested)}"
-            for k, v in details.items()
+            f"{nested}{encode_basestring(k)}: {_scalar(v, nested)}" for k, v in details.items()
         ]
         detail_text = "{" + ",".join(parts) + inner + "}"
     else:
         detail_text = "{}"
-    rule, message, stage, path = finding.rule, finding.message, finding.stage, finding.field_path
     return (
-        f'{{{inner}"rule": {enc(rule) if type(rule) is str else _scalar(rule, inner)},'
-        f'{inner}"severity": {enc(finding.severity.value)},'
-        f'{inner}"stage": {enc(stage) if type(stage) is str else _scalar(stage, inner)},'
-        f'{inner}"message": {enc(message) if type(message) is str else _scalar(message, inner)},'
+        f'{{{inner}"rule": {_scalar(finding.rule, inner)},'
+        f'{inner}"severity": {_scalar(finding.severity.value, inner)},'
+        f'{inner}"stage": {_scalar(finding.stage, inner)},'
+        f'{inner}"message": {_scalar(finding.message, inner)},'
         f'{inner}"object": {obj},'
-        f'{inner}"fieldPath": {enc(path) if type(path) is str else _scalar(path, inner)},'
+        f'{inner}"fieldPath": {_scalar(finding.field_path, inner)},'
         f'{inner}"location": {place},'
         f'{inner}"details": {detail_text}{newline}}}'
     )
