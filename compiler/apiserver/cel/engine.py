@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from compiler.apiserver.cel.syntax import eager_optional_macros
+from compiler.apiserver.cel.syntax import eager_optional_macros, unsupported_macro
 
 __all__ = [
     "DURATION",
@@ -221,6 +221,9 @@ class CppEngine:
 
     def compile(self, source: str, variables: Mapping[str, VarType]) -> Program:
         expression = self._compile(source, variables)
+        unsupported = unsupported_macro(source)
+        if unsupported is not None:
+            raise CelCompileError(unsupported)
         result_type = expression.return_type().name().lower()
         run_source = eager_optional_macros(source)
         if run_source != source:  # checked as written, run without the engine's fault

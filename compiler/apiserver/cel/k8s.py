@@ -63,6 +63,7 @@ from compiler.apiserver.cel.syntax import (
     eager_optional_macros,
     significant,
     tokens,
+    unsupported_macro,
 )
 
 __all__ = [
@@ -416,12 +417,9 @@ class K8sEngine:
             checked, is_checked = self._compile_in(self._env(False, variables), renamed)
         except CelCompileError as error:
             raise CelCompileError(_reword_compile(str(error), names, variables)) from None
-        unsupported = _unsupported_macro(renamed)
+        unsupported = unsupported_macro(renamed)
         if unsupported is not None:
-            raise CelCompileError(
-                f"{unsupported} is not supported: trainc engine limitation (cel-expr-python"
-                " 0.1.3 cannot run it; transformList, all, exists and existsOne can)"
-            )
+            raise CelCompileError(unsupported)
         run_source = eager_optional_macros(_rewrite_run(renamed))
         try:
             expression, _ = self._compile_in(self._env(True, variables), run_source)
@@ -515,20 +513,6 @@ class K8sEngine:
             stored = None if serialized is None else base64.b64encode(serialized).decode()
             store.put(key, {"expression": stored})
         return expression
-
-
-# Two-variable comprehension macros whose expansion calls cel.@mapInsert, which the
-# engine declares but cannot run ("No overload found in reference resolve step"): every
-# evaluation would fail, so the expression is refused where it is written.
-_MAP_BUILDING_MACROS: Final = ("transformMap", "transformMapEntry")
-
-
-def _unsupported_macro(source: str) -> str | None:
-    sig = significant(tokens(source))
-    for i, tok in enumerate(sig[1:-1], start=1):
-        if tok.text in _MAP_BUILDING_MACROS and sig[i - 1].text == "." and sig[i + 1].text == "(":
-            return tok.text
-    return None
 
 
 def _referenced(source: str, variables: Mapping[str, VarType]) -> frozenset[str]:

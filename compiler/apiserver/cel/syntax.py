@@ -26,10 +26,12 @@ __all__ = [
     "Token",
     "closing_bracket",
     "eager_optional_macros",
+    "member_calls",
     "opening_bracket",
     "receiver_start",
     "significant",
     "tokens",
+    "unsupported_macro",
 ]
 
 _TOKEN_RE: Final = re.compile(
@@ -109,6 +111,24 @@ def _ends_operand(token: Token) -> bool:
     return token.text in ")]}" or token.text.isdigit()
 
 
+def _names_call(token: Token) -> bool:
+    """Whether ``token`` before a ``(`` (or ``{``) names a call (or a message type)."""
+    return token.kind == "id" and token.text != "in"
+
+
+def member_calls(sig: list[Token], names: tuple[str, ...]) -> list[int]:
+    """Indexes in ``sig`` of the ``.`` of every ``R.name(`` call (or macro) of ``names``."""
+    return [
+        i
+        for i in range(1, len(sig) - 2)
+        if sig[i].text == "."
+        and sig[i + 1].kind == "id"
+        and sig[i + 1].text in names
+        and sig[i + 2].text == "("
+        and _ends_operand(sig[i - 1])
+    ]
+
+
 def receiver_start(sig: list[Token], dot: int) -> int | None:
     """Index in ``sig`` of the first token of the member expression whose ``.`` is at
     ``dot`` (in ``a.b[0].f(x).optMap(...)``, of ``a``); None when it is not one trainc
@@ -129,7 +149,7 @@ def receiver_start(sig: list[Token], dot: int) -> int | None:
             if token.text == "]" and before is not None and _ends_operand(before):
                 index = opened - 1  # an index: the receiver goes on before it
                 continue
-            if token.text != "]" and before is not None and before.kind == "id":
+            if token.text != "]" and before is not None and _names_call(before):
                 index = opened - 1  # a call, or a message literal: its name is next
             else:
                 return opened  # a bracketed expression, a list or map literal
@@ -146,6 +166,26 @@ def receiver_start(sig: list[Token], dot: int) -> int | None:
             return previous  # a name from the root container: .a.b
         return index
     return None
+
+
+# Two-variable comprehension macros whose expansion calls cel.@mapInsert, which the
+# engine declares but cannot run ("No overload found in reference resolve step"): every
+# evaluation would fail, so both engines refuse them where they are written.
+_MAP_BUILDING_MACROS: Final = ("transformMap", "transformMapEntry")
+
+
+def unsupported_macro(source: str) -> str | None:
+    """The first macro of ``source`` the engine cannot run, as a compile error's text;
+    None when there is none."""
+    sig = significant(tokens(source))
+    calls = member_calls(sig, _MAP_BUILDING_MACROS)
+    if not calls:
+        return None
+    name = sig[calls[0] + 1].text
+    return (
+        f"{name} is not supported: trainc engine limitation (cel-expr-python 0.1.3 cannot"
+        " run it; transformList, all, exists and existsOne can)"
+    )
 
 
 _OPTIONAL_MACROS: Final = ("optMap", "optFlatMap")
@@ -169,15 +209,7 @@ def eager_optional_macros(source: str) -> str:
     number = 0
     while True:
         sig = significant(tokens(source))
-        candidates = [
-            i
-            for i in range(len(sig) - 2)
-            if sig[i].text == "."
-            and sig[i + 1].text in _OPTIONAL_MACROS
-            and sig[i + 2].text == "("
-            and i > 0
-            and _ends_operand(sig[i - 1])
-        ]
+        candidates = member_calls(sig, _OPTIONAL_MACROS)
         if len(candidates) <= skipped:
             return source
         dot = candidates[len(candidates) - 1 - skipped]
