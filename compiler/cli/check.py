@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,22 +34,23 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "sarif", "junit")
 
 
-def _report(format: str) -> Callable[[CheckResult], str]:
+def _report(format: str) -> Callable[[CheckResult], Iterable[str]]:
+    """The report writer of ``format``: the text in pieces, written one after another."""
     if format == "json":
-        from compiler.emit.report_json import render_json
+        from compiler.emit.report_json import json_chunks
 
-        return render_json
+        return json_chunks
     if format == "sarif":
         from compiler.emit.report_sarif import render_sarif
 
-        return render_sarif
+        return lambda result: (render_sarif(result),)
     if format == "junit":
         from compiler.emit.report_junit import render_junit
 
-        return render_junit
-    from compiler.emit.report_text import render_text
+        return lambda result: (render_junit(result),)
+    from compiler.emit.report_text import text_chunks
 
-    return render_text
+    return text_chunks
 
 
 def add_parser(commands: Commands) -> None:
@@ -112,11 +113,11 @@ def run_verb(args: argparse.Namespace) -> int:
 
     with previous_inputs(args.previous, args.paths) as previous:
         result = check_plans(build_plans(args, previous), check_one=check_one)
-    text = _report(args.format)(result)
+    report = _report(args.format)(result)
     if args.output is None:
-        sys.stdout.write(text)
+        sys.stdout.writelines(report)
     else:
-        write_atomically(Path(args.output), text)
+        write_atomically(Path(args.output), report)
     if args.output is not None or args.format != "text":
         for message in result.notes:
             note(message)

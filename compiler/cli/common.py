@@ -244,15 +244,19 @@ def note(message: object, cluster: str | None = None) -> None:
     sys.stderr.write(f"trainc: note: {where}{message}\n")
 
 
-def write_atomically(path: Path, text: str, flag: str = "--output") -> None:
-    """Replace ``path`` with ``text`` in one rename (a report, so mode 0644)."""
+def write_atomically(path: Path, text: str | Iterable[str], flag: str = "--output") -> None:
+    """Replace ``path`` with ``text`` (a string, or its pieces) in one rename (a report,
+    so mode 0644)."""
     temporary: str | None = None
     try:
         with tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
         ) as out:
             temporary = out.name
-            out.write(text)
+            if isinstance(text, str):
+                out.write(text)
+            else:
+                out.writelines(text)
         os.chmod(temporary, 0o644)  # a report, not a secret (the temporary file is 0600)
         os.replace(temporary, path)
     except OSError as error:

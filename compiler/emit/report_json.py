@@ -36,6 +36,7 @@ inputs give the same bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -43,7 +44,14 @@ from compiler import __version__
 from compiler.errors import Finding, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 
-__all__ = ["SCHEMA_VERSION", "dumps_indented", "finding_json", "render_json", "report_json"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "dumps_indented",
+    "finding_json",
+    "json_chunks",
+    "render_json",
+    "report_json",
+]
 
 SCHEMA_VERSION = 1
 
@@ -96,17 +104,46 @@ def _report(result: CheckResult, findings: Any) -> dict[str, Any]:
 
 
 def render_json(result: CheckResult) -> str:
-    """:func:`report_json` as indented text; each finding written straight from the
-    :class:`Finding` (:func:`_finding_text`), the same bytes without its dict."""
+    """:func:`report_json` as indented text (:func:`json_chunks` joined)."""
+    return "".join(json_chunks(result))
+
+
+def json_chunks(result: CheckResult) -> Iterator[str]:
+    """:func:`render_json`'s text in pieces, to write one after another: a large report
+    (30,000 findings, 23 MB) is then never one string, nor copied whole to be joined
+    and encoded. Each finding is written straight from the :class:`Finding`
+    (:func:`_finding_text`), the same bytes as encoding its dict.
+
+    Every finding is encoded before this returns, so a value JSON has no type for
+    fails the report before anything is written.
+    """
     try:
         texts = [_finding_text(f, _FINDING_INDENT) for f in result.findings]
     except _NotPlain:  # a value JSON has no type for: as json.dumps writes it, or refuses
-        return dumps_indented(report_json(result)) + "\n"
-    # the array as _encode writes a list at that depth, joined once
-    inner = _FINDING_INDENT
-    findings = "[" + inner + ("," + inner).join(texts) + inner[:-2] + "]" if texts else "[]"
-    return dumps_indented(_report(result, _Encoded(findings))) + "\n"
+        return iter([dumps_indented(report_json(result)) + "\n"])
+    if not texts:
+        return iter([dumps_indented(_report(result, [])) + "\n"])
+    # the report around its findings array, split where the array goes (a NUL is never
+    # in encoded JSON); the array as _encode writes a list at that depth
+    head, tail = dumps_indented(_report(result, _Encoded("\0"))).split("\0")
+    return _joined(
+        head + "[" + _FINDING_INDENT,
+        texts,
+        "," + _FINDING_INDENT,
+        _FINDING_INDENT[:-2] + "]" + tail + "\n",
+    )
 
+
+def _joined(head: str, texts: list[str], between: str, tail: str) -> Iterator[str]:
+    """``head + between.join(texts) + tail`` in pieces of _PIECE texts each."""
+    yield head
+    for start in range(0, len(texts), _PIECE):
+        piece = between.join(texts[start : start + _PIECE])
+        yield piece + between if start + _PIECE < len(texts) else piece
+    yield tail
+
+
+_PIECE = 1000  # findings per piece written (about 800 KB)
 
 _FINDING_INDENT = "\n    "  # a finding's place in the report: report, "findings", item
 

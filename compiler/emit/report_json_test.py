@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.emit.report_json import SCHEMA_VERSION, dumps_indented, render_json, report_json
+from compiler.emit.report_json import (
+    SCHEMA_VERSION,
+    dumps_indented,
+    json_chunks,
+    render_json,
+    report_json,
+)
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 from compiler.policy.objects import PolicyObject
@@ -131,6 +137,43 @@ def test_findings_written_straight_are_the_dict_encoded() -> None:
     odd = Finding("x", Severity.ERROR, "m", ObjectRef("Pod", "p", {1, 2}))  # type: ignore[arg-type]
     try:
         render_json(CheckResult([odd]))
+    except TypeError as error:
+        assert "not JSON serializable" in str(error)
+    else:
+        raise AssertionError("a set is not JSON")
+
+
+def test_a_large_report_is_written_in_pieces_that_join_to_the_whole() -> None:
+    """2,500 findings: three pieces of the findings array between the report's head and
+    tail, which together are json.dumps(report_json(...)) byte for byte."""
+    findings = [
+        Finding(
+            "vap/p",
+            Severity.ERROR,
+            f"denied {i}",
+            ObjectRef("JobSet", f"job-{i}", "team"),
+            None,
+            SourceLocation("jobs/a.yaml", i + 1, 1),
+            "output",
+            (("reason", "Invalid"), ("renderedFrom", f"TrainJob team/job-{i}")),
+        )
+        for i in range(2500)
+    ]
+    result = CheckResult(findings, notes=["n"])
+    pieces = list(json_chunks(result))
+    assert len(pieces) == 5  # head, 1,000 + 1,000 + 500 findings, tail
+    whole = "".join(pieces)
+    assert whole == json.dumps(report_json(result), indent=2, ensure_ascii=False) + "\n"
+    assert whole == render_json(result)
+    empty = CheckResult([])
+    assert "".join(json_chunks(empty)) == dumps_indented(report_json(empty)) + "\n"
+
+
+def test_a_value_json_cannot_write_fails_before_the_first_piece() -> None:
+    odd = Finding("x", Severity.ERROR, "m", ObjectRef("Pod", "p", {1, 2}))  # type: ignore[arg-type]
+    fine = Finding("x", Severity.ERROR, "m")
+    try:
+        json_chunks(CheckResult([fine] * 1500 + [odd]))  # refused when called, not iterated
     except TypeError as error:
         assert "not JSON serializable" in str(error)
     else:

@@ -21,12 +21,12 @@ line before it is kept, so the caret lines up in a terminal).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from compiler.errors import Finding, SourceLocation, escape_text
 from compiler.plan.check import CheckResult
 
-__all__ = ["render_text", "snippet", "snippet_of_lines"]
+__all__ = ["render_text", "snippet", "snippet_of_lines", "text_chunks"]
 
 _NO_FILE = "(no file)"
 
@@ -121,6 +121,12 @@ def _finding(finding: Finding, sources: _SourceLines) -> list[str]:
 
 def render_text(result: CheckResult) -> str:
     """The whole report, ending with the summary line and a newline."""
+    return "".join(text_chunks(result))
+
+
+def text_chunks(result: CheckResult) -> Iterator[str]:
+    """:func:`render_text`'s text in pieces, to write one after another (a large report
+    is then never one string; every line is made before this returns)."""
     groups: dict[str, list[Finding]] = {}
     for finding in result.findings:
         key = finding.location.file if finding.location is not None else _NO_FILE
@@ -140,4 +146,13 @@ def render_text(result: CheckResult) -> str:
         f"{stages.count('output')} rendered objects"
     )
     out.append(result.summary())
-    return "\n".join(out) + "\n"
+    return _pieces(out)
+
+
+def _pieces(lines: list[str]) -> Iterator[str]:
+    """``"\\n".join(lines) + "\\n"`` in pieces of _PIECE lines each."""
+    for start in range(0, len(lines), _PIECE):
+        yield "\n".join(lines[start : start + _PIECE]) + "\n"
+
+
+_PIECE = 10_000  # lines per piece written

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import doctest
 
+import pytest
+
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit import report_text
-from compiler.emit.report_text import render_text, snippet
+from compiler.emit.report_text import render_text, snippet, text_chunks
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
 from compiler.plan.check import CheckResult
 from compiler.policy.objects import PolicyObject
@@ -101,3 +103,25 @@ def test_each_source_file_is_split_once_however_many_findings() -> None:
     lines = render_text(CheckResult(findings, [], {"big.yaml": text})).splitlines()
     assert _CountingText.splits == 1
     assert "250 | line 250" in lines and "500 | line 500" in lines
+
+
+def test_a_large_report_is_written_in_pieces_that_join_to_the_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2,500 findings with a snippet each (17,502 lines): pieces of 10,000 lines,
+    each ending in a newline, that join to the report written as one piece."""
+    text = "".join(f"line {n}\n" for n in range(1, 2501))
+    findings = [
+        Finding("vap/p", Severity.ERROR, f"bad {n}", None, None, SourceLocation("big.yaml", n, 1))
+        for n in range(1, 2501)
+    ]
+    result = CheckResult(findings, [], {"big.yaml": text})
+    pieces = list(text_chunks(result))
+    whole = "".join(pieces)
+    lines = whole.split("\n")
+    assert len(pieces) == 2 and len(lines) == 17_503  # 17,502 lines and the last newline
+    assert all(piece.endswith("\n") for piece in pieces)
+    monkeypatch.setattr(report_text, "_PIECE", 10**9)
+    assert list(text_chunks(result)) == [whole]
+    assert lines[0] == "big.yaml" and lines[-2] == "2500 errors, 0 warnings, 0 audit"
+    assert "2500 | line 2500" in lines
