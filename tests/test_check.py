@@ -210,7 +210,10 @@ def fake_vap(found: list[Finding], calls: list[Any]) -> types.ModuleType:
             return cls()
 
         def evaluate(
-            self, objects: list[PolicyObject], namespaces: dict[str, dict[str, str]]
+            self,
+            objects: list[PolicyObject],
+            namespaces: dict[str, dict[str, str]],
+            locate_output: Any = None,
         ) -> list[Finding]:
             calls.append(("evaluate", [(o.stage, str(o.ref)) for o in objects], namespaces))
             return found
@@ -219,28 +222,12 @@ def fake_vap(found: list[Finding], calls: list[Any]) -> types.ModuleType:
     return module
 
 
-def test_vap_findings_on_outputs_are_located_at_the_input_field(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    path = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].image"
+def test_vap_policies_see_every_input_and_output(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
-    found = [
-        Finding(
-            "vap/images-from-registry",
-            Severity.WARNING,
-            "images must come from registry.example.com",
-            ObjectRef("JobSet", "resnet", "team-a"),
-            path,
-            None,
-            stage="output",
-        )
-    ]
+    found = [Finding("vap/p", Severity.WARNING, "w", ObjectRef("JobSet", "resnet", "team-a"))]
     monkeypatch.setattr(check_module, "PolicySet", fake_vap(found, calls).PolicySet)
     result = check_paths([str(CLEAN)])
-    [finding] = result.findings
-    # the image is the TrainJob's spec.trainer.image, line 18 column 5
-    assert finding.location == SourceLocation(str(CLEAN / "job.yaml"), 18, 5)
-    assert dict(finding.details)["renderedFrom"] == "TrainJob team-a/resnet"
+    assert result.findings == found
     assert result.exit_code == 0  # warnings allowed
     assert calls[0] == (
         "from_manifests",
@@ -250,6 +237,35 @@ def test_vap_findings_on_outputs_are_located_at_the_input_field(
     assert ("output", "JobSet team-a/resnet") in objects
     assert ("input", "TrainJob team-a/resnet") in objects
     assert namespaces == {"team-a": {"tier": "research", "kubernetes.io/metadata.name": "team-a"}}
+
+
+def test_vap_findings_on_outputs_are_located_at_the_input_field(tmp_path: Path) -> None:
+    """A policy's fieldPath in a rendered JobSet points at the TrainJob field the value
+    came from; the finding names the TrainJob last (renderedFrom)."""
+    repo = tmp_path / "clean"
+    shutil.copytree(CLEAN, repo)
+    job = repo / "job.yaml"
+    job.write_text(job.read_text().replace("registry.example.com/train", "docker.io/train"))
+    path = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].image"
+    policy = repo / "policy.yaml"
+    policy.write_text(
+        policy.read_text().replace(
+            "      message: images must come from registry.example.com\n",
+            f"      message: images must come from registry.example.com\n      fieldPath: {path}\n",
+        )
+    )
+    result = check_paths([str(repo)])
+    [finding] = [f for f in result.findings if f.rule == "vap/images-from-registry"]
+    assert finding.stage == "output" and finding.field_path == path
+    # the image is the TrainJob's spec.trainer.image, line 18 column 5
+    lines = job.read_text().splitlines()
+    assert lines[17] == "    image: docker.io/train:1.0"
+    assert finding.location == SourceLocation(str(job), 18, 5)
+    assert finding.details[-1] == ("renderedFrom", "TrainJob team-a/resnet")
+    assert finding.message == (
+        "Validation failed for ValidatingAdmissionPolicy 'images-from-registry' with binding"
+        " 'images-from-registry': images must come from registry.example.com"
+    )
 
 
 def test_policy_that_cannot_be_read_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:

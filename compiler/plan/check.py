@@ -44,9 +44,11 @@ from compiler.errors import (
     EXIT_VIOLATIONS,
     Finding,
     InputError,
+    JsonPath,
     Problem,
     SetupError,
     Severity,
+    SourceLocation,
     TraincError,
     finding_order,
 )
@@ -186,7 +188,7 @@ def _vap_findings(
     try:
         policies = PolicySet.from_manifests(others)
         found: list[Finding] = list(
-            policies.evaluate(objects, _namespaces(others, objects, declared))
+            policies.evaluate(objects, _namespaces(others, objects, declared), _locate_output)
         )
     except SetupError:
         raise
@@ -210,6 +212,11 @@ def _cue_findings(
         raise
     except TraincError as error:
         return _policy_problem_findings(error, "CUE")
+
+
+def _locate_output(output: PolicyObject, path: JsonPath) -> SourceLocation:
+    """The input that produced field ``path`` of ``output``."""
+    return locate_output(output.data, path, output.origin, output.extra.get("runtime"))
 
 
 def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> list[Finding]:
@@ -299,8 +306,8 @@ def _outputs(build: Build) -> list[PolicyObject]:
 def evaluate_policies(build: Build) -> None:
     """ValidatingAdmissionPolicies among the loaded objects, on every checked object."""
     declared = build.plan.cluster.namespaces if build.plan.cluster is not None else None
-    found = _vap_findings(build.loaded.others, build.checked, build.notes, declared)
-    build.findings.extend(_relocate_outputs(found, _outputs(build)))
+    # findings about outputs are placed at their inputs as they are made
+    build.findings += _vap_findings(build.loaded.others, build.checked, build.notes, declared)
 
 
 def _cue_files(build: Build) -> list[Path]:

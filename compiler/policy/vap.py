@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, NamedTuple
@@ -74,7 +74,7 @@ from compiler.apiserver.cel.k8s import (
     references,
     unbound_variable,
 )
-from compiler.apiserver.manifest import Manifest
+from compiler.apiserver.manifest import Manifest, parse_field_path
 from compiler.errors import (
     Finding,
     InputError,
@@ -87,7 +87,10 @@ from compiler.errors import (
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINER_GROUP
 
-__all__ = ["PolicySet", "resource_of"]
+__all__ = ["OutputLocator", "PolicySet", "resource_of"]
+
+# Where in the inputs a field of an output came from: (output, its field) -> location.
+OutputLocator = Callable[[PolicyObject, JsonPath], SourceLocation]
 
 _GROUP: Final = "admissionregistration.k8s.io"
 _POLICY_KIND: Final = "ValidatingAdmissionPolicy"
@@ -1139,9 +1142,10 @@ class _Subject:
     """One object as every policy sees it: resource, name, namespace and labels worked
     out once, and the variables of an evaluation bound once per parameter object."""
 
-    def __init__(self, obj: PolicyObject) -> None:
+    def __init__(self, obj: PolicyObject, locate_output: OutputLocator | None = None) -> None:
         data = obj.data
         self.obj = obj
+        self._locate_output = locate_output
         self.resource = resource = resource_of(data)
         metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         assert isinstance(metadata, dict)
@@ -1156,6 +1160,7 @@ class _Subject:
         self._activation: Activation | None = None
         self._ref: ObjectRef | None = None
         self._location: SourceLocation | None = None
+        self._rendered_from: tuple[tuple[str, str], ...] | None = None
 
     # ref and location are read once per finding: plain attributes, as cached_property
     # takes a lock on every read (Python 3.11)
@@ -1172,6 +1177,30 @@ class _Subject:
         if self._location is None:
             self._location = self.obj.origin.locate(())
         return self._location
+
+    def place(self, path: JsonPath | None, field_path: str | None) -> SourceLocation:
+        """Where a finding about field ``path`` (written ``field_path``) points: in an
+        input, the field itself; in an output, the input that produced the field (by
+        ``locate_output``, from the path as written); else the whole object, or the
+        TrainJob an output was rendered from."""
+        obj = self.obj
+        if path:
+            if obj.stage == "input":
+                return obj.origin.locate(path)
+            if field_path and self._locate_output is not None:
+                return self._locate_output(obj, parse_field_path(field_path))
+        return self.location
+
+    @property
+    def rendered_from(self) -> tuple[tuple[str, str], ...]:
+        """The detail every finding about an output ends with: the TrainJob it was
+        rendered from (none for an input)."""
+        if self._rendered_from is None:
+            obj = self.obj
+            self._rendered_from = (
+                (("renderedFrom", str(obj.origin.ref)),) if obj.stage == "output" else ()
+            )
+        return self._rendered_from
 
     @cached_property
     def labels(self) -> dict[str, str]:
@@ -1302,9 +1331,17 @@ class PolicySet:
         return cls(list(policies.values()), params)
 
     def evaluate(
-        self, objects: list[PolicyObject], namespaces: dict[str, dict[str, str]]
+        self,
+        objects: list[PolicyObject],
+        namespaces: dict[str, dict[str, str]],
+        locate_output: OutputLocator | None = None,
     ) -> list[Finding]:
-        """Every finding of every policy on every object, in object then policy order."""
+        """Every finding of every policy on every object, in object then policy order.
+
+        A finding about an output points at the input that produced its field, found by
+        ``locate_output`` (without it, or without a field, at the TrainJob), and its
+        last detail names the TrainJob (``renderedFrom``).
+        """
         findings: list[Finding] = []
         # the policies whose resource rules take a kind: most take one or two kinds
         candidates: dict[tuple[Resource, bool], list[_Policy]] = {}
@@ -1320,7 +1357,7 @@ class PolicySet:
         )
         groups: dict[tuple[Resource, str, str], _Group] = {}
         for obj in objects:
-            subject = _Subject(obj)
+            subject = _Subject(obj, locate_output)
             resource, namespace, name = subject.resource, subject.namespace, subject.name
             if grouped:
                 group_key = (resource, namespace, "" if namespace else name)
@@ -1438,17 +1475,15 @@ class PolicySet:
             (f"{policy.name}/{key}", ", ".join(values)) for key, values in annotations.items()
         )
         if published:
+            rendered_from = subject.rendered_from  # stays the last detail
             if out:
                 out = [
-                    Finding(
-                        f.rule,
-                        f.severity,
-                        f.message,
-                        f.object,
-                        f.field_path,
-                        f.location,
-                        f.stage,
-                        (*f.details, *published),
+                    f._replace(
+                        details=(
+                            *f.details[: len(f.details) - len(rendered_from)],
+                            *published,
+                            *rendered_from,
+                        )
                     )
                     for f in out
                 ]
@@ -1461,9 +1496,9 @@ class PolicySet:
                         f"ValidatingAdmissionPolicy '{policy.name}' audit annotations: {text}",
                         obj.ref,
                         None,
-                        obj.origin.locate(()),
+                        subject.location,
                         obj.stage,
-                        published,
+                        (*published, *rendered_from),
                     )
                 )
         return out
@@ -1565,10 +1600,7 @@ class PolicySet:
             )
         path = decision.field_path
         field_path = _finding_path(path) if path else None
-        if obj.stage == "input" and path:
-            location: SourceLocation = obj.origin.locate(path)
-        else:
-            location = subject.location
+        location = subject.place(path, field_path)
         details = binding.details(decision.reason)
         if not decision.config and "Audit" in actions:
             failure = [
@@ -1581,6 +1613,7 @@ class PolicySet:
                 }
             ]
             details += ((_FAILURE_ANNOTATION, json.dumps(failure, separators=(",", ":"))),)
+        details += subject.rendered_from
         ref: ObjectRef = subject.ref
         return Finding(
             f"vap/{policy.name}", severity, message, ref, field_path, location, obj.stage, details

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import compiler.policy.vap as vap
-from compiler.errors import Finding, InputError, Severity
+from compiler.errors import Finding, InputError, Severity, SourceLocation
 from compiler.load.loader import load_texts
 from compiler.policy.objects import PolicyObject
 from compiler.policy.vap import PolicySet, resource_of
@@ -125,8 +125,44 @@ def test_output_objects_and_their_location() -> None:
     finding = findings[0]
     assert finding.stage == "output"
     assert finding.field_path == "spec.replicatedJobs"
-    assert finding.location == job.origin.locate(())  # check.py relocates output findings
+    assert finding.location == job.origin.locate(())  # no locator: the TrainJob
+    assert finding.details[-1] == ("renderedFrom", "TrainJob team-b/huge")
     assert not _only(policies.evaluate(outputs, NAMESPACES), "ok", "jobsets")
+    # with a locator, the field's input place, asked with the path as the finding writes it
+    asked: list[tuple[str, tuple[str | int, ...]]] = []
+    there = SourceLocation("runtime.yaml", 40, 9)
+
+    def locate(output: PolicyObject, path: tuple[str | int, ...]) -> SourceLocation:
+        asked.append((output.data["metadata"]["name"], path))
+        return there
+
+    [located] = _only(policies.evaluate(outputs, NAMESPACES, locate), "huge", "jobsets")
+    assert located.location == there
+    assert asked == [("huge", ("spec", "replicatedJobs"))]
+    assert located._replace(location=finding.location) == finding
+
+
+def test_output_findings_end_with_the_trainjob_after_their_annotations() -> None:
+    """An output's finding has the details the same object has as an input (reason,
+    binding, actions, failure annotation, audit annotations), then ``renderedFrom``."""
+    policies, objects = _load("actions.yaml")
+    outputs = [
+        PolicyObject(o.data, o.origin, stage="output")
+        for o in objects
+        if o.data["metadata"]["name"] in ("huge", "small")
+    ]
+    inputs = [o for o in objects if o.data["metadata"]["name"] in ("huge", "small")]
+    as_inputs = _only(policies.evaluate(inputs, NAMESPACES), "huge", "latest-tag")
+    as_inputs += _only(policies.evaluate(inputs, NAMESPACES), "small", "latest-tag")
+    as_outputs = _only(policies.evaluate(outputs, NAMESPACES), "huge", "latest-tag")
+    as_outputs += _only(policies.evaluate(outputs, NAMESPACES), "small", "latest-tag")
+    assert len(as_outputs) == len(as_inputs) == 4  # three bindings on huge, audit-only on small
+    for found, expected in zip(as_outputs, as_inputs, strict=True):
+        name = found.object.name if found.object else ""
+        rendered = ("renderedFrom", f"TrainJob {found.object.namespace}/{name}")  # type: ignore[union-attr]
+        assert found.details == (*expected.details, rendered)
+        assert found._replace(details=(), stage="input") == expected._replace(details=())
+    assert [k for k, _ in as_outputs[-1].details] == ["latest-tag/image", "renderedFrom"]
 
 
 @pytest.mark.parametrize(
