@@ -220,7 +220,8 @@ def _locate_output(output: PolicyObject, path: JsonPath) -> SourceLocation:
 
 
 def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> list[Finding]:
-    """Point each policy finding on an output at the input that produced its field."""
+    """Point each CUE finding on an output at the input that produced its field (a
+    ValidatingAdmissionPolicy places its own as it makes them, by :func:`_locate_output`)."""
     if not any(finding.stage == "output" for finding in findings):
         return findings
     by_ref: dict[tuple[str, str, Any], PolicyObject] = {}
