@@ -43,8 +43,7 @@ texts.
 
 A policy trainc cannot evaluate as written is an :class:`~compiler.errors.InputError`
 located at the offending field: an expression that does not compile (or has the wrong
-result type), ``authorizer`` (it needs a live cluster), ``transformMap`` and
-``transformMapEntry`` (the engine cannot run them), a missing ``matchConstraints``,
+result type), ``authorizer`` (it needs a live cluster), a missing ``matchConstraints``,
 bad ``validationActions``, an invalid label selector.
 """
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import compiler.policy.vap as vap
+from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.errors import Finding, InputError, Severity, SourceLocation
 from compiler.load.loader import load_texts
 from compiler.policy.objects import PolicyObject
@@ -607,19 +608,45 @@ data: {ac: "1"}
     ]
 
 
-def test_map_building_macros_are_refused_where_written() -> None:
-    """transformMap and transformMapEntry would fail on every object in this engine: the
-    policy is refused at the expression, as ``authorizer`` is."""
+def test_map_building_macros_as_the_api_server_evaluates_them() -> None:
+    """transformMap and transformMapEntry, which the engine cannot run as written, give
+    the API server v1.34's decisions and texts (its warnings for the same policy and
+    objects, in tests/live/test_policies_live.py): a key given twice is an error."""
     text = _configmap_policy(
         "maps",
         """\
   validations:
-    - expression: "object.data.transformMap(k, v, size(v)).all(k, k != '')"
-    - expression: "object.data.transformList(k, v, size(v)).all(n, n < 100)\"""",
+    - expression: "object.data.transformMap(k, v, v + '!').all(k, v, v.endsWith('!')) && false"
+      messageExpression: >-
+        'n=' + string(size(object.data.transformMap(k, v, k != 'x', size(v)))) + ' '
+        + string(object.data.transformMap(k, v, k != 'x', size(v)).?a.orValue(-1))
+    - expression: "size(object.data.transformMapEntry(k, v, {v: k})) < 0"
+      message: entries
+    - expression: "[1, 2].transformMapEntry(i, x, {x % 2 == 0: i}) == {false: 0, true: 1}\"""",
     )
-    with pytest.raises(InputError) as raised:
-        PolicySet.from_manifests(load_texts([("maps.yaml", text)]).others)
-    (problem,) = raised.value.problems
-    assert str(problem.location) == "maps.yaml:9:7"
-    assert problem.field_path == "spec.validations[0].expression"
-    assert "transformMap is not supported: trainc engine limitation" in problem.message
+    policies = PolicySet.from_manifests(load_texts([("maps.yaml", text)]).others)
+    objects = [
+        {"a": "1", "b": "1"},
+        {"a": "x", "b": "y"},
+        {"x": "a", "y": "a"},
+    ]
+    configmaps = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}, "data": data}
+        for i, data in enumerate(objects)
+    ]
+    checked = [PolicyObject(c, Manifest(c, SourceMap("configmaps.yaml"))) for c in configmaps]
+    found = policies.evaluate(checked, NAMESPACES)
+    duplicate = (
+        "expression 'size(object.data.transformMapEntry(k, v, {v: k})) < 0' resulted in error"
+    )
+    assert [
+        (f.object.name if f.object else "", f.message.partition("denied request: ")[2])
+        for f in found
+    ] == [
+        ("c0", "n=2 1"),
+        ("c0", f"{duplicate}: insert failed: key 1 already exists"),
+        ("c1", "n=2 1"),
+        ("c1", "entries"),
+        ("c2", "n=1 -1"),
+        ("c2", f"{duplicate}: insert failed: key a already exists"),
+    ]

@@ -8,7 +8,8 @@ texts trainc reports for the same object, no more and no fewer.
 The cases are the engine faults trainc works around: a policy whose variables an
 earlier policy's comprehension could overwrite when both ran as one program; ``optMap``
 after an ``exists`` that stopped early; and a policy evaluated as one program, its
-variables first read after such an ``exists``. Every policy selects ConfigMaps of
+variables first read after such an ``exists``; ``transformMap`` and
+``transformMapEntry``, run as lists of entries, and a key given twice. Every policy selects ConfigMaps of
 this test's own namespace only, and is deleted at the end, so no other test meets it.
 """
 
@@ -104,6 +105,19 @@ POLICIES = (
     - expression: "variables.listed.all(x, x != 'r')"
       messageExpression: "'r listed with b ' + variables.b\"""",
     )
+    + "---\n"
+    + _policy(
+        "trainc-live-maps",
+        """\
+  validations:  # the first warns on every object: the map built, its size and an entry
+    - expression: "object.data.transformMap(k, v, v + '!').all(k, v, v.endsWith('!')) && false"
+      messageExpression: >-
+        'n=' + string(size(object.data.transformMap(k, v, k != 'list', size(v)))) + ' '
+        + string(object.data.transformMap(k, v, k != 'list', size(v)).?b.orValue(-1))
+    - expression: "size(object.data.transformMapEntry(k, v, {v: k})) < 0"
+      message: entries
+    - expression: "[1, 2].transformMapEntry(i, x, {x % 2 == 0: i}) == {false: 0, true: 1}\"""",
+    )
 )
 
 
@@ -123,6 +137,7 @@ PROBES = [
     (_configmap("pr", {}), "trainc-live-sizes"),
     (_configmap("probe-optional", {"list": "a", "b": "no"}), "trainc-live-optional"),
     (_configmap("probe-fused", {"b": "no"}), "trainc-live-fused"),
+    (_configmap("probe-maps", {}), "trainc-live-maps"),
 ]
 OBJECTS = [
     _configmap("plain", {"zz": "1"}),
@@ -135,6 +150,7 @@ OBJECTS = [
     _configmap("joined-too", {"x": "1", "ad": "2", "list": "r,a", "b": "yes"}),
     _configmap("b-no", {"list": "q,a", "b": "no"}),
     _configmap("r-listed", {"list": "a,r", "b": "no"}),
+    _configmap("same-values", {"x": "1", "y": "1"}),  # transformMapEntry: a key twice
 ]
 
 
@@ -184,7 +200,9 @@ def test_policy_decisions_are_the_api_servers(installed: Client) -> None:
     for finding in policies.evaluate(checked, namespaces):
         assert finding.severity is Severity.WARNING and finding.object is not None
         warned[finding.object.name].append(finding.message)
-    assert warned["joined"] and warned["b-wrong"] and not warned["fine"]  # the cases hold
+    fine = [w for w in warned["fine"] if "'trainc-live-maps'" not in w]  # it warns on all
+    assert warned["joined"] and warned["b-wrong"] and not fine  # the cases hold
+    assert any("insert failed: key 1 already exists" in w for w in warned["same-values"])
     for obj in OBJECTS:
         name = obj["metadata"]["name"]
         assert _warnings(installed, obj) == sorted(warned[name]), name

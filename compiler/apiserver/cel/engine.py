@@ -42,7 +42,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from compiler.apiserver.cel.syntax import eager_optional_macros, unsupported_macro
+from compiler.apiserver.cel.library import maps
+from compiler.apiserver.cel.library.registry import run_functions
+from compiler.apiserver.cel.syntax import (
+    eager_optional_macros,
+    map_building_macros,
+    unsupported_macro,
+)
 
 __all__ = [
     "DURATION",
@@ -191,21 +197,24 @@ class CppEngine:
             DURATION: cel.Type.DURATION,
         }
         self._config = cel.NewEnvConfigFromYaml(_EXTENSIONS_YAML)
-        self._envs: dict[tuple[tuple[str, VarType], ...], Any] = {}
+        # the run copy's own function (see compiler.apiserver.cel.library.maps)
+        self._run_functions = run_functions(cel, (maps.implementations,))
+        self._envs: dict[tuple[bool, tuple[tuple[str, VarType], ...]], Any] = {}
         self._lock = threading.Lock()
 
-    def _env(self, variables: Mapping[str, VarType]) -> Any:
-        key = tuple(sorted(variables.items()))
+    def _env(self, variables: Mapping[str, VarType], run: bool = False) -> Any:
+        key = (run, tuple(sorted(variables.items())))
         with self._lock:
             env = self._envs.get(key)
             if env is None:
-                declared = {name: self._types[kind] for name, kind in key}
-                env = self._cel.NewEnv(config=self._config, variables=declared)
+                declared = {name: self._types[kind] for name, kind in key[1]}
+                functions = self._run_functions if run else None
+                env = self._cel.NewEnv(config=self._config, variables=declared, functions=functions)
                 self._envs[key] = env
             return env
 
-    def _compile(self, source: str, variables: Mapping[str, VarType]) -> Any:
-        env = self._env(variables)
+    def _compile(self, source: str, variables: Mapping[str, VarType], run: bool = False) -> Any:
+        env = self._env(variables, run)
         try:
             return env.compile(source)
         except RuntimeError as error:
@@ -225,10 +234,10 @@ class CppEngine:
         if unsupported is not None:
             raise CelCompileError(unsupported)
         result_type = expression.return_type().name().lower()
-        run_source = eager_optional_macros(source)
-        if run_source != source:  # checked as written, run without the engine's fault
+        run_source = map_building_macros(eager_optional_macros(source))
+        if run_source != source:  # checked as written, run without the engine's faults
             with contextlib.suppress(CelCompileError):
-                expression = self._compile(run_source, variables)
+                expression = self._compile(run_source, variables, run=True)
         used = set()
         for name in variables:
             if not re.search(_WORD.format(re.escape(name)), source):

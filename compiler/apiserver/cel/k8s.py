@@ -28,7 +28,10 @@ from Python:
 * ``variables.<name>`` (ValidatingAdmissionPolicy composition) is rewritten, keeping
   every column, to a declared variable ``variables_<name>``;
 * ``optMap`` and ``optFlatMap`` are rewritten in the run copy without the lazy binding
-  the engine gets wrong (:func:`~compiler.apiserver.cel.syntax.eager_optional_macros`).
+  the engine gets wrong (:func:`~compiler.apiserver.cel.syntax.eager_optional_macros`);
+  ``transformMap`` and ``transformMapEntry`` as a ``transformList`` whose entries a
+  Python function makes one map (:func:`~compiler.apiserver.cel.syntax.map_building_macros`),
+  as the engine cannot run the ``cel.@mapInsert`` they expand to.
 
 Each library is a module of :mod:`compiler.apiserver.cel.library`, named for the
 Kubernetes file it reproduces, with what it does not reproduce in its docstring. Beyond
@@ -61,6 +64,7 @@ from compiler.apiserver.cel.store import ProgramStore, default_store
 from compiler.apiserver.cel.syntax import (
     closing_bracket,
     eager_optional_macros,
+    map_building_macros,
     significant,
     tokens,
     unsupported_macro,
@@ -420,7 +424,7 @@ class K8sEngine:
         unsupported = unsupported_macro(renamed)
         if unsupported is not None:
             raise CelCompileError(unsupported)
-        run_source = eager_optional_macros(_rewrite_run(renamed))
+        run_source = map_building_macros(eager_optional_macros(_rewrite_run(renamed)))
         try:
             expression, _ = self._compile_in(self._env(True, variables), run_source)
         except CelCompileError:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "MAP_OF_ENTRIES",
     "Token",
     "closing_bracket",
     "eager_optional_macros",
+    "map_building_macros",
     "member_calls",
     "opening_bracket",
     "receiver_start",
@@ -169,23 +171,86 @@ def receiver_start(sig: list[Token], dot: int) -> int | None:
 
 
 # Two-variable comprehension macros whose expansion calls cel.@mapInsert, which the
-# engine declares but cannot run ("No overload found in reference resolve step"): every
-# evaluation would fail, so both engines refuse them where they are written.
+# engine declares but cannot run ("No overload found in reference resolve step"): the
+# run copy builds the map from a list instead (map_building_macros).
 _MAP_BUILDING_MACROS: Final = ("transformMap", "transformMapEntry")
+# The run environment's function that makes one map of a list of maps, as the
+# insertions of cel.@mapInsert would (a key given twice is an error).
+MAP_OF_ENTRIES: Final = "trainc_map_of_entries"
 
 
 def unsupported_macro(source: str) -> str | None:
-    """The first macro of ``source`` the engine cannot run, as a compile error's text;
+    """The first macro of ``source`` the engine cannot run, even rewritten (a
+    ``transformMap`` whose receiver trainc cannot delimit), as a compile error's text;
     None when there is none."""
-    sig = significant(tokens(source))
-    calls = member_calls(sig, _MAP_BUILDING_MACROS)
-    if not calls:
+    if not any(name in source for name in _MAP_BUILDING_MACROS):
         return None
-    name = sig[calls[0] + 1].text
-    return (
-        f"{name} is not supported: trainc engine limitation (cel-expr-python 0.1.3 cannot"
-        " run it; transformList, all, exists and existsOne can)"
-    )
+    sig = significant(tokens(source))
+    for dot in member_calls(sig, _MAP_BUILDING_MACROS):
+        if _map_macro_parts(sig, dot) is None:
+            name = sig[dot + 1].text
+            return (
+                f"{name} is not supported here: trainc engine limitation (its receiver"
+                " must be a name, a selection, an index, a call or a bracketed expression)"
+            )
+    return None
+
+
+def map_building_macros(source: str) -> str:
+    """``source`` with each ``transformMap`` and ``transformMapEntry`` written as a
+    ``transformList`` of one-entry maps, merged by :data:`MAP_OF_ENTRIES`.
+
+    ``R.transformMap(k, v, [f,] e)`` -> ``trainc_map_of_entries(R.transformList(k, v,
+    [f,] {k: e}))``; ``R.transformMapEntry(k, v, [f,] e)`` -> ``trainc_map_of_entries(
+    R.transformList(k, v, [f,] e))``. The value is the macro's: the same entries, in
+    the same order, and cel-go's error when an entry's key is given twice. A macro
+    whose receiver trainc cannot delimit is left (and refused, :func:`unsupported_macro`).
+    """
+    if not any(name in source for name in _MAP_BUILDING_MACROS):
+        return source
+    skipped = 0  # macros left as written, from the end
+    while True:
+        sig = significant(tokens(source))
+        candidates = member_calls(sig, _MAP_BUILDING_MACROS)
+        if len(candidates) <= skipped:
+            return source
+        dot = candidates[len(candidates) - 1 - skipped]
+        parts = _map_macro_parts(sig, dot)
+        if parts is None:
+            skipped += 1
+            continue
+        start, close, arguments = parts
+        receiver = source[sig[start].start : sig[dot].start]
+        texts = [source[sig[a].start : sig[b].end] for a, b in arguments]
+        if sig[dot + 1].text == "transformMap":
+            texts[-1] = f"{{{texts[0]}: {texts[-1]}}}"
+        replacement = f"{MAP_OF_ENTRIES}({receiver}.transformList({', '.join(texts)}))"
+        source = source[: sig[start].start] + replacement + source[sig[close].end :]
+
+
+def _map_macro_parts(sig: list[Token], dot: int) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """The receiver's first token, the closing bracket and the first and last token of
+    each argument of the macro whose ``.`` is at ``dot``; None when it is not three or
+    four arguments after a receiver trainc can delimit."""
+    start = receiver_start(sig, dot)
+    close = closing_bracket(sig, dot + 2)
+    if start is None or close is None:
+        return None
+    arguments: list[tuple[int, int]] = []
+    first = dot + 3
+    index = first
+    while index < close:
+        token = sig[index]
+        if token.kind == "other" and token.text in "([{":
+            index = closing_bracket(sig, index) or close
+        elif token.text == ",":
+            arguments.append((first, index - 1))
+            first = index + 1
+        index += 1
+    arguments.append((first, close - 1))
+    if len(arguments) not in (3, 4) or any(a > b for a, b in arguments):
+        return None
+    return start, close, arguments
 
 
 _OPTIONAL_MACROS: Final = ("optMap", "optFlatMap")

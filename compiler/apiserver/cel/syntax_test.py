@@ -1,4 +1,5 @@
-"""Tokens, receivers, and the optMap/optFlatMap rewrite measured against the engine."""
+"""Tokens, receivers, and the run copy's rewrites (optMap/optFlatMap, transformMap/
+transformMapEntry) measured against the engine and cel-go's values."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from compiler.apiserver.cel.engine import DYN, CelCompileError, CelEvalError, de
 from compiler.apiserver.cel.k8s import k8s_engine
 from compiler.apiserver.cel.syntax import (
     eager_optional_macros,
+    map_building_macros,
     receiver_start,
     significant,
     tokens,
+    unsupported_macro,
 )
 
 
@@ -143,14 +146,78 @@ def test_crd_rules_run_the_rewrite_too() -> None:
     assert program.result_type == "list<dyn>"  # the type of the expression as written
 
 
-def test_map_building_macros_are_refused_by_both_engines() -> None:
-    """transformMap and transformMapEntry compile but fail on every evaluation in this
-    engine; both engines refuse them when compiling (a policy at its field, a CRD rule
-    with a setup error naming it). Other two-variable macros, and strings that mention
-    them, still compile."""
-    for engine, name in ((k8s_engine(), "object"), (default_engine(), "self")):
-        for macro in ("transformMap(k, v, v + 1)", "transformMapEntry(k, v, {k: v})"):
-            with pytest.raises(CelCompileError, match="is not supported: trainc engine"):
-                engine.compile(f"{name}.m.{macro}.size() > 0", {name: DYN})
-        engine.compile(f"{name}.l.transformList(i, v, v).size() >= 0", {name: DYN})
-        engine.compile(f"'{name}.transformMap(' != ''", {name: DYN})
+@pytest.mark.parametrize(
+    ("source", "rewritten"),
+    [
+        (
+            "m.transformMap(k, v, v + 1)",
+            "trainc_map_of_entries(m.transformList(k, v, {k: v + 1}))",
+        ),
+        (
+            "a.b[0].transformMap(k, v, k != 'x', f(v, 1))",
+            "trainc_map_of_entries(a.b[0].transformList(k, v, k != 'x', {k: f(v, 1)}))",
+        ),
+        (
+            "m.transformMapEntry(k, v, {v: k})",
+            "trainc_map_of_entries(m.transformList(k, v, {v: k}))",
+        ),
+        (  # nested in an argument, and chained on a receiver that holds another
+            "m.transformMap(k, v, v.transformMapEntry(i, x, {x: i})).transformMap(a, b, 1)",
+            "trainc_map_of_entries(trainc_map_of_entries(m.transformList(k, v, {k:"
+            " trainc_map_of_entries(v.transformList(i, x, {x: i}))})).transformList(a, b,"
+            " {a: 1}))",
+        ),
+        ("'m.transformMap(k, v, v)'", "'m.transformMap(k, v, v)'"),  # a string
+        ("m.transformList(k, v, v)", "m.transformList(k, v, v)"),
+    ],
+)
+def test_map_building_macros_are_written_as_lists_of_entries(source: str, rewritten: str) -> None:
+    assert map_building_macros(source) == rewritten
+
+
+_MAPS = {"m": {"a": "1", "b": "22"}, "same": {"x": "v", "y": "v"}, "l": [3, 4]}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [  # values cel-go gives (the duplicate key's error as the API server reported it)
+        ("self.m.transformMap(k, v, size(v))", {"a": 1, "b": 2}),
+        ("self.m.transformMap(k, v, k != 'a', v + '!')", {"b": "22!"}),
+        ("self.l.transformMap(i, x, x * 10)", {0: 30, 1: 40}),
+        ("self.l.transformMapEntry(i, x, {x % 2 == 0: i})", {False: 0, True: 1}),
+        ("self.m.transformMapEntry(k, v, {v: k})", {"1": "a", "22": "b"}),
+        ("self.same.transformMapEntry(k, v, {v: k})", "insert failed: key v already exists"),
+        ("self.l.transformMapEntry(i, x, {'k': x})", "insert failed: key k already exists"),
+        ("self.l.transformMapEntry(i, x, x > 3, {'k': x})", {"k": 4}),
+        ("self.m.transformMap(k, v, v).transformMapEntry(a, b, {b: a})['22']", "b"),
+        ("[self.l.exists(x, x == 3), self.m.transformMap(k, v, 1).size()]", [True, 2]),
+    ],
+)
+def test_map_building_macros_give_cel_gos_values_in_both_engines(
+    source: str, expected: Any
+) -> None:
+    for engine in (k8s_engine(), default_engine()):
+        program = engine.compile(source, {"self": DYN})
+        if isinstance(expected, str) and expected.startswith("insert failed"):
+            with pytest.raises(CelEvalError, match=f"^{expected}$"):
+                program.evaluate({"self": _MAPS})
+        else:
+            assert program.evaluate({"self": _MAPS}) == expected, engine.name
+
+
+def test_map_building_macros_type_check_as_written() -> None:
+    """The result type is the macro's, and the run copy's function is unknown to the
+    type check (a user cannot call it)."""
+    for engine, kind in ((k8s_engine(), "map(dyn, int)"), (default_engine(), "map<dyn, int>")):
+        assert (
+            engine.compile("self.m.transformMap(k, v, size(v))", {"self": DYN}).result_type == kind
+        )
+        with pytest.raises(CelCompileError, match="trainc_map_of_entries"):
+            engine.compile("trainc_map_of_entries([{'a': 1}])", {"self": DYN})
+
+
+def test_a_map_building_macro_trainc_cannot_delimit_is_refused() -> None:
+    assert unsupported_macro("m.transformMap(k, v, v)") is None
+    assert unsupported_macro("m.transformMap(k, v)") is not None  # two arguments
+    message = unsupported_macro("1.transformMapEntry(k, v, {k: v})")
+    assert message is not None and message.startswith("transformMapEntry is not supported here")

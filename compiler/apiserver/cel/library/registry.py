@@ -16,6 +16,7 @@ from compiler.apiserver.cel.library import (
     format,
     ip,
     lists,
+    maps,
     quantity,
     regex,
     semver,
@@ -50,6 +51,7 @@ _IMPLEMENTED: Final[tuple[Callable[[RunTypes], list[Implementation]], ...]] = (
     ip.implementations,
     cidr.implementations,
     format.implementations,
+    maps.implementations,  # trainc's own: the map-building macros' run copy
 )
 
 
@@ -62,11 +64,15 @@ def check_functions() -> list[dict[str, Any]]:
     return [{"name": name, "overloads": overloads} for name, overloads in functions.items()]
 
 
-def run_functions(cel: Any) -> list[Any]:
-    """The functions of the run environment, as the engine's ``FunctionDecl`` values."""
+def run_functions(
+    cel: Any,
+    implemented: tuple[Callable[[RunTypes], list[Implementation]], ...] = _IMPLEMENTED,
+) -> list[Any]:
+    """The functions of the run environment (of the libraries ``implemented``, default
+    all), as the engine's ``FunctionDecl`` values."""
     types = RunTypes.of(cel.Type)
     decls: dict[str, list[Any]] = {}
-    for implementations in _IMPLEMENTED:
+    for implementations in implemented:
         for i in implementations(types):
             decls.setdefault(i.name, []).append(
                 cel.Overload(
