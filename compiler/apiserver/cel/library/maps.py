@@ -10,7 +10,9 @@ entry as cel-go's mutable map does: a key given twice is the error
 CEL value (a string bare, a bool ``true``).
 
 Only the run environment declares it: an expression that names it is refused by the
-type check, as the API server refuses an unknown function.
+type check, as the API server refuses an unknown function. The entries pass through
+Python as plain values, as every value the run copy's functions see: a ``uint`` comes
+back an ``int``, and a map cannot hold both ``true`` and ``1`` as keys (an error here).
 """
 
 from __future__ import annotations
