@@ -14,11 +14,17 @@ holding its last element::
 
 is ``[true, 2]`` there, ``[true, 7]`` in cel-go. The rewrite gives the same values
 from one-element ``map`` comprehensions, whose variables are assigned before use.
+
+:func:`map_building_macros` is for a gap of the engine: ``transformMap`` and
+``transformMapEntry`` expand to ``cel.@mapInsert``, which it declares but cannot run;
+they are written as a ``transformList`` of one-entry maps that a run-side function
+merges (:mod:`compiler.apiserver.cel.library.maps`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -206,26 +212,20 @@ def map_building_macros(source: str) -> str:
     the same order, and cel-go's error when an entry's key is given twice. A macro
     whose receiver trainc cannot delimit is left (and refused, :func:`unsupported_macro`).
     """
-    if not any(name in source for name in _MAP_BUILDING_MACROS):
-        return source
-    skipped = 0  # macros left as written, from the end
-    while True:
-        sig = significant(tokens(source))
-        candidates = member_calls(sig, _MAP_BUILDING_MACROS)
-        if len(candidates) <= skipped:
-            return source
-        dot = candidates[len(candidates) - 1 - skipped]
-        parts = _map_macro_parts(sig, dot)
-        if parts is None:
-            skipped += 1
-            continue
-        start, close, arguments = parts
-        receiver = source[sig[start].start : sig[dot].start]
-        texts = [source[sig[a].start : sig[b].end] for a, b in arguments]
-        if sig[dot + 1].text == "transformMap":
-            texts[-1] = f"{{{texts[0]}: {texts[-1]}}}"
-        replacement = f"{MAP_OF_ENTRIES}({receiver}.transformList({', '.join(texts)}))"
-        source = source[: sig[start].start] + replacement + source[sig[close].end :]
+    return _rewrite_member_macros(source, _MAP_BUILDING_MACROS, _rewrite_map_macro)
+
+
+def _rewrite_map_macro(source: str, sig: list[Token], dot: int, _: int) -> str | None:
+    parts = _map_macro_parts(sig, dot)
+    if parts is None:
+        return None
+    start, close, arguments = parts
+    receiver = source[sig[start].start : sig[dot].start]
+    texts = [source[sig[a].start : sig[b].end] for a, b in arguments]
+    if sig[dot + 1].text == "transformMap":
+        texts[-1] = f"{{{texts[0]}: {texts[-1]}}}"
+    replacement = f"{MAP_OF_ENTRIES}({receiver}.transformList({', '.join(texts)}))"
+    return source[: sig[start].start] + replacement + source[sig[close].end :]
 
 
 def _map_macro_parts(sig: list[Token], dot: int) -> tuple[int, int, list[tuple[int, int]]] | None:
@@ -268,17 +268,30 @@ def eager_optional_macros(source: str) -> str:
     evaluated once, ``e`` only when ``R`` has a value, and errors as they were. A macro
     trainc cannot delimit is left as written.
     """
-    if not any(name in source for name in _OPTIONAL_MACROS):
+    return _rewrite_member_macros(
+        source,
+        _OPTIONAL_MACROS,
+        lambda text, sig, dot, number: _rewrite_macro(text, sig, dot, f"{_OPTION_PREFIX}{number}"),
+    )
+
+
+def _rewrite_member_macros(
+    source: str, names: tuple[str, ...], rewrite: Callable[[str, list[Token], int, int], str | None]
+) -> str:
+    """``source`` with ``rewrite(source, tokens, dot, n)`` applied to each ``R.name(...)``
+    of ``names`` (the n-th rewrite), the last first, so that a macro in another's
+    receiver or argument is rewritten before it; one ``rewrite`` gives None for is left
+    as written."""
+    if not any(name in source for name in names):
         return source
     skipped = 0  # macros left as written, from the end
     number = 0
     while True:
         sig = significant(tokens(source))
-        candidates = member_calls(sig, _OPTIONAL_MACROS)
+        candidates = member_calls(sig, names)
         if len(candidates) <= skipped:
             return source
-        dot = candidates[len(candidates) - 1 - skipped]
-        rewritten = _rewrite_macro(source, sig, dot, f"{_OPTION_PREFIX}{number}")
+        rewritten = rewrite(source, sig, candidates[len(candidates) - 1 - skipped], number)
         if rewritten is None:
             skipped += 1
             continue
