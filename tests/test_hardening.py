@@ -629,3 +629,23 @@ def test_a_project_path_too_long_for_the_filesystem_is_located(
     assert code == 2
     assert f"{root / 'trainc.yaml'}:10:16: clusters[0].overlays[0]: 'xxx" in err
     assert "does not exist" in err
+
+
+@pytest.mark.parametrize("verb", [["render", "-o", "-"], ["check", "--format", "json"]])
+def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path: Path, verb: list[str]) -> None:
+    """``trainc render -o - | head``: a closed pipe ends the run with 141 (as SIGPIPE
+    would), not a traceback. The reader closes its end before trainc writes (for check,
+    each TrainJob names a runtime that does not exist: a report with a finding each)."""
+    runtime = "torch-gang" if verb[0] == "render" else "no-such-runtime"
+    folder = inputs(tmp_path, *(job(f"job-{n}").replace("torch-gang", runtime) for n in range(20)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "compiler", *verb[:1], str(folder), *verb[1:]],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before trainc is ready to write: its first write fails
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141, errors
+    assert "Traceback" not in errors

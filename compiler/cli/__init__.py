@@ -15,7 +15,9 @@ A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every 
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
 runs the stage chain on them. A new verb is a module here and a line in :data:`VERBS`.
 
-Exit codes: 0 success, 1 policy violations, 2 input or usage error.
+Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted,
+141 when standard output is closed before everything is written (128 + SIGPIPE, what a
+shell reports for a process that signal ends).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import io
+import os
 import sys
 from typing import Protocol
 
@@ -30,6 +33,8 @@ from compiler import __version__
 from compiler.cli import apply, argocd, check, diff, explain, migrate, policy, render
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 class Verb(Protocol):
@@ -96,3 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (``trainc check | head``): stop quietly, as a process
+        # SIGPIPE ends, and keep Python from failing again on the final flush
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
