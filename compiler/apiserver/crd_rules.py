@@ -47,11 +47,18 @@ Rules come from the CRD at run time (the compiled structural schema carries them
 each is compiled once per process, and a rule that does not compile is a
 :class:`~compiler.errors.SetupError` naming the CRD and the schema path.
 
+Rules run on the engine with the Kubernetes CEL libraries (:mod:`compiler.apiserver.cel.k8s`:
+``quantity``, ``isURL``/``url``, ``ip``/``cidr``, ``isSorted``, ``semver``, ``format``,
+regex ``find``...), as the API server's CRD environment has them; a CRD given with
+``--schemas`` may use them (``tests/live/test_crd_rules_live.py`` compares such rules with
+the API server's answers).
+
 Known gaps, all from the engine (see :mod:`compiler.apiserver.cel.engine`): timestamps
-and durations nested below ``self`` stay strings; the Kubernetes CEL libraries are
-missing; the API server's cost budgets are replaced by the engine's iteration budget;
-a rule that both compares ``map``/``set`` lists and looks at positions sees them in
-input order, so its comparison is order-sensitive. None affects the Trainer rules.
+and durations nested below ``self`` stay strings; the API server's cost budgets (and
+its refusal of a CRD whose estimated rule cost is too high) are replaced by the
+engine's iteration budget; a rule that both compares ``map``/``set`` lists and looks at
+positions sees them in input order, so its comparison is order-sensitive. None affects
+the Trainer rules.
 """
 
 from __future__ import annotations
@@ -77,8 +84,8 @@ from compiler.apiserver.cel.engine import (
     Engine,
     Program,
     VarType,
-    default_engine,
 )
+from compiler.apiserver.cel.k8s import k8s_engine
 from compiler.apiserver.crds import DEFAULT_KUBERNETES
 from compiler.apiserver.structural import Schema, go_value
 from compiler.errors import FieldError, JsonPath, SetupError
@@ -376,7 +383,7 @@ def rule_sites(crd: Any, engine: Engine | None = None) -> list[RuleSite]:
         for child in (*node.properties.values(), node.items, node.additional, *node.all_of):
             walk(child)
 
-    walk(_tree(crd, engine or default_engine()))
+    walk(_tree(crd, engine or k8s_engine()))
     return out
 
 
@@ -936,7 +943,7 @@ def check_rules(
         return []
     if any(blocks_rules(error) for error in found):
         return [FieldError.at((), "", f"Invalid value: null: {NOT_CHECKED}")]
-    tree = _tree(crd, engine or default_engine())
+    tree = _tree(crd, engine or k8s_engine())
     if tree is None:
         return []
     update = old is not None

@@ -22,11 +22,13 @@ bool, int, float, str, bytes, list, dict), ``timestamp`` (a timezone-aware
 ``datetime``) or ``duration`` (a ``timedelta``).
 
 The engine is ``cel-expr-python`` (Google's C++ CEL runtime), chosen in
-``shared/research/cel-engines.md``. Its environment enables what the Kubernetes base
-CEL environment has and the engine ships: the strings extension, optional types,
-``sets``, ``lists`` and two-variable comprehensions. The Kubernetes libraries
+``shared/research/cel-engines.md``. :class:`CppEngine` is it with what the Kubernetes
+base CEL environment has and the engine ships: the strings extension, optional types,
+``sets``, ``lists`` and two-variable comprehensions; it has no Kubernetes library
 (quantity, url, regex ``find``, lists ``isSorted``/``sum``, ip/cidr, semver, format,
-authz) are not there; a rule that uses them fails to compile.
+authz), so a rule that uses one fails to compile there. CRD rules and
+ValidatingAdmissionPolicies run on :class:`compiler.apiserver.cel.k8s.K8sEngine`, the
+same calls with those libraries added.
 
 Engine limits: at most 10,000 comprehension iterations per evaluation (fixed by the
 engine; the API server's limits are cost units instead); a ``timestamp``/``duration``

@@ -349,6 +349,10 @@ class K8sEngine:
                         variables=declared,
                         functions=self._run_functions,
                     )
+                    # cel-expr-python 0.1.3 sets an environment's variable types up on its
+                    # first compile: a program deserialized before that cannot take a
+                    # datetime for a timestamp variable ("Non-CEL value type")
+                    env.compile("true")
                 else:
                     env = self._cel.NewEnv(config=self._check_config, variables=declared)
                 self._envs[key] = env

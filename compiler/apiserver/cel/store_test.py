@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
 
-from compiler.apiserver.cel.engine import DYN, VarType
+from compiler.apiserver.cel.engine import DURATION, DYN, TIMESTAMP, VarType
 from compiler.apiserver.cel.k8s import K8sEngine, K8sProgram
 from compiler.apiserver.cel.store import ProgramStore, default_store
 
@@ -105,3 +106,19 @@ def test_an_unwritable_store_is_no_error(tmp_path: Path) -> None:
     blocker.write_text("")
     engine = K8sEngine(ProgramStore(blocker / "cel"))
     assert engine.compile(_SOURCE, _VARS).evaluate({"object": {"items": []}, "variables_n": 3}) == 3
+
+
+def test_a_program_read_back_takes_timestamps_and_durations(tmp_path: Path) -> None:
+    """A CRD rule's ``self`` may be a timestamp or a duration. The engine sets a new
+    environment's variable types up on its first compile, so a program read back before
+    any compile refused a ``datetime`` ("Non-CEL value type") until the run
+    environment compiled once when made."""
+    store = ProgramStore(tmp_path)
+    variables: dict[str, VarType] = {"self": TIMESTAMP, "ttl": DURATION}
+    source = "self > timestamp('2020-01-01T00:00:00Z') && ttl <= duration('1h')"
+    values = {
+        "self": datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC),
+        "ttl": datetime.timedelta(minutes=30),
+    }
+    assert K8sEngine(store).compile(source, variables).evaluate(values) is True
+    assert K8sEngine(store).compile(source, variables).evaluate(values) is True
