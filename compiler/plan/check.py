@@ -237,10 +237,8 @@ def _relocate_outputs(findings: list[Finding], outputs: list[PolicyObject]) -> l
         if finding.stage != "output" or target is None:
             out.append(finding)
             continue
-        runtime = target.extra.get("runtime")
         if finding.field_path:
-            path = parse_field_path(finding.field_path)
-            location = locate_output(target.data, path, target.origin, runtime)
+            location = _locate_output(target, parse_field_path(finding.field_path))
         else:
             location = finding.location or target.origin.locate(())
         origin = origins.get(id(target))

@@ -73,7 +73,7 @@ from compiler.apiserver.cel.k8s import (
     references,
     unbound_variable,
 )
-from compiler.apiserver.manifest import Manifest, parse_field_path
+from compiler.apiserver.manifest import Manifest
 from compiler.errors import (
     Finding,
     InputError,
@@ -1177,17 +1177,16 @@ class _Subject:
             self._location = self.obj.origin.locate(())
         return self._location
 
-    def place(self, path: JsonPath | None, field_path: str | None) -> SourceLocation:
-        """Where a finding about field ``path`` (written ``field_path``) points: in an
-        input, the field itself; in an output, the input that produced the field (by
-        ``locate_output``, from the path as written); else the whole object, or the
-        TrainJob an output was rendered from."""
+    def place(self, path: JsonPath | None) -> SourceLocation:
+        """Where a finding about field ``path`` points: in an input, the field itself; in
+        an output, the input that produced the field (by ``locate_output``); else the
+        whole object, or the TrainJob an output was rendered from."""
         obj = self.obj
         if path:
             if obj.stage == "input":
                 return obj.origin.locate(path)
-            if field_path and self._locate_output is not None:
-                return self._locate_output(obj, parse_field_path(field_path))
+            if self._locate_output is not None:
+                return self._locate_output(obj, path)
         return self.location
 
     @property
@@ -1599,7 +1598,7 @@ class PolicySet:
             )
         path = decision.field_path
         field_path = _finding_path(path) if path else None
-        location = subject.place(path, field_path)
+        location = subject.place(path)
         details = binding.details(decision.reason)
         if not decision.config and "Audit" in actions:
             failure = [

@@ -129,7 +129,7 @@ def test_output_objects_and_their_location() -> None:
     assert finding.location == job.origin.locate(())  # no locator: the TrainJob
     assert finding.details[-1] == ("renderedFrom", "TrainJob team-b/huge")
     assert not _only(policies.evaluate(outputs, NAMESPACES), "ok", "jobsets")
-    # with a locator, the field's input place, asked with the path as the finding writes it
+    # with a locator, the input place of the field, asked with the fieldPath as a path
     asked: list[tuple[str, tuple[str | int, ...]]] = []
     there = SourceLocation("runtime.yaml", 40, 9)
 
