@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from compiler.apiserver.cel.engine import DYN, CelCompileError, CelEvalError, default_engine
+from compiler.apiserver.cel.engine import DYN, CelCompileError, CelEvalError
 from compiler.apiserver.cel.k8s import k8s_engine
 from compiler.apiserver.cel.syntax import (
     eager_optional_macros,
@@ -139,11 +139,11 @@ def test_rewritten_values_by_hand(expression: str, data: dict[str, Any], expecte
 
 
 def test_crd_rules_run_the_rewrite_too() -> None:
-    program = default_engine().compile(
+    program = k8s_engine().compile(
         "[self.l.exists(x, x == 1), optional.of(7).optMap(v, v).value()]", {"self": DYN}
     )
     assert program.evaluate({"self": {"l": [1, 2]}}) == [True, 7]
-    assert program.result_type == "list<dyn>"  # the type of the expression as written
+    assert program.result_type == "list(dyn)"  # the type of the expression as written
 
 
 @pytest.mark.parametrize(
@@ -193,27 +193,23 @@ _MAPS = {"m": {"a": "1", "b": "22"}, "same": {"x": "v", "y": "v"}, "l": [3, 4]}
         ("[self.l.exists(x, x == 3), self.m.transformMap(k, v, 1).size()]", [True, 2]),
     ],
 )
-def test_map_building_macros_give_cel_gos_values_in_both_engines(
-    source: str, expected: Any
-) -> None:
-    for engine in (k8s_engine(), default_engine()):
-        program = engine.compile(source, {"self": DYN})
-        if isinstance(expected, str) and expected.startswith("insert failed"):
-            with pytest.raises(CelEvalError, match=f"^{expected}$"):
-                program.evaluate({"self": _MAPS})
-        else:
-            assert program.evaluate({"self": _MAPS}) == expected, engine.name
+def test_map_building_macros_give_cel_gos_values(source: str, expected: Any) -> None:
+    program = k8s_engine().compile(source, {"self": DYN})
+    if isinstance(expected, str) and expected.startswith("insert failed"):
+        with pytest.raises(CelEvalError, match=f"^{expected}$"):
+            program.evaluate({"self": _MAPS})
+    else:
+        assert program.evaluate({"self": _MAPS}) == expected
 
 
 def test_map_building_macros_type_check_as_written() -> None:
     """The result type is the macro's, and the run copy's function is unknown to the
     type check (a user cannot call it)."""
-    for engine, kind in ((k8s_engine(), "map(dyn, int)"), (default_engine(), "map<dyn, int>")):
-        assert (
-            engine.compile("self.m.transformMap(k, v, size(v))", {"self": DYN}).result_type == kind
-        )
-        with pytest.raises(CelCompileError, match="trainc_map_of_entries"):
-            engine.compile("trainc_map_of_entries([{'a': 1}])", {"self": DYN})
+    engine = k8s_engine()
+    program = engine.compile("self.m.transformMap(k, v, size(v))", {"self": DYN})
+    assert program.result_type == "map(dyn, int)"
+    with pytest.raises(CelCompileError, match="trainc_map_of_entries"):
+        engine.compile("trainc_map_of_entries([{'a': 1}])", {"self": DYN})
 
 
 def test_a_map_building_macro_trainc_cannot_delimit_is_refused() -> None:

@@ -64,15 +64,11 @@ def check_functions() -> list[dict[str, Any]]:
     return [{"name": name, "overloads": overloads} for name, overloads in functions.items()]
 
 
-def run_functions(
-    cel: Any,
-    implemented: tuple[Callable[[RunTypes], list[Implementation]], ...] = _IMPLEMENTED,
-) -> list[Any]:
-    """The functions of the run environment (of the libraries ``implemented``, default
-    all), as the engine's ``FunctionDecl`` values."""
+def run_functions(cel: Any) -> list[Any]:
+    """The functions of the run environment, as the engine's ``FunctionDecl`` values."""
     types = RunTypes.of(cel.Type)
     decls: dict[str, list[Any]] = {}
-    for implementations in implemented:
+    for implementations in _IMPLEMENTED:
         for i in implementations(types):
             decls.setdefault(i.name, []).append(
                 cel.Overload(
