@@ -13,18 +13,21 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.fuzz.engine import Seed, prepare_worker, run_case
+from tests.fuzz import surfaces
 
-_SEEDS: list[Seed] = []
-
-
-def _init() -> None:
-    _SEEDS.extend(prepare_worker())
+_STATES: dict[str, Any] = {}
 
 
-def _work(task: tuple[int, int, float]) -> tuple[int, dict[str, Any]]:
-    seed, index, limit = task
-    verdict, detail = run_case(_SEEDS, seed, index, limit)
+def _init(names: list[str]) -> None:
+    for name in names:
+        _STATES[name] = surfaces.load(name).prepare()
+
+
+def _work(task: tuple[str, int, int, float]) -> tuple[int, dict[str, Any]]:
+    name, seed, index, limit = task
+    verdict, detail = surfaces.load(name).run_case(_STATES[name], seed, index, limit)
+    if detail is not None:
+        detail = {"surface": name, **detail}
     if index % 200 == 0:
         gc.collect()
     counts = {
@@ -44,14 +47,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per case")
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), help="failing cases")
+    parser.add_argument(
+        "--surfaces",
+        default=",".join(surfaces.SURFACES),
+        help="comma-separated, case i goes to the (i mod k)-th (default: all)",
+    )
     args = parser.parse_args(argv)
+    names = [name for name in args.surfaces.split(",") if name]
+    unknown = [name for name in names if name not in surfaces.SURFACES]
+    if unknown or not names:
+        parser.error(f"unknown surface {unknown}; known: {', '.join(surfaces.SURFACES)}")
 
     started = time.monotonic()
-    tasks = [(args.seed, index, args.time_limit) for index in range(args.count)]
+    tasks = [
+        (names[index % len(names)], args.seed, index, args.time_limit)
+        for index in range(args.count)
+    ]
     tally: Counter[str] = Counter()
     codes: Counter[str] = Counter()
     failures: list[dict[str, Any]] = []
-    with multiprocessing.get_context("fork").Pool(args.jobs, initializer=_init) as pool:
+    with multiprocessing.get_context("fork").Pool(
+        args.jobs, initializer=_init, initargs=(names,)
+    ) as pool:
         for done, (index, result) in enumerate(pool.imap_unordered(_work, tasks, chunksize=8), 1):
             counts = result["counts"]
             codes[str(counts["code"])] += 1

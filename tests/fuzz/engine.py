@@ -379,6 +379,11 @@ def limit_memory(extra: int = GIB) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
 
 
+def prepare() -> list[Seed]:
+    """The render surface's state (see :mod:`tests.fuzz.surfaces`)."""
+    return prepare_worker()
+
+
 def prepare_worker() -> list[Seed]:
     """Seeds, a warm process (CRDs, schemas, CEL compiled once) and the memory limit."""
     import compiler.cli
