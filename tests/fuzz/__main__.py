@@ -31,6 +31,7 @@ def _work(task: tuple[str, int, int, float]) -> tuple[int, dict[str, Any]]:
     if index % 200 == 0:
         gc.collect()
     counts = {
+        "surface": name,
         "code": verdict.code,
         "traceback": bool(verdict.traceback),
         "hang": verdict.hang,
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     tally: Counter[str] = Counter()
     codes: Counter[str] = Counter()
+    per_surface: dict[str, Counter[str]] = {name: Counter() for name in names}
     failures: list[dict[str, Any]] = []
     with multiprocessing.get_context("fork").Pool(
         args.jobs, initializer=_init, initargs=(names,)
@@ -76,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                 tally[key] += int(counts[key])
             if counts["code"] not in (0, 1, 2) and not counts["hang"]:
                 tally["exit"] += 1
+            surface = per_surface[counts["surface"]]
+            surface["cases"] += 1
+            surface["bad"] += int(result["detail"] is not None)
             if result["detail"] is not None:
                 failures.append({"case": index, **result["detail"]})
             if done % 5000 == 0:
@@ -91,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"fuzz: failing cases written to {args.out}/", file=sys.stderr)
     elapsed = time.monotonic() - started
+    print(
+        "fuzz: by surface: "
+        + ", ".join(
+            f"{name} {counted['cases']} cases ({counted['bad']} bad)"
+            for name, counted in per_surface.items()
+        )
+    )
     print(
         f"fuzz: exit codes {dict(sorted(codes.items()))}, {tally['exit']} outside 0/1/2, "
         f"{tally['memory']} over 1 GiB, {elapsed:.0f}s with {args.jobs} workers"
