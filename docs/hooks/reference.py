@@ -60,8 +60,6 @@ def _argument_rows(parser: argparse.ArgumentParser) -> Iterator[str]:
         if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
             continue
         invocation = formatter._format_action_invocation(action)
-        if action.choices is not None and not action.option_strings:
-            invocation = action.dest
         helptext = formatter._expand_help(action) if action.help else ""
         yield f"| `{_cell(invocation)}` | {_cell(helptext)} |"
 
