@@ -156,3 +156,27 @@ def test_the_readme_is_a_landing_page_with_working_links() -> None:
     for link in links:
         if "://" not in link:
             assert (REPO / link).is_file(), link
+
+
+# Where the manual lists releases by hand: (file, the text before the list, the list's end,
+# which releases it must name).
+HAND_LISTS = [
+    ("docs/trainer-versions.md", "**Emulated: ", ".**", TRAINER_VERSIONS),
+    (
+        "docs/reference/trainc-yaml.md",
+        "the Trainer release it runs: ",
+        " (default",
+        TRAINER_VERSIONS,
+    ),
+    ("docs/contributing/architecture.md", "for an older\n", ");", TRAINER_VERSIONS[:-1]),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after", "releases"), HAND_LISTS)
+def test_hand_written_release_lists_name_every_release(
+    name: str, before: str, after: str, releases: tuple[str, ...]
+) -> None:
+    text = (REPO / name).read_text(encoding="utf-8")
+    assert before in text, name
+    listed = text.split(before, 1)[1].split(after, 1)[0]
+    assert tuple(re.findall(r"v2\.\d+\.\d+", listed)) == releases, (name, listed)
