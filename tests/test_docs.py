@@ -63,7 +63,7 @@ def test_the_cli_reference_has_every_command_and_option() -> None:
     for words, _, parser in commands:
         section = page.split(f"## `trainc {' '.join(words)}`\n", 1)[1].split("\n## ", 1)[0]
         for option in _options(parser):
-            assert re.search(rf"`[^`]*{re.escape(option)}\b", section), (words, option)
+            assert re.search(rf"<code>[^<]*{re.escape(option)}\b", section), (words, option)
 
 
 def test_every_marker_is_known_and_every_generated_part_is_shown() -> None:

@@ -15,6 +15,7 @@ plain functions, also used by ``tests/test_docs.py``.
 from __future__ import annotations
 
 import argparse
+import html
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -54,6 +55,13 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _code(text: str) -> str:
+    """Inline code for a table cell: HTML, since a backslash-escaped ``|`` inside a
+    Markdown code span would print its backslash."""
+    escaped = html.escape(" ".join(text.split())).replace("|", "&#124;")
+    return f"<code>{escaped}</code>"
+
+
 def _argument_rows(parser: argparse.ArgumentParser) -> Iterator[str]:
     formatter = parser._get_formatter()
     for action in parser._actions:
@@ -61,7 +69,7 @@ def _argument_rows(parser: argparse.ArgumentParser) -> Iterator[str]:
             continue
         invocation = formatter._format_action_invocation(action)
         helptext = formatter._expand_help(action) if action.help else ""
-        yield f"| `{_cell(invocation)}` | {_cell(helptext)} |"
+        yield f"| {_code(invocation)} | {_cell(helptext)} |"
 
 
 def cli_reference() -> str:
