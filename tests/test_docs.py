@@ -180,3 +180,12 @@ def test_hand_written_release_lists_name_every_release(
     assert before in text, name
     listed = text.split(before, 1)[1].split(after, 1)[0]
     assert tuple(re.findall(r"v2\.\d+\.\d+", listed)) == releases, (name, listed)
+
+
+def test_the_fetch_script_takes_the_newest_release_from_the_same_list() -> None:
+    """tests/test_trainer_versions.py checks ALL_VERSIONS; the newest (fetched with
+    upstream/go.mod rather than a versions/ module list) is the default release too."""
+    script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
+    newest = re.search(r"^NEWEST_VERSION=(\S+)$", script, re.M)
+    assert newest is not None
+    assert newest.group(1) == DEFAULT_TRAINER_VERSION == TRAINER_VERSIONS[-1]
