@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -189,3 +194,52 @@ def test_the_fetch_script_takes_the_newest_release_from_the_same_list() -> None:
     newest = re.search(r"^NEWEST_VERSION=(\S+)$", script, re.M)
     assert newest is not None
     assert newest.group(1) == DEFAULT_TRAINER_VERSION == TRAINER_VERSIONS[-1]
+
+
+# --- the tour: what the README and Getting started show is what trainc prints ----------
+
+
+def _sessions(text: str) -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of the page's shell blocks and the output under each."""
+    sessions: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        lines = block.splitlines()
+        if not lines or not lines[0].startswith("$ "):
+            continue
+        for line in lines:
+            if line.startswith("$ "):
+                sessions.append((line[2:], []))
+            elif sessions[-1][0].endswith("\\"):
+                sessions[-1] = (sessions[-1][0][:-1] + line.strip(), sessions[-1][1])
+            else:
+                sessions[-1][1].append(line)
+    return sessions
+
+
+def _trainc(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_tour_prints_what_the_page_shows(page: str, tmp_path: Path) -> None:
+    text = (REPO / page).read_text(encoding="utf-8")
+    shutil.copytree(REPO / "example", tmp_path / "example")
+    sessions = [(c, out) for c, out in _sessions(text) if c.startswith("trainc ")]
+    assert [shlex.split(c)[1] for c, _ in sessions] == ["render", "check", "explain"]
+    for command, expected in sessions:
+        result = _trainc(shlex.split(command)[1:], tmp_path)
+        assert result.returncode == 0, (command, result.stderr)
+        assert (result.stdout + result.stderr).splitlines() == expected, command
+    # the broken TrainJob: exit 2, the messages shown, the output folder left as it was
+    before = sorted(p.name for p in (tmp_path / "out").rglob("*"))
+    job = tmp_path / "example" / "jobs" / "smoke.yaml"
+    job.write_text(job.read_text(encoding="utf-8").replace("numNodes: 2", "numNodes: two"))
+    shown = re.search(r"```text\n(example/jobs/smoke\.yaml:.*?)```", text, re.S)
+    assert shown is not None
+    result = _trainc(["render", "example/", "-o", "out"], tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == shown.group(1).splitlines()
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == before
