@@ -11,7 +11,7 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
+.PHONY: setup upstream cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -41,9 +41,15 @@ test: setup oracle control-plane
 	$(PY) -m pytest
 
 lint: setup
-	$(VENV)/bin/ruff check compiler tests
-	$(VENV)/bin/ruff format --check compiler tests
+	$(VENV)/bin/ruff check compiler tests docs/hooks
+	$(VENV)/bin/ruff format --check compiler tests docs/hooks
 	$(VENV)/bin/mypy
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d "$$tmp"
+
+# The manual (docs/, mkdocs.yml) into site/; `make lint` builds it --strict into a temporary folder.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The conformance oracle: the real Kubeflow Trainer code, built once per emulated
 # Trainer release from the same sources (an older release with its own module list,
@@ -127,4 +133,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out

@@ -5,7 +5,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
 
     errors       the problem model: Problem, FieldError, Finding, exit codes
     upstream     the pinned upstream: where its artifacts are, OpenAPI and Go type
-                 facts, script templates, the Trainer's names and constants
+                 facts, script templates, the Trainer's names and constants, the
+                 emulated releases and their gates
     kube         Kubernetes value semantics: quantities, pod requests, Go's number
                  texts, the Go typed round trip, strategic merge patch
     apiserver    what the API server does: YAML decoding with positions, structural
@@ -14,22 +15,26 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     load         files -> admitted objects (discovery, the create path)
     resolve      the runtime each TrainJob references
     render       the Trainer runtime framework: plugins by phase, the registry, the
-                 admission webhooks beside the plugins they check
+                 admission webhooks beside the plugins they check; extensions/:
+                 trainc's opt-in behaviour upstream lacks
     overlay      cluster and namespace overlays, locks
     policy       ValidatingAdmissionPolicy and CUE evaluation
     provenance   where each output field came from
     project      the project file, trainc.yaml
     plan         the build plan (what a command works on) and the stage chain every
-                 verb runs: compile, check, policy tests
+                 verb runs: compile, check, GitOps hints, policy tests
     migrate      front ends that turn other job kinds into TrainJobs
-    emit         canonical YAML, the output tree, reports
-    deliver      diff, explain, check --rendered; later apply and GitOps hooks
+    emit         canonical YAML, the output tree, reports; render by chunks, the
+                 render cache, -j
+    deliver      diff, explain, check --rendered, apply
     cli          one module per verb
 
-Where new work goes: an upstream-less ML policy (say Intel MPI) is a plugin module in
-``render/plugins/`` registered in ``render/registry.py``; an apply step is a module in
-``deliver/`` with its verb in ``cli/``; a PyTorchJob migrator is a module in
-``migrate/`` with its verb in ``cli/``.
+Where new work goes (docs/contributing/architecture.md): behaviour upstream lacks (as
+Intel MPI is) is an extension module in ``render/extensions/`` listed in
+``render/extensions/catalog.py``; an upstream plugin is a module in ``render/plugins/``
+registered in ``render/registry.py``; an apply step is a module in ``deliver/`` with its
+verb in ``cli/``; a migrator for another job kind is a module in ``migrate/`` listed in
+its ``TRANSLATORS``.
 """
 
 __version__ = "0.1.0"

@@ -6,11 +6,13 @@
     trainc check [PATH...] --rendered [DIR]   (exit 1 when the rendered tree is stale)
     trainc explain PATH... --object OBJECT FIELDPATH   (where a field came from)
     trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
+    trainc diff --live [PATH...] | --between-versions OLD NEW [PATH...]
     trainc policy test DIR...
     trainc migrate PATH... [-o DIR | -o -] [--report FILE]   (v1 jobs -> TrainJobs)
     trainc apply PATH... [--dry-run=server] [--diff] [--prune] [--wait]   (server-side apply)
     trainc argocd generate [--cluster NAME] [--delivery resolved|trainjobs]   (Argo CD CMP)
 
+docs/reference/cli.md is generated from these parsers when the manual is built.
 A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every verb
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
 runs the stage chain on them. A new verb is a module here and a line in :data:`VERBS`.

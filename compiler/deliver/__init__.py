@@ -1,7 +1,10 @@
-"""Delivery steps around the compiler: diff against a git revision, stale-output check.
+"""Delivery steps around the compiler: diffs, explain, the stale-output check, apply.
 
 * :mod:`compiler.deliver.diff` — semantic diff of two renders, impact of input changes;
 * :mod:`compiler.deliver.git_revision` — render a revision in a temporary worktree;
 * :mod:`compiler.deliver.diff_format` — the diff as text or as Markdown for a PR comment;
+* :mod:`compiler.deliver.version_diff` — ``trainc diff --between-versions``;
+* :mod:`compiler.deliver.explain` — ``trainc explain``: where a rendered field came from;
 * :mod:`compiler.deliver.stale` — ``trainc check --rendered``: is ``rendered/`` current?
+* :mod:`compiler.deliver.apply` — ``trainc apply``: server-side apply, live diff, prune.
 """

@@ -5,7 +5,9 @@ dedicated TrainingRuntime where no existing one fits, and a report per job.
 
 One module per source kind (``pytorch``, ``tensorflow``, ``mpi``, ``xgboost``,
 ``paddle``, ``jax``, ``volcano``); ``common`` and ``peers`` hold what they share;
-``report`` is the report model; ``runtimes`` finds a reusable runtime."""
+``source`` reads the jobs (round trip, positions); ``report`` is the report model;
+``runtimes`` finds a reusable runtime; ``release`` checks the output against the Trainer
+release it is for (``--trainer``)."""
 
 from __future__ import annotations
 

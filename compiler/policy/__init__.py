@@ -1,1 +1,3 @@
-"""User policies: ValidatingAdmissionPolicy objects evaluated offline, and ``.cue`` files."""
+"""User policies: ValidatingAdmissionPolicy objects evaluated offline (``vap``), ``.cue``
+files checked by the pinned ``cue`` CLI (``cue``), and the objects they see (``objects``).
+"""

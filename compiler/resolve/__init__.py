@@ -1,1 +1,3 @@
-"""Stage 2, resolve: find the runtime each TrainJob references."""
+"""Resolve: find the runtime each TrainJob references (``runtimes``), and v2.0.0's
+TrainJob name rule (``names``).
+"""

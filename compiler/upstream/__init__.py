@@ -1,5 +1,8 @@
-"""Upstream artifacts (CRDs, OpenAPI document, Go type facts, script templates).
+"""The pinned upstream: its artifacts and the facts trainc reads from them.
 
-They are dependencies, fetched at pinned versions by ``scripts/fetch-upstream.sh``
-into a cache outside the repository, never committed.
+Artifacts (CRDs, OpenAPI document, Go type facts, script templates) are dependencies,
+fetched at pinned versions by ``scripts/fetch-upstream.sh`` into a cache outside the
+repository, never committed (``artifacts``, ``openapi``, ``typeinfo``, ``templates``).
+``names`` holds the Trainer's names and constants; ``versions`` the emulated Trainer
+releases (``TRAINER_VERSIONS``, the one list of them) and the gates between them.
 """
