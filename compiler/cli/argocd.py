@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.cli.common import Commands
-from compiler.load.confine import Outside, Root
 from compiler.errors import (
     EXIT_INPUT_ERROR,
     EXIT_OK,
@@ -53,6 +52,7 @@ from compiler.errors import (
     TraincError,
     UsageError,
 )
+from compiler.load.confine import Outside, Root
 
 if TYPE_CHECKING:
     from compiler.plan.build_plan import BuildPlan
@@ -163,7 +163,8 @@ def _project_in_checkout(root: Path, given: str | None) -> Path | None:
     try:
         Root.at(root, "the checkout").resolve(given)
     except Outside as outside:
-        raise InputError.single(f"argocd generate: the project parameter {given!r} {outside}")
+        message = f"argocd generate: the project parameter {given!r} {outside}"
+        raise InputError.single(message) from None
     return Path(given)
 
 

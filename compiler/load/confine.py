@@ -273,12 +273,12 @@ def _match(
         ]
     else:
         is_link = os.path.islink(os.path.join(real, head))
-        names = [(head, real, is_link)] if is_link or os.path.lexists(os.path.join(real, head)) else []
+        names = (
+            [(head, real, is_link)] if is_link or os.path.lexists(os.path.join(real, head)) else []
+        )
     for name, folder, is_link in names:
         found = _step(root, shown, folder, name, is_link)
-        if found.real is None:
-            out.append(found)
-        elif not rest:
+        if found.real is None or not rest:
             out.append(found)
         elif _is_dir(found.real):
             _match(root, found.path, found.real, rest, out, seen | {found.real})

@@ -80,7 +80,8 @@ def _walk(directory: Path) -> tuple[list[Path], list[Problem]]:
     for entry in walk(root, str(directory), real, keep):
         path = Path(entry.path)
         if entry.problem is not None:
-            problems.append(Problem(entry.problem, SourceLocation(entry.path), rule="input"))
+            message = f"symbolic link {entry.problem}; not followed"
+            problems.append(Problem(message, SourceLocation(entry.path), rule="input"))
             continue
         name = path.name
         if not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):

@@ -233,7 +233,7 @@ def _expand(
             out.append(path)
         elif kind == "other" and path.name.endswith(suffixes):
             problems.append(f"{path} is not a regular file or directory")
-    return out, problems
+    return out, list(dict.fromkeys(problems))  # a link ``**`` and a folder's walk both met
 
 
 def _expand_all(
@@ -329,15 +329,11 @@ def _confined_project(path: Path, root: Root) -> Path:
             raise Outside(f"is outside {root}")
         root.resolve(path.name, start=folder)
     except Outside as outside:
-        raise InputError.single(
-            f"the project file {outside}", SourceLocation(str(path))
-        ) from None
+        raise InputError.single(f"the project file {outside}", SourceLocation(str(path))) from None
     return path.parent if os.path.abspath(path.parent) == folder else Path(folder)
 
 
-def _confined_output(
-    root: Root, base: Path, spec: ProjectSpec, source: SourceMap
-) -> list[Problem]:
+def _confined_output(root: Root, base: Path, spec: ProjectSpec, source: SourceMap) -> list[Problem]:
     """A problem if the output folder, or a cluster's folder in it, is not inside ``root``."""
     output = os.path.normpath(base / spec.output)
     places: list[tuple[str, str, JsonPath]] = [(output, spec.output, ("output",))]
