@@ -129,9 +129,10 @@ def setting(name: str, flag: str | None, environ: dict[str, str]) -> str | None:
     return None
 
 
-def checkout_root(cwd: Path, environ: dict[str, str]) -> Path:
+def checkout_root(cwd: Path, environ: dict[str, str]) -> Path | None:
     """The checkout the repo server gave the plugin, from the working directory and
-    ``ARGOCD_APP_SOURCE_PATH``.
+    ``ARGOCD_APP_SOURCE_PATH``; None when run by hand (no such variable): then the
+    command line is the user's, as for ``trainc render --project``.
 
     The cmp-server unpacks the tree the repo server sent into a fresh folder and runs
     the command in ``<that folder>/<app path relative to the tree's root>``
@@ -140,12 +141,11 @@ def checkout_root(cwd: Path, environ: dict[str, str]) -> Path:
     relative path is the source path or a tail of it (``reposerver/repository``). The
     root is the working directory less the longest tail of the source path it ends
     with; the working directory itself when none matches or the source path is empty
-    or odd (``..``). Run by hand (no ``ARGOCD_APP_SOURCE_PATH``): the repository of the
-    working directory (its Git root, else the directory itself).
+    or odd (``..``).
     """
     source = environ.get("ARGOCD_APP_SOURCE_PATH")
     if source is None:
-        return Path(Root.of(cwd).path)
+        return None
     parts = [p for p in source.split("/") if p not in ("", ".")]
     if ".." in parts:
         return cwd
@@ -156,10 +156,10 @@ def checkout_root(cwd: Path, environ: dict[str, str]) -> Path:
     return cwd
 
 
-def _project_in_checkout(root: Path, given: str | None) -> Path | None:
+def _project_in_checkout(root: Path | None, given: str | None) -> Path | None:
     """The ``project`` setting, checked to stay inside the checkout before anything is read."""
-    if given is None:
-        return None
+    if given is None or root is None:
+        return None if given is None else Path(given)
     try:
         Root.at(root, "the checkout").resolve(given)
     except Outside as outside:

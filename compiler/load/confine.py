@@ -163,8 +163,9 @@ class Root:
 
 @dataclass(frozen=True)
 class Found:
-    """What a walk or a glob met: a path as it will be shown and read, and its real path
-    (None for a link that leads outside the root: ``problem`` says so)."""
+    """What a walk or a glob met: a path as it will be shown and read, and its real path;
+    for a link that leaves the root, ``real`` is None and ``problem`` says how (``leads
+    outside the repository ...``), for the caller to locate."""
 
     path: str
     real: str | None
