@@ -65,8 +65,9 @@ class ClusterTarget:
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
     extensions: tuple[str, ...] = ()
-    # what the paths the overlays name stay inside (compiler.load.confine)
-    root: Root | None = None
+    # what the paths the overlays name stay inside (compiler.load.confine); not in the
+    # repr, which keys the render cache: where the repository is changes no output
+    root: Root | None = field(default=None, repr=False)
 
     def has_scheduler(self, scheduler: str) -> bool | None:
         """Whether the cluster runs ``scheduler``; None when the project does not say."""
