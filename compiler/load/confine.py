@@ -140,7 +140,12 @@ class Root:
                 if links > MAX_LINKS:
                     where = self.relative(candidate)
                     raise Outside(f"has too many levels of symbolic links (at {where})", where)
-                target = os.readlink(candidate)
+                try:
+                    target = os.readlink(candidate)
+                except OSError:  # gone since: the lookup fails there
+                    exists = False
+                    here = candidate
+                    continue
                 via = candidate
                 if target.startswith("/"):
                     here = "/"
@@ -234,7 +239,10 @@ def glob(root: Root, pattern: str) -> list[Found]:
     with a ``problem``, not followed. ``pattern`` is normalized (no ``.`` or ``..``
     after a wildcard)."""
     parts = pattern.split("/")
-    first = next(i for i, part in enumerate(parts) if _magic(part))
+    first = next((i for i, part in enumerate(parts) if _magic(part)), None)
+    if first is None:  # the wildcards went with a ``..`` (``jobs*/../a.yaml``)
+        real = root.resolve(pattern)
+        return [Found(pattern, real)] if os.path.lexists(real) else []
     prefix = "/".join(parts[:first]) if first else ""
     if pattern.startswith("/") and first == 1:
         prefix = "/"

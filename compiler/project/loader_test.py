@@ -384,3 +384,12 @@ def test_cue_policy_files_outside_are_errors(tmp_path: Path) -> None:
         f"{where}{repo / 'policies' / 'p.cue'} is a symbolic link that leads outside the "
         f"repository {repo}; not followed"
     )
+
+
+def test_a_glob_whose_wildcards_normalize_away_is_a_plain_path(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    (repo / "trainc.yaml").write_text(CONFINED.format(entry="'jobs*/../jobs/a.yaml'"))
+    assert load_project(repo / "trainc.yaml").input_files() == [str(repo / "jobs" / "a.yaml")]
+    assert _confined_error(repo, "'jobs*/../../outside/secret.yaml'").endswith(
+        f"'jobs*/../../outside/secret.yaml' is outside the repository {repo}"
+    )
