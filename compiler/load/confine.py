@@ -168,33 +168,42 @@ class Root:
 
 @dataclass(frozen=True)
 class Found:
-    """What a walk or a glob met: a path as it will be shown and read, and its real path;
-    for a link that leaves the root, ``real`` is None and ``problem`` says how (``leads
-    outside the repository ...``), for the caller to locate."""
+    """What a walk or a glob met: a path as it will be shown and read, its real path and
+    whether that is a folder; for a link that leaves the root, ``real`` is None and
+    ``problem`` says how (``leads outside the repository ...``), for the caller to locate."""
 
     path: str
     real: str | None
+    is_dir: bool = False
     problem: str | None = None
 
 
-def _entries(real: str) -> list[tuple[str, str, bool]]:
-    """(name, real folder, is a link) of each entry of a folder; none if it cannot be read."""
+def _entries(real: str) -> list[tuple[str, bool, bool]]:
+    """(name, is a link, is a folder) of each entry of a folder, links not followed;
+    none if it cannot be read."""
     try:
         with os.scandir(real) as entries:
-            return [(e.name, real, e.is_symlink()) for e in entries]
+            return [(e.name, e.is_symlink(), e.is_dir(follow_symlinks=False)) for e in entries]
     except OSError:
         return []
 
 
-def _step(root: Root, folder: str, real: str, name: str, is_link: bool) -> Found:
-    shown = str(Path(folder, name))
+def _join(folder: str, name: str) -> str:
+    return name if folder in ("", ".") else os.path.join(folder, name)
+
+
+def _step(root: Root, folder: str, real: str, name: str, is_link: bool, is_dir: bool) -> Found:
+    """The entry ``name`` of a folder (shown as ``folder``, real path ``real``), a link
+    resolved inside ``root`` or refused."""
+    shown = _join(folder, name)
     if not is_link:
-        return Found(shown, os.path.join(real, name))
+        return Found(shown, os.path.join(real, name), is_dir)
     try:
-        return Found(shown, root.resolve(name, start=real))
+        target = root.resolve(name, start=real)
     except Outside as outside:
         itself = outside.link == root.relative(os.path.join(real, name))
-        return Found(shown, None, f"leads outside {root}" if itself else str(outside))
+        return Found(shown, None, problem=f"leads outside {root}" if itself else str(outside))
+    return Found(shown, target, _is_dir(target))
 
 
 def _is_dir(real: str) -> bool:
@@ -212,13 +221,13 @@ def walk(
     linked folders are not entered (as before), linked files are given with their target.
     A link (not hidden) whose target leaves the root is given with its ``problem``,
     whatever it names: whether it names a folder or a file is not looked at."""
-    for name, real, is_link in sorted(_entries(top_real)):
+    for name, is_link, is_dir in sorted(_entries(top_real)):
         if name.startswith("."):
             continue
-        found = _step(root, top, real, name, is_link)
+        found = _step(root, top, top_real, name, is_link, is_dir)
         if found.real is None:
             yield found
-        elif _is_dir(found.real):
+        elif found.is_dir:
             if not is_link and keep_dir(name, found.real):
                 yield from walk(root, found.path, found.real, keep_dir)
         else:
@@ -242,7 +251,7 @@ def glob(root: Root, pattern: str) -> list[Found]:
     first = next((i for i, part in enumerate(parts) if _magic(part)), None)
     if first is None:  # the wildcards went with a ``..`` (``jobs*/../a.yaml``)
         real = root.resolve(pattern)
-        return [Found(pattern, real)] if os.path.lexists(real) else []
+        return [Found(pattern, real, _is_dir(real))] if os.path.lexists(real) else []
     prefix = "/".join(parts[:first]) if first else ""
     if pattern.startswith("/") and first == 1:
         prefix = "/"
@@ -258,36 +267,34 @@ def _match(
     head, rest = parts[0], parts[1:]
     if head == "**":
         if not rest:
-            out.append(Found(shown or ".", real))  # the folder itself, as glob
+            out.append(Found(shown or ".", real, True))  # the folder itself, as glob
         else:
             _match(root, shown, real, rest, out, seen)
-        for name, folder, is_link in _entries(real):
+        for name, is_link, is_dir in _entries(real):
             if name.startswith("."):
                 continue
-            found = _step(root, shown, folder, name, is_link)
-            if found.real is None:
+            found = _step(root, shown, real, name, is_link, is_dir)
+            if found.real is None or not rest:
                 out.append(found)
-                continue
-            if not rest:
-                out.append(found)
-            if _is_dir(found.real) and found.real not in seen:  # a link back up: once
-                _match(root, found.path, found.real, parts, out, seen | {found.real})
+            if found.real is not None and found.is_dir and found.real not in seen:
+                _match(root, found.path, found.real, parts, out, seen | {found.real})  # once
         return
     if _magic(head):
         names = [
-            (name, folder, is_link)
-            for name, folder, is_link in _entries(real)
-            if (head.startswith(".") or not name.startswith("."))
-            and fnmatch.fnmatchcase(name, head)
+            entry
+            for entry in _entries(real)
+            if (head.startswith(".") or not entry[0].startswith("."))
+            and fnmatch.fnmatchcase(entry[0], head)
         ]
     else:
-        is_link = os.path.islink(os.path.join(real, head))
-        names = (
-            [(head, real, is_link)] if is_link or os.path.lexists(os.path.join(real, head)) else []
-        )
-    for name, folder, is_link in names:
-        found = _step(root, shown, folder, name, is_link)
+        try:
+            mode = os.lstat(os.path.join(real, head)).st_mode
+            names = [(head, stat.S_ISLNK(mode), stat.S_ISDIR(mode))]
+        except (OSError, ValueError):
+            names = []
+    for name, is_link, is_dir in names:
+        found = _step(root, shown, real, name, is_link, is_dir)
         if found.real is None or not rest:
             out.append(found)
-        elif _is_dir(found.real):
+        elif found.is_dir:
             _match(root, found.path, found.real, rest, out, seen | {found.real})
