@@ -267,7 +267,8 @@ def _match(
     head, rest = parts[0], parts[1:]
     if head == "**":
         if not rest:
-            out.append(Found(shown or ".", real, True))  # the folder itself, as glob
+            if shown:  # the folder itself, as glob (but not for a pattern starting with **)
+                out.append(Found(shown, real, True))
         else:
             _match(root, shown, real, rest, out, seen)
         for name, is_link, is_dir in _entries(real):

@@ -148,3 +148,38 @@ def test_repository_root_and_root_of(tmp_path: Path) -> None:
     assert repository_root(tmp_path / "r" / "a" / "b") == tmp_path / "r"
     assert Root.of(tmp_path / "r" / "a" / "b").path == str(tmp_path / "r")
     assert Root.of(tmp_path / "plain").path == str(tmp_path / "plain")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "*",
+        "**",
+        "**/*.yaml",
+        "jobs/*",
+        "jobs/**",
+        "jobs/**/*.yaml",
+        "*/deep/*",
+        "jobs/deep/**/",
+        ".hidden/*",
+        "**/.x.yaml",
+        "jobs/[ab].yaml",
+        "jobs/?.yaml",
+        "jobs/*/er",
+        "shared/s.yaml*",
+        "missing/*",
+    ],
+)
+def test_glob_finds_what_glob_glob_finds_without_links(
+    repo: Path, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import glob as stdlib
+
+    (repo / ".hidden").mkdir()
+    (repo / ".hidden" / "h.yaml").write_text("h: 1\n")
+    (repo / "jobs" / ".x.yaml").write_text("x: 1\n")
+    (repo / "jobs" / "b.yaml").write_text("b: 1\n")
+    (repo / "jobs" / "deep" / "er" / "z.yaml").write_text("z: 1\n")
+    monkeypatch.chdir(repo)
+    ours = {Path(f.path) for f in glob(Root.at(repo), pattern)}
+    assert ours == {Path(m) for m in stdlib.glob(pattern, recursive=True)}
