@@ -116,6 +116,7 @@ def test_check_previous_catches_a_change_to_an_immutable_field(tmp_path: Path) -
 def test_overlay_target_matching_nothing_warns_or_fails_with_strict(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "example", ignore=shutil.ignore_patterns("rendered"))
     shutil.copytree(REPO / "overlays", tmp_path / "overlays")
+    (tmp_path / ".git").mkdir()  # one repository: example/ may name ../overlays
     staging = tmp_path / "overlays" / "staging" / "platform.yaml"
     staging.write_text(
         staging.read_text().replace(

@@ -68,9 +68,12 @@ def test_discovery_refuses_a_symlink_to_a_device(
 ) -> None:
     folder = inputs(tmp_path, job())
     (folder / "zero.yaml").symlink_to("/dev/zero")
+    code, _, err = trainc(capsys, "render", str(folder / "zero.yaml"), "-o", "-")
+    assert code == 2  # named on the command line: followed, and refused
+    assert "zero.yaml: not a regular file or directory" in err
     code, _, err = trainc(capsys, "render", str(folder), "-o", "-")
-    assert code == 2
-    assert "zero.yaml: cannot read: a character device, not a regular file" in err
+    assert code == 2  # met in a folder: a link out of its repository, not followed
+    assert f"zero.yaml: symbolic link leads outside the repository {folder}; not followed" in err
 
 
 def test_every_read_has_a_size_limit(
@@ -530,7 +533,7 @@ def test_unreadable_file_has_no_line_in_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = inputs(tmp_path, job())
-    (folder / "dangling.yaml").symlink_to(tmp_path / "nowhere")
+    (folder / "dangling.yaml").symlink_to(folder / "nowhere")
     code, out, _ = trainc(capsys, "check", str(folder), "--format", "json")
     assert code == 2
     [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "input"]

@@ -16,6 +16,7 @@ Where each setting comes from, first found wins:
                ARGOCD_ENV_TRAINC_DELIVERY, else the cluster's ``delivery`` in trainc.yaml
                (default resolved); trainjobs is ``render --emit trainjobs``
     project    --project, PARAM_PROJECT, ..., else the nearest trainc.yaml upwards
+               (relative to the source path, never outside the checkout)
 
 Contract with Argo CD: stdout holds the objects and nothing else, written once at the
 end; on any problem stdout stays empty, stderr holds one screen (at most
@@ -24,6 +25,11 @@ policy violation); an empty result is refused (with prune on, Argo CD would dele
 object of the Application). Nothing is written into the checkout; no network and no
 writable home are needed (the CRD cache is best effort); a large repo on several cores
 keeps its objects in a temporary blob store in the temporary folder meanwhile.
+
+The repository is not trusted: the project file, the ``project`` parameter and every
+path they name must stay inside the checkout the repo server gave the plugin
+(:func:`checkout_root`), symbolic links followed; anything else is an input error
+(exit 2) that names the path and reads nothing outside (:mod:`compiler.load.confine`).
 """
 
 from __future__ import annotations
@@ -41,10 +47,12 @@ from compiler.errors import (
     EXIT_OK,
     EXIT_VIOLATIONS,
     Finding,
+    InputError,
     Severity,
     TraincError,
     UsageError,
 )
+from compiler.load.confine import Outside, Root
 
 if TYPE_CHECKING:
     from compiler.plan.build_plan import BuildPlan
@@ -121,6 +129,45 @@ def setting(name: str, flag: str | None, environ: dict[str, str]) -> str | None:
     return None
 
 
+def checkout_root(cwd: Path, environ: dict[str, str]) -> Path | None:
+    """The checkout the repo server gave the plugin, from the working directory and
+    ``ARGOCD_APP_SOURCE_PATH``; None when run by hand (no such variable): then the
+    command line is the user's, as for ``trainc render --project``.
+
+    The cmp-server unpacks the tree the repo server sent into a fresh folder and runs
+    the command in ``<that folder>/<app path relative to the tree's root>``
+    (``cmpserver/plugin/plugin.go``); the tree is the repository, or, with the
+    manifest-generate-paths annotation, the folder holding every path it names, so the
+    relative path is the source path or a tail of it (``reposerver/repository``). The
+    root is the working directory less the longest tail of the source path it ends
+    with; the working directory itself when none matches or the source path is empty
+    or odd (``..``).
+    """
+    source = environ.get("ARGOCD_APP_SOURCE_PATH")
+    if source is None:
+        return None
+    parts = [p for p in source.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return cwd
+    here = cwd.parts
+    for length in range(min(len(parts), len(here) - 1), 0, -1):
+        if list(here[-length:]) == parts[-length:]:
+            return Path(*here[:-length])
+    return cwd
+
+
+def _project_in_checkout(root: Path | None, given: str | None) -> Path | None:
+    """The ``project`` setting, checked to stay inside the checkout before anything is read."""
+    if given is None or root is None:
+        return None if given is None else Path(given)
+    try:
+        Root.at(root, "the checkout").resolve(given)
+    except Outside as outside:
+        message = f"argocd generate: the project parameter {given!r} {outside}"
+        raise InputError.single(message) from None
+    return Path(given)
+
+
 # --- the result ---------------------------------------------------------------------------
 
 
@@ -157,8 +204,10 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
     from compiler.plan.build_plan import plans_for_project, select_project
     from compiler.plan.check import check_plans
 
+    root = checkout_root(Path(os.getcwd()), environ)
     project_flag = setting("project", str(args.project) if args.project else None, environ)
-    project = select_project("argocd generate", Path(project_flag) if project_flag else None)
+    given = _project_in_checkout(root, project_flag)
+    project = select_project("argocd generate", given, root=root)
     cluster = setting("cluster", args.cluster, environ)
     if cluster is None:
         if len(project.cluster_names) != 1:

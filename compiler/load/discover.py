@@ -1,12 +1,15 @@
 """Input paths -> the YAML files to read, in a deterministic order.
 
+* a path given is the user's choice and is taken as given (a link too);
 * a file is taken as given, whatever its extension (as YAML, unless it ends in ``.cue``);
 * a directory is searched recursively for ``*.yaml`` and ``*.yml`` (and ``*.cue``
   policy files, passed on as ``kind == "cue"`` sources, never parsed as YAML); files and
   directories whose name starts with ``.`` are skipped, and so is a ``trainc.yaml``
-  project file (:mod:`compiler.project`); symlinked directories are not
-  followed; the files are sorted by their path relative to that directory, segment
-  by segment (``a/b.yaml`` < ``a-b.yaml`` < ``a.yaml`` < ``b.yaml``);
+  project file (:mod:`compiler.project`); symlinked directories are not followed, and
+  a link (to a file or a folder) whose target is outside the directory's repository
+  (its Git root, or the directory itself outside any) is an error located at the link
+  (:mod:`compiler.load.confine`); the files are sorted by their path relative to that
+  directory, segment by segment (``a/b.yaml`` < ``a-b.yaml`` < ``a.yaml`` < ``b.yaml``);
 * ``-`` is standard input (read once, shown as ``<stdin>``);
 * paths keep the order they were given in; a file reached twice is read once.
 
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.errors import Problem, SourceLocation
+from compiler.load.confine import Root, repository_root, walk
 
 __all__ = [
     "CUE_SUFFIX",
@@ -31,6 +35,7 @@ __all__ = [
     "discover",
     "discover_collect",
     "path_kind",
+    "repository_root",
 ]
 
 STDIN = "-"
@@ -60,24 +65,32 @@ class Source:
 OUTPUT_MARKER = ".trainc-output"  # written by compiler.emit.output into every output tree
 
 
-def _walk(directory: Path) -> list[Path]:
+def _walk(directory: Path) -> tuple[list[Path], list[Problem]]:
+    """The input files under ``directory`` and a problem for each link in it that leads
+    outside its repository (:func:`compiler.load.confine.walk`)."""
+    real = os.path.realpath(directory)
+    root = Root.of(real)
     found: list[tuple[tuple[str, ...], Path]] = []
-    for root, dirs, files in os.walk(directory):
-        base = Path(root)
-        # Hidden folders, and folders trainc rendered (they carry its marker file):
-        # rendered output is never input.
-        dirs[:] = [
-            d for d in dirs if not d.startswith(".") and not (base / d / OUTPUT_MARKER).exists()
-        ]
-        for name in files:
-            if name.startswith(".") or not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
-                continue
-            if name == PROJECT_FILE:  # the project file describes inputs, it is not one
-                continue
-            path = base / name
-            found.append((path.relative_to(directory).parts, path))
+    problems: list[Problem] = []
+
+    def keep(name: str, real: str) -> bool:
+        # rendered output is never input: folders trainc rendered carry its marker file
+        return not os.path.exists(os.path.join(real, OUTPUT_MARKER))
+
+    for entry in walk(root, str(directory), real, keep):
+        path = Path(entry.path)
+        if entry.problem is not None:
+            message = f"symbolic link {entry.problem}; not followed"
+            problems.append(Problem(message, SourceLocation(entry.path), rule="input"))
+            continue
+        name = path.name
+        if not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
+            continue
+        if name == PROJECT_FILE:  # the project file describes inputs, it is not one
+            continue
+        found.append((path.relative_to(directory).parts, path))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return [path for _, path in found], problems
 
 
 def path_kind(path: Path) -> str | None:
@@ -112,7 +125,9 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
         path = Path(given)
         kind = path_kind(path)
         if kind == "dir":
-            for found in _walk(path):
+            files, outside = _walk(path)
+            problems += outside
+            for found in files:
                 add(found, str(found))
         elif kind == "file":
             add(path, given)
@@ -130,13 +145,3 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
 def discover(paths: list[str]) -> list[Source]:
     """Like :func:`discover_collect`, ignoring paths that do not exist."""
     return discover_collect(paths)[0]
-
-
-def repository_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` that holds ``.git`` (a repository or a
-    worktree), or None outside any."""
-    start = Path(os.path.abspath(start))
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None

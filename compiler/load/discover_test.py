@@ -69,3 +69,43 @@ def test_folders_trainc_rendered_are_not_inputs(tmp_path: Path) -> None:
     (tmp_path / "rendered" / MARKER).write_text("")
     (tmp_path / "rendered" / "prod" / "b.yaml").write_text("kind: Y\n")
     assert [s.display for s in discover([str(tmp_path)])] == [str(tmp_path / "jobs" / "a.yaml")]
+
+
+def test_links_in_a_given_folder_stay_in_its_repository(tmp_path: Path) -> None:
+    """A folder given on the command line is the user's; the links met while walking it
+    may not lead outside its repository (Git root, or the folder itself outside any)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "jobs").mkdir()
+    (repo / "jobs" / "a.yaml").write_text("a: 1\n")
+    (repo / "shared").mkdir()
+    (repo / "shared" / "s.yaml").write_text("s: 1\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.yaml").write_text("token: s3cr3t\n")
+    (repo / "jobs" / "inside.yaml").symlink_to("../shared/s.yaml")  # same repository: read
+    (repo / "jobs" / "evil.yaml").symlink_to(tmp_path / "outside" / "secret.yaml")
+    (repo / "jobs" / "ext").symlink_to(tmp_path / "outside")
+    (repo / "jobs" / "gone.yaml").symlink_to(tmp_path / "outside" / "absent.yaml")
+    sources, problems = discover_collect([str(repo / "jobs")])
+    assert [s.display for s in sources] == [
+        str(repo / "jobs" / n) for n in ("a.yaml", "inside.yaml")
+    ]
+    assert [str(p) for p in problems] == [
+        f"{repo / 'jobs' / name}: symbolic link leads outside the repository {repo}; not followed"
+        for name in ("evil.yaml", "ext", "gone.yaml")
+    ]
+    # a file given is taken as given, a link too: the user chose it
+    sources, problems = discover_collect([str(repo / "jobs" / "evil.yaml")])
+    assert [s.display for s in sources] == [str(repo / "jobs" / "evil.yaml")] and not problems
+
+
+def test_a_folder_outside_any_repository_is_its_own_root(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "up.yaml").symlink_to("../other.yaml")
+    (tmp_path / "other.yaml").write_text("a: 1\n")
+    sources, problems = discover_collect([str(tmp_path / "jobs")])
+    assert not sources
+    assert [str(p) for p in problems] == [
+        f"{tmp_path / 'jobs' / 'up.yaml'}: symbolic link leads outside the repository "
+        f"{tmp_path / 'jobs'}; not followed"
+    ]

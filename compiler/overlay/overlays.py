@@ -17,7 +17,7 @@ An overlay file holds one or more ``Overlay`` documents (format in ``overlays/RE
         patch:                     # ... or an RFC 6902 JSON patch (a list)
           - {op: add, path: /spec/ttlSecondsAfterFinished, value: 3600}
       - target: {kind: JobSet, name: "llm-.*"}
-        path: jobset-patch.yaml    # the patch in a file beside this one
+        path: jobset-patch.yaml    # the patch in a file beside this one (in the repository)
     locks:
       - {path: spec.priorityClassName, scope: pod, value: production-high}
 
@@ -39,6 +39,7 @@ Public API (used by the project file):
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -57,6 +58,7 @@ from compiler.apiserver.yaml_source import (
 )
 from compiler.errors import InputError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.kube.strategic_merge import PatchError, strategic_merge
+from compiler.load.confine import Outside, Root
 from compiler.overlay.locks import (
     Lock,
     LockPathError,
@@ -126,10 +128,11 @@ class Overlay:
 class _Reader:
     """Turns one Overlay document into an :class:`Overlay`, collecting problems."""
 
-    def __init__(self, document: YamlDocument, base_dir: Path) -> None:
+    def __init__(self, document: YamlDocument, base_dir: Path, root: Root | None = None) -> None:
         self.document = document
         self.source = document.source
         self.base_dir = base_dir
+        self.root = root  # what patch files stay inside; default: the overlay's repository
         self.problems: list[Problem] = []
 
     def problem(self, message: str, path: JsonPath, source: SourceMap | None = None) -> None:
@@ -350,6 +353,12 @@ class _Reader:
             self.problem("path must be a file name", path)
             return _INVALID, self.source
         file = self.base_dir / raw
+        real = os.path.realpath(self.base_dir)  # inside the root: the overlay file is
+        try:
+            (self.root or Root.of(real)).resolve(raw, start=real)  # before anything is read
+        except Outside as outside:
+            self.problem(f"{raw!r} {outside}", path)
+            return _INVALID, self.source
         try:
             documents = read_yaml(file, str(Path(self.source.file).parent / raw))
         except InputError as error:
@@ -474,11 +483,13 @@ def _shift(location: SourceLocation, lines: int, columns: int) -> SourceLocation
     return SourceLocation(location.file, location.line + lines, location.column + columns)
 
 
-def load_overlays(paths: list[Path]) -> list[Overlay]:
+def load_overlays(paths: list[Path], root: Root | None = None) -> list[Overlay]:
     """Read every ``Overlay`` document of ``paths`` (in order); :class:`InputError` on bad input.
 
     Documents of other kinds in the files are an error. Patch files named by ``path:``
-    are read relative to the overlay file.
+    are read relative to the overlay file and must stay inside ``root`` (the project's;
+    default: the overlay file's repository), symbolic links followed, or they are an
+    error at the ``path:`` (:mod:`compiler.load.confine`).
     """
     overlays: list[Overlay] = []
     problems: list[Problem] = []
@@ -498,7 +509,7 @@ def load_overlays(paths: list[Path]) -> list[Overlay]:
                     )
                 )
                 continue
-            reader = _Reader(document, path.parent)
+            reader = _Reader(document, path.parent, root)
             overlay = reader.read()
             problems.extend(reader.problems)
             if overlay is not None and not reader.problems:

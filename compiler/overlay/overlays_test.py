@@ -422,3 +422,63 @@ def test_example_overlays_load_and_apply() -> None:
     out, errors, _ = apply_input_overlays(manifests(job), overlays[:1], False)
     assert errors == []
     assert out[0].data["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "production"
+
+
+SECRET = "s3cr3t-token-value"
+PATCH_FILE = """\
+metadata: {{name: escape}}
+layer: cluster
+patches:
+  - target: {{kind: TrainJob}}
+    path: {path}
+"""
+
+
+@pytest.mark.parametrize("how", ["relative", "absolute", "link", "linked folder"])
+def test_patch_file_outside_the_repository_is_an_error_at_its_path(
+    tmp_path: Path, how: str
+) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "overlays").mkdir()
+    outside.mkdir()
+    (outside / "patch.yaml").write_text(f"metadata: {{labels: {{x: {SECRET}}}}}\n")
+    path = {
+        "relative": "../../outside/patch.yaml",
+        "absolute": str(outside / "patch.yaml"),
+        "link": "patch.yaml",
+        "linked folder": "ext/patch.yaml",
+    }[how]
+    if how == "link":
+        (repo / "overlays" / "patch.yaml").symlink_to(outside / "patch.yaml")
+    if how == "linked folder":
+        (repo / "overlays" / "ext").symlink_to("../../outside")
+    file = overlay(repo / "overlays", PATCH_FILE.format(path=path))
+    with pytest.raises(InputError) as caught:  # the overlay file's repository
+        load_overlays([file])
+    message = str(caught.value)
+    assert message.startswith(f"{file}:7:5: patches[0].path: {path!r} ")
+    assert f"outside the repository {repo}" in message
+    assert SECRET not in message
+    from compiler.load.confine import Root
+
+    with pytest.raises(InputError) as given:  # the project's root, given
+        load_overlays([file], Root.at(repo, "the checkout"))
+    assert str(given.value) == message.replace("the repository", "the checkout")
+    # the same message whether or not the outside file exists
+    (outside / "patch.yaml").unlink()
+    with pytest.raises(InputError) as again:
+        load_overlays([file])
+    assert str(again.value) == message
+
+
+def test_patch_file_elsewhere_in_the_repository_is_read(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "patches").mkdir()
+    (tmp_path / "patches" / "p.yaml").write_text("metadata: {labels: {x: z}}\n")
+    (tmp_path / "overlays").mkdir()
+    (tmp_path / "overlays" / "linked.yaml").symlink_to("../patches/p.yaml")
+    for path in ("../patches/p.yaml", "linked.yaml"):
+        file = overlay(tmp_path / "overlays", PATCH_FILE.format(path=path))
+        [loaded] = load_overlays([file])
+        assert loaded.patches[0].body == {"metadata": {"labels": {"x": "z"}}}

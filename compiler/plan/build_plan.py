@@ -31,6 +31,7 @@ from compiler.render.framework import RenderOptions
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
+    from compiler.load.confine import Root
     from compiler.project import Project
     from compiler.project.model import Cluster, GitOps
 
@@ -64,6 +65,9 @@ class ClusterTarget:
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
     extensions: tuple[str, ...] = ()
+    # what the paths the overlays name stay inside (compiler.load.confine); not in the
+    # repr, which keys the render cache: where the repository is changes no output
+    root: Root | None = field(default=None, repr=False)
 
     def has_scheduler(self, scheduler: str) -> bool | None:
         """Whether the cluster runs ``scheduler``; None when the project does not say."""
@@ -83,6 +87,7 @@ class ClusterTarget:
             delivery=cluster.delivery,
             gitops=cluster.gitops,
             extensions=tuple(cluster.extensions),
+            root=project.confinement,
         )
 
 
@@ -191,17 +196,20 @@ def plans_for_project(
     ]
 
 
-def select_project(command: str, given: Path | None, start: Path | None = None) -> Project:
+def select_project(
+    command: str, given: Path | None, start: Path | None = None, root: Path | None = None
+) -> Project:
     """The project of a command given no PATHs: ``given`` (``--project``), else the
     nearest ``trainc.yaml`` from ``start`` (default: the working directory) up to the
-    repository root; a UsageError when there is none."""
+    repository root (or ``root``); a UsageError when there is none. ``root``: what its
+    paths must stay inside (default: its repository; see :mod:`compiler.load.confine`)."""
     from compiler.project import find_project, load_project
 
     start = start or Path.cwd()
-    path = given if given is not None else find_project(start)
+    path = given if given is not None else find_project(start, root)
     if path is None:
         raise UsageError(
             f"trainc {command}: no PATH given and no trainc.yaml found from "
             f"{start} up to the repository root (give PATHs or --project FILE)"
         )
-    return load_project(path)
+    return load_project(path, root)

@@ -165,7 +165,7 @@ def _layer_overlays(
     from compiler.overlay.overlays import load_overlays
 
     try:
-        loaded = load_overlays([Path(p) for p in paths])
+        loaded = load_overlays([Path(p) for p in paths], cluster.root)
     except InputError as error:
         return [], _with_rule(error.problems, "overlay")
     except TraincError as error:

@@ -258,3 +258,70 @@ def test_error_report_parsing() -> None:
         ([], "import failed: cannot find package", []),
     ]
     assert cue._field_path(errors[1].path[3:]) == ("spec", "l", 2)
+
+
+SECRET = "s3cr3t-token-value"
+
+
+@needs_cue
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ('@embed(file="../../../../outside/secret.json")', "cannot refer to parent directory"),
+        ('@embed(glob="../../../../outside/*.json")', "cannot refer to parent directory"),
+        ('@embed(file="{outside}/secret.json")', "only relative files are allowed"),
+    ],
+)
+def test_cue_refuses_an_embed_outside_its_module_and_the_error_is_located(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attribute: str, message: str
+) -> None:
+    """trainc copies each policy alone into a throwaway module; cue itself refuses an
+    embed that leaves it (``..``, absolute), even where the file exists at that place."""
+    import tempfile
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text(f'{{"token": "{SECRET}"}}\n')
+    # the throwaway module in tmp/trainc-cue-*/; its p/0/ is four levels below tmp_path
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    embed = attribute.replace("{outside}", str(outside))
+    policy = _policy(
+        tmp_path,
+        f"@extern(embed)\n\npackage p\n\nx: _ {embed}\nTrainJob: metadata: name: x.token\n",
+    )
+    with pytest.raises(InputError) as raised:
+        cue.run_cue([policy], _objects(JOBS))
+    [problem] = raised.value.problems
+    assert problem.location is not None
+    assert (problem.location.file, problem.location.line) == (str(policy), 5)
+    assert message in problem.message
+    assert SECRET not in str(raised.value)
+
+
+@needs_cue
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("trainc.local/run/../../outside", 'invalid path element ".."'),
+        ("{outside}", "no location found for package"),
+        ("example.com/outside", "cannot find package"),
+    ],
+)
+def test_cue_imports_reach_nothing_outside_the_module(
+    tmp_path: Path, target: str, message: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.cue").write_text(f'package outside\n\ntoken: "{SECRET}"\n')
+    source = target.replace("{outside}", str(outside))
+    policy = _policy(
+        tmp_path, f'package p\n\nimport o "{source}"\n\nTrainJob: metadata: name: o.token\n'
+    )
+    with pytest.raises(InputError) as raised:
+        cue.run_cue([policy], _objects(JOBS))
+    [problem] = raised.value.problems
+    assert problem.location is not None
+    assert (problem.location.file, problem.location.line) == (str(policy), 3)
+    assert message in problem.message
+    assert SECRET not in str(raised.value)

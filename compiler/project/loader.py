@@ -10,6 +10,13 @@
   ``**`` crosses folders). Files come in a deterministic order: entries as written,
   the matches of one entry sorted by path segments, each file once. An entry that
   matches nothing is an error (a typo would otherwise render nothing, silently).
+* Every path stays inside the project's repository (the nearest folder holding ``.git``
+  at or above the project file's folder, else that folder; for ``argocd generate`` the
+  checkout): the project file itself, each entry, the files and links a folder or glob
+  reaches, and the output folder resolve inside it, symbolic links followed, or are an
+  error at the entry's line that names the path as written; nothing outside is read or
+  even looked at (:mod:`compiler.load.confine`). A monorepo (``../shared/`` from a
+  project in a subfolder) works as long as it is one repository.
 * A policy folder contributes its ``*.yaml``, ``*.yml`` and ``*.cue`` files, skipping
   folders named ``tests`` (policy test cases, whose objects are not policies).
 * An overlay folder contributes the files that hold ``kind: Overlay`` documents (a patch
@@ -19,7 +26,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +35,14 @@ from pydantic import ValidationError
 from compiler.apiserver.manifest import SourceMap
 from compiler.apiserver.yaml_source import parse_yaml_collect, read_source, read_yaml
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation, sorted_problems
+from compiler.load import confine
+from compiler.load.confine import Outside, Root
 from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES, path_kind
 from compiler.project.model import Cluster, ProjectSpec, validation_problems
 
 __all__ = ["PROJECT_FILE", "Project", "find_project", "load_project"]
 
-_GLOB_CHARS = frozenset("*?[")
+_GLOB_CHARS = confine.GLOB_CHARS
 _POLICY_TESTS = "tests"
 
 
@@ -47,6 +55,8 @@ class Project:
     source: SourceMap = field(repr=False, compare=False)
     # expanded inputs, by JSON path of the entry (("inputs", "jobs"), ("clusters", 0, "overlays"), ...)
     files: dict[JsonPath, tuple[str, ...]] = field(repr=False, compare=False)
+    # what every path it names stays inside (compiler.load.confine)
+    confinement: Root | None = field(default=None, repr=False, compare=False)
 
     @property
     def root(self) -> Path:
@@ -129,16 +139,18 @@ def _unique(paths: list[str]) -> list[str]:
     return out
 
 
-def find_project(start: Path) -> Path | None:
-    """The nearest ``trainc.yaml`` from ``start`` up to the repository root, or None."""
+def find_project(start: Path, stop: Path | None = None) -> Path | None:
+    """The nearest ``trainc.yaml`` from ``start`` up to the repository root (or up to
+    ``stop``, a folder holding ``start``, whichever comes first), or None."""
     here = start.resolve()
     if here.is_file():
         here = here.parent
+    last = None if stop is None else stop.resolve()
     for folder in (here, *here.parents):
         candidate = folder / PROJECT_FILE
         if candidate.is_file():
             return candidate
-        if (folder / ".git").exists():
+        if (folder / ".git").exists() or folder == last:
             return None
     return None
 
@@ -162,49 +174,71 @@ def _is_overlay_file(path: Path) -> bool:
     return any(isinstance(d.data, dict) and d.data.get("kind") == "Overlay" for d in documents)
 
 
-def _walk(folder: Path, suffixes: tuple[str, ...], skip_tests: bool) -> list[Path]:
+def _walk(
+    root: Root, folder: str, real: str, suffixes: tuple[str, ...], skip_tests: bool
+) -> tuple[list[Path], list[str]]:
+    """The files under ``folder`` (real path ``real``) and what is wrong with the links
+    met there (:func:`compiler.load.confine.walk`)."""
     found: list[tuple[tuple[str, ...], Path]] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [
-            d for d in dirs if not d.startswith(".") and not (skip_tests and d == _POLICY_TESTS)
-        ]
-        for name in files:
-            if name.startswith(".") or not name.endswith(suffixes):
-                continue
-            path = Path(root, name)
-            found.append((_segments(path, folder), path))
+    problems: list[str] = []
+    base = Path(folder)
+
+    def keep(name: str, real: str) -> bool:
+        return not (skip_tests and name == _POLICY_TESTS)
+
+    for entry in confine.walk(root, folder, real, keep):
+        path = Path(entry.path)
+        if entry.problem is not None:
+            problems.append(f"{path} is a symbolic link that {entry.problem}; not followed")
+        elif path.name.endswith(suffixes):
+            found.append((_segments(path, base), path))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return [path for _, path in found], problems
 
 
 def _expand(
-    entry: str, base: Path, suffixes: tuple[str, ...], skip_tests: bool
-) -> list[Path] | None:
-    """The files of one entry, or None when it matches nothing."""
-    pattern = Path(os.path.normpath(entry if Path(entry).is_absolute() else base / entry))
+    root: Root, entry: str, base: Path, suffixes: tuple[str, ...], skip_tests: bool
+) -> tuple[list[Path], list[str]]:
+    """The files of one entry and what is wrong with it, if anything (nothing found,
+    nothing wrong: it matches nothing). Nothing outside ``root`` is looked at."""
+    pattern = os.path.normpath(entry if Path(entry).is_absolute() else base / entry)
     if not _GLOB_CHARS & set(entry):
-        kind = path_kind(pattern)  # a name too long or a loop is "does not exist", not a crash
+        try:
+            real = root.resolve(pattern)
+        except Outside as outside:
+            return [], [f"{entry!r} {outside}"]
+        kind = path_kind(Path(real))  # a name too long or a loop is "does not exist"
         if kind == "dir":
-            return _walk(pattern, suffixes, skip_tests) or None
-        return [pattern] if kind == "file" else None
+            return _walk(root, pattern, real, suffixes, skip_tests)
+        if kind == "other":
+            return [], [f"{entry!r} is not a regular file or directory"]
+        return ([Path(pattern)] if kind == "file" else []), []
+    try:
+        matches = confine.glob(root, pattern)
+    except Outside as outside:
+        return [], [f"{entry!r} {outside}"]
     out: list[Path] = []
-    matches = sorted(
-        (Path(m) for m in glob.glob(str(pattern), recursive=True)),
-        key=lambda p: _segments(p, base),
-    )
-    for match in matches:
-        kind = path_kind(match)
+    problems: list[str] = []
+    for match in sorted(matches, key=lambda m: _segments(Path(m.path), base)):
+        path = Path(match.path)
+        if match.real is None:
+            problems.append(f"{path} is a symbolic link that {match.problem}; not followed")
+            continue
+        kind = path_kind(Path(match.real))
         if kind == "dir":
-            out.extend(_walk(match, suffixes, skip_tests))
-        elif kind == "file" and match.name.endswith(suffixes):
-            out.append(match)
-    return out or None
+            files, found = _walk(root, str(path), match.real, suffixes, skip_tests)
+            out.extend(files)
+            problems.extend(found)
+        elif kind == "file" and path.name.endswith(suffixes):
+            out.append(path)
+        elif kind == "other" and path.name.endswith(suffixes):
+            problems.append(f"{path} is not a regular file or directory")
+    return out, list(dict.fromkeys(problems))  # a link ``**`` and a folder's walk both met
 
 
 def _expand_all(
-    project: Path, spec: ProjectSpec, source: SourceMap
+    root: Root, base: Path, spec: ProjectSpec, source: SourceMap
 ) -> tuple[dict[JsonPath, tuple[str, ...]], list[Problem]]:
-    base = project.parent
     yaml_only = YAML_SUFFIXES
     policies = (*YAML_SUFFIXES, CUE_SUFFIX)
     lists: list[tuple[JsonPath, list[str], tuple[str, ...], bool]] = [
@@ -225,20 +259,22 @@ def _expand_all(
     for path, entries, suffixes, skip_tests in lists:
         found: list[str] = []
         for index, entry in enumerate(entries):
-            expanded = _expand(entry, base, suffixes, skip_tests)
-            if expanded is None:
+            expanded, wrong = _expand(root, entry, base, suffixes, skip_tests)
+            if not expanded and not wrong:
                 what = "matches no file" if _GLOB_CHARS & set(entry) else "does not exist"
-                relative = base / entry
-                problems.append(
+                wrong = [f"{entry!r} {what} (looked in {base / entry})"]
+            if wrong:
+                problems += [
                     Problem(
-                        f"{entry!r} {what} (looked in {relative})",
+                        message,
                         source.locate((*path, index)),
                         field_path=_field_text((*path, index)),
                         rule="project",
                     )
-                )
+                    for message in wrong
+                ]
                 continue
-            if path[-1] == "overlays" and (base / entry).is_dir():
+            if path[-1] == "overlays" and Path(os.path.normpath(base / entry)).is_dir():
                 expanded = [p for p in expanded if _is_overlay_file(p)]
             found.extend(str(p) for p in expanded)
         files[path] = tuple(_unique(found))
@@ -283,9 +319,52 @@ def _duplicates(spec: ProjectSpec, source: SourceMap) -> list[Problem]:
     return problems
 
 
-def load_project(path: Path | str) -> Project:
-    """Read and validate a project file; one InputError with every problem, if any."""
+def _confined_project(path: Path, root: Root) -> Path:
+    """The folder the project's paths are relative to, as a path whose spelling is its
+    real place (so a path joined to it is read where it is checked); an InputError at
+    the project file if it, or the folder, is not inside ``root``."""
+    folder = os.path.realpath(path.parent)
+    try:
+        if not root.contains(folder):
+            raise Outside(f"is outside {root}")
+        root.resolve(path.name, start=folder)
+    except Outside as outside:
+        raise InputError.single(f"the project file {outside}", SourceLocation(str(path))) from None
+    return path.parent if os.path.abspath(path.parent) == folder else Path(folder)
+
+
+def _confined_output(root: Root, base: Path, spec: ProjectSpec, source: SourceMap) -> list[Problem]:
+    """A problem if the output folder, or a cluster's folder in it, is not inside ``root``."""
+    output = os.path.normpath(base / spec.output)
+    places: list[tuple[str, str, JsonPath]] = [(output, spec.output, ("output",))]
+    places += [
+        (os.path.join(output, c.name), f"{spec.output}/{c.name}", ("clusters", i, "name"))
+        for i, c in enumerate(spec.clusters)
+    ]
+    for place, shown, where in places:
+        try:
+            root.resolve(place)
+        except Outside as outside:
+            return [
+                Problem(
+                    f"output {shown!r} {outside}",
+                    source.locate(where),
+                    field_path=_field_text(where),
+                    rule="project",
+                )
+            ]
+    return []
+
+
+def load_project(path: Path | str, root: Path | None = None) -> Project:
+    """Read and validate a project file; one InputError with every problem, if any.
+
+    Every path it names must stay inside ``root`` (default: its repository, see
+    :mod:`compiler.load.confine`), and so must the file itself: checked before it is read.
+    """
     path = Path(path)
+    confinement = Root.at(root, "the checkout") if root is not None else Root.of(path.parent)
+    base = _confined_project(path, confinement)
     documents = read_yaml(path)
     display = str(path)
     if len(documents) != 1:
@@ -300,8 +379,8 @@ def load_project(path: Path | str) -> Project:
     except ValidationError as error:
         raise InputError(sorted_problems(validation_problems(error, source))) from None
     problems = _duplicates(spec, source)
-    files, missing = _expand_all(path, spec, source)
-    problems += missing
+    files, missing = _expand_all(confinement, base, spec, source)
+    problems += missing + _confined_output(confinement, base, spec, source)
     if problems:
         raise InputError(sorted_problems(problems))
-    return Project(path, spec, source, files)
+    return Project(path, spec, source, files, confinement)

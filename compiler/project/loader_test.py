@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,217 @@ def test_cluster_extensions(tmp_path: Path) -> None:
     )
     path.write_text(GOOD + "    extensions: [mpich, mpich]\n")
     assert "an extension is listed twice" in _error(path)
+
+
+# --- confinement: nothing outside the repository (compiler.load.confine) ----------------
+
+SECRET = "s3cr3t-token-value"
+CONFINED = """\
+inputs:
+  jobs: [{entry}]
+clusters:
+  - name: production
+"""
+
+
+def _repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository (``repo/``, with ``.git``) and, beside it, a folder it must not reach
+    holding a planted TrainJob with a secret value."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "jobs").mkdir()
+    (repo / "jobs" / "a.yaml").write_text("a: 1\n")
+    outside.mkdir()
+    (outside / "secret.yaml").write_text(f"kind: TrainJob\nvalue: {SECRET}\n")
+    (outside / "patch.yaml").write_text(f"metadata: {{labels: {{x: {SECRET}}}}}\n")
+    return repo, outside
+
+
+def _confined_error(repo: Path, entry: str, text: str = CONFINED) -> str:
+    path = repo / "trainc.yaml"
+    path.write_text(text.format(entry=entry))
+    message = _error(path)
+    assert SECRET not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["../outside/secret.yaml", "../outside/", "../outside/*.yaml", "../**", "'/tmp/**'"],
+)
+def test_relative_and_glob_escapes_are_errors_at_the_entry(tmp_path: Path, entry: str) -> None:
+    repo, _ = _repo(tmp_path)
+    shown = entry.strip("'")
+    assert _confined_error(repo, entry) == (
+        f"{repo / 'trainc.yaml'}:2:10: inputs.jobs[0]: {shown!r} is outside the repository {repo}"
+    )
+
+
+def test_absolute_path_and_absolute_glob_escapes(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    for entry in (outside / "secret.yaml", outside / "**", outside):
+        assert _confined_error(repo, str(entry)).endswith(
+            f"inputs.jobs[0]: {str(entry)!r} is outside the repository {repo}"
+        )
+    # an absolute path inside the repository is fine
+    (repo / "trainc.yaml").write_text(CONFINED.format(entry=repo / "jobs"))
+    assert load_project(repo / "trainc.yaml").input_files() == [str(repo / "jobs" / "a.yaml")]
+
+
+def test_symlinked_file_is_an_error_named_after_the_link(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    (repo / "jobs" / "evil.yaml").symlink_to(outside / "secret.yaml")
+    where = f"{repo / 'trainc.yaml'}:2:10: inputs.jobs[0]: "
+    assert _confined_error(repo, "jobs/evil.yaml") == (
+        f"{where}'jobs/evil.yaml' leads outside the repository {repo} "
+        "(symbolic link jobs/evil.yaml)"
+    )
+    link = repo / "jobs" / "evil.yaml"
+    for entry in ("jobs/", "jobs/*.yaml", "'jobs/**'"):
+        assert _confined_error(repo, entry) == (
+            f"{where}{link} is a symbolic link that leads outside the repository {repo}; "
+            "not followed"
+        )
+
+
+def test_symlinked_folder_is_an_error_named_after_the_link(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    (repo / "jobs" / "ext").symlink_to("../../outside")
+    where = f"{repo / 'trainc.yaml'}:2:10: inputs.jobs[0]: "
+    assert _confined_error(repo, "jobs/ext") == (
+        f"{where}'jobs/ext' leads outside the repository {repo} (symbolic link jobs/ext)"
+    )
+    assert _confined_error(repo, "jobs/ext/secret.yaml").startswith(f"{where}'jobs/ext/secret")
+    for entry in ("jobs/", "'jobs/**/*.yaml'", "jobs/*/secret.yaml"):
+        assert _confined_error(repo, entry) == (
+            f"{where}{repo / 'jobs' / 'ext'} is a symbolic link that leads outside the "
+            f"repository {repo}; not followed"
+        )
+
+
+def test_symlinked_project_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    (outside / "trainc.yaml").write_text(CONFINED.format(entry=f"{outside}/secret.yaml"))
+    (repo / "trainc.yaml").symlink_to(outside / "trainc.yaml")
+    with pytest.raises(InputError) as caught:
+        load_project(repo / "trainc.yaml")
+    assert str(caught.value) == (
+        f"{repo / 'trainc.yaml'}: the project file leads outside the repository {repo} "
+        "(symbolic link trainc.yaml)"
+    )
+
+
+def test_output_folder_must_stay_inside(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    text = CONFINED.replace("clusters:", "output: {output}\nclusters:").replace("{entry}", "jobs/")
+    path = repo / "trainc.yaml"
+    for output in ("../outside/rendered", str(outside / "rendered")):
+        path.write_text(text.format(output=output))
+        assert _error(path) == (
+            f"{path}:3:1: output: output {output!r} is outside the repository {repo}"
+        )
+    (repo / "rendered").symlink_to(outside)
+    path.write_text(text.format(output="rendered"))
+    assert _error(path) == (
+        f"{path}:3:1: output: output 'rendered' leads outside the repository {repo} "
+        "(symbolic link rendered)"
+    )
+    (repo / "rendered").unlink()
+    (repo / "rendered").mkdir()
+    (repo / "rendered" / "production").symlink_to(outside)
+    assert _error(path).startswith(f"{path}:5:5: clusters[0].name: output 'rendered/production'")
+
+
+def test_outside_paths_that_exist_and_do_not_give_the_same_error(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    present = _confined_error(repo, "../outside/secret.yaml")
+    absent = _confined_error(repo, "../outside/absent.yaml")
+    assert present.replace("secret.yaml", "absent.yaml") == absent
+    assert "does not exist" not in present
+    (repo / "jobs" / "evil.yaml").symlink_to(outside / "secret.yaml")
+    present = _confined_error(repo, "jobs/")
+    (repo / "jobs" / "evil.yaml").unlink()
+    (repo / "jobs" / "evil.yaml").symlink_to(outside / "absent.yaml")
+    assert _confined_error(repo, "jobs/") == present
+    # a glob through a linked folder: whatever is (or is not) behind it
+    (repo / "jobs" / "ext").symlink_to(outside)
+    with_file = _confined_error(repo, "jobs/*/secret.yaml")
+    (outside / "secret.yaml").unlink()
+    assert _confined_error(repo, "jobs/*/secret.yaml") == with_file
+
+
+def test_monorepo_paths_and_links_inside_the_repository_keep_working(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    (repo / "shared" / "jobs").mkdir(parents=True)
+    (repo / "shared" / "jobs" / "s.yaml").write_text("s: 1\n")
+    app = repo / "apps" / "ml"
+    (app / "jobs").mkdir(parents=True)
+    (app / "jobs" / "own.yaml").write_text("o: 1\n")
+    (app / "jobs" / "linked.yaml").symlink_to("../../../shared/jobs/s.yaml")
+    (app / "more").symlink_to("../../shared/jobs")
+    (app / "trainc.yaml").write_text(
+        "inputs:\n  jobs: [../../shared/jobs/, jobs/, 'more/*.yaml']\nclusters:\n  - name: p\n"
+    )
+    files = load_project(app / "trainc.yaml").input_files()
+    assert [str(Path(p).relative_to(repo)) for p in files] == [
+        "shared/jobs/s.yaml",
+        "apps/ml/jobs/own.yaml",
+    ]  # the link and the glob reach s.yaml again: read once
+
+
+def test_special_files_matched_by_a_glob_are_errors(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    os.mkfifo(repo / "jobs" / "pipe.yaml")
+    where = f"{repo / 'trainc.yaml'}:2:10: inputs.jobs[0]: "
+    assert _confined_error(repo, "jobs/*.yaml") == (
+        f"{where}{repo / 'jobs' / 'pipe.yaml'} is not a regular file or directory"
+    )
+    (repo / "jobs" / "pipe.yaml").unlink()
+    (repo / "jobs" / "zero.yaml").symlink_to("/dev/zero")
+    assert _confined_error(repo, "jobs/*.yaml") == (
+        f"{where}{repo / 'jobs' / 'zero.yaml'} is a symbolic link that leads outside the "
+        f"repository {repo}; not followed"
+    )
+
+
+def test_without_git_the_root_is_the_project_folder(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "s.yaml").write_text("s: 1\n")
+    (tmp_path / "app").mkdir()
+    path = tmp_path / "app" / "trainc.yaml"
+    path.write_text(CONFINED.format(entry="../shared/s.yaml"))
+    assert _error(path).endswith(f"is outside the repository {tmp_path / 'app'}")
+    load_project(path, root=tmp_path)  # a root given (argocd's checkout) holds it
+
+
+def test_find_project_stops_at_the_given_root(tmp_path: Path) -> None:
+    (tmp_path / "trainc.yaml").write_text(GOOD)  # planted above the checkout
+    checkout = tmp_path / "checkout"
+    (checkout / "app").mkdir(parents=True)
+    assert find_project(checkout / "app") == tmp_path / "trainc.yaml"  # no .git: walks up
+    assert find_project(checkout / "app", stop=checkout) is None
+
+
+def test_cue_policy_files_outside_are_errors(tmp_path: Path) -> None:
+    repo, outside = _repo(tmp_path)
+    (outside / "p.cue").write_text(f'package p\n\nTrainJob: metadata: name: "{SECRET}"\n')
+    (repo / "policies").mkdir()
+    (repo / "policies" / "p.cue").symlink_to(outside / "p.cue")
+    text = "inputs:\n  policies: [{entry}]\nclusters:\n  - name: production\n"
+    where = f"{repo / 'trainc.yaml'}:2:14: inputs.policies[0]: "
+    assert _confined_error(repo, "../outside/p.cue", text) == (
+        f"{where}'../outside/p.cue' is outside the repository {repo}"
+    )
+    assert _confined_error(repo, "policies/", text) == (
+        f"{where}{repo / 'policies' / 'p.cue'} is a symbolic link that leads outside the "
+        f"repository {repo}; not followed"
+    )
+
+
+def test_a_glob_whose_wildcards_normalize_away_is_a_plain_path(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    (repo / "trainc.yaml").write_text(CONFINED.format(entry="'jobs*/../jobs/a.yaml'"))
+    assert load_project(repo / "trainc.yaml").input_files() == [str(repo / "jobs" / "a.yaml")]
+    assert _confined_error(repo, "'jobs*/../../outside/secret.yaml'").endswith(
+        f"'jobs*/../../outside/secret.yaml' is outside the repository {repo}"
+    )

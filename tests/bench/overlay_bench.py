@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,9 +38,11 @@ def make_project(parent: Path, count: int) -> Path:
         return project
     (project / "jobs").mkdir(parents=True)
     generate(project / "jobs", count)
+    # the shipped overlays, copied in: a project names nothing outside its repository
+    shutil.copytree(ROOT / "overlays", project / "overlays", ignore=shutil.ignore_patterns("*.md"))
     clusters = []
     for name in CLUSTERS:
-        overlays = "" if name == "bare" else f"\n    overlays: [{ROOT / 'overlays' / name}]"
+        overlays = "" if name == "bare" else f"\n    overlays: [overlays/{name}]"
         clusters.append(
             f"  - name: {name}\n    trainer: v2.3.0\n    kubernetes: v1.31.0\n"
             f"    schedulers: [coscheduling, kueue]{overlays}\n"

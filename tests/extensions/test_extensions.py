@@ -184,6 +184,7 @@ def test_upstream_output_is_unchanged_when_extensions_are_enabled(tmp_path: Path
                 ".venv", ".git", "golden", "tests", "compiler", "rendered"
             ),
         )
+        (root / ".git").mkdir()  # one repository: example/ names ../overlays
         project_file = root / "example" / "trainc.yaml"
         text = project_file.read_text()
         project_file.write_text(
