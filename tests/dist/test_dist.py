@@ -90,7 +90,9 @@ def project(root: Path, policies: list[str]) -> Path:
     trainc_yaml = root / "example" / "trainc.yaml"
     text = trainc_yaml.read_text(encoding="utf-8")
     if policies:
-        text = text.replace('  jobs: ["jobs/*.yaml"]\n', '  jobs: ["jobs/*.yaml"]\n  policies: [policies/]\n')
+        text = text.replace(
+            '  jobs: ["jobs/*.yaml"]\n', '  jobs: ["jobs/*.yaml"]\n  policies: [policies/]\n'
+        )
         assert "policies: [policies/]" in text
     trainc_yaml.write_text(text, encoding="utf-8")
     return root / "example"
@@ -145,7 +147,10 @@ def test_render_is_the_checkouts(installed: Installed, tmp_path: Path) -> None:
     example = project(tmp_path / "paths", [])
     for version in TRAINER_VERSIONS:
         args = ("render", "runtimes", "jobs", "-o", "-", "--trainer", version)
-        mine, reference = run_installed(installed, *args, cwd=example), run_checkout(*args, cwd=example)
+        mine, reference = (
+            run_installed(installed, *args, cwd=example),
+            run_checkout(*args, cwd=example),
+        )
         assert mine == reference, mine.stderr.decode()
         # the example's runtimePatches came with v2.2.0: older releases refuse it alike
         if version_key(version) >= (2, 2, 0):
@@ -157,7 +162,10 @@ def test_render_is_the_checkouts(installed: Installed, tmp_path: Path) -> None:
     for version in ("v2.2.0", "v2.3.0"):
         args = ("render", str(flux / "runtime.yaml"), str(flux / "trainjob.yaml"), "-o", "-")
         args += ("--trainer", version)
-        mine, reference = run_installed(installed, *args, cwd=tmp_path), run_checkout(*args, cwd=tmp_path)
+        mine, reference = (
+            run_installed(installed, *args, cwd=tmp_path),
+            run_checkout(*args, cwd=tmp_path),
+        )
         assert mine.returncode == reference.returncode == 0, mine.stderr.decode()
         assert mine.stdout == reference.stdout and b"entrypoint.sh" in mine.stdout
     # the project (trainc.yaml, overlays, two clusters): the same rendered tree
@@ -178,7 +186,10 @@ def test_check_with_the_shipped_yaml_policies_is_the_checkouts(
 ) -> None:
     example = project(tmp_path, YAML_POLICIES)
     for args in (("check",), ("check", "--format", "json")):
-        mine, reference = run_installed(installed, *args, cwd=example), run_checkout(*args, cwd=example)
+        mine, reference = (
+            run_installed(installed, *args, cwd=example),
+            run_checkout(*args, cwd=example),
+        )
         assert mine.returncode == reference.returncode, mine.stderr.decode()
         assert mine.stdout == reference.stdout and mine.stderr == reference.stderr
     assert b"vap/trainc-" in mine.stdout  # the policies ran and found something
