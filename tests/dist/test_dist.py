@@ -224,3 +224,18 @@ def test_migrate_is_the_checkouts(installed: Installed, tmp_path: Path) -> None:
     # jobs reuse the runtimes the release ships (its manifests/base/runtimes)
     assert b"(upstream jax_distributed.yaml) is equivalent" in reports["v2.3.0"]
     assert b"(upstream torch_distributed.yaml)" in reports["v2.1.0"]
+
+
+def test_the_integrations_install_the_package() -> None:
+    """The GitHub Actions recipe and the Argo CD image get trainc as users do: the
+    package (and with it trainc-upstream), not the repository's setup."""
+    from compiler.policy.cue import CUE_VERSION
+
+    workflow = (REPO / "examples" / "github-actions" / "trainc.yml").read_text(encoding="utf-8")
+    assert 'pip install "trainc==$TRAINC_VERSION"' in workflow
+    assert "make " not in workflow and "git clone" not in workflow
+    assert f"cuelang.org/go/cmd/cue@{CUE_VERSION}" in workflow
+    dockerfile = (REPO / "integrations" / "argocd" / "Dockerfile").read_text(encoding="utf-8")
+    assert "COPY dist/*.whl /wheels/" in dockerfile
+    assert "pip install --no-cache-dir /wheels/*.whl" in dockerfile
+    assert "fetch-upstream" not in dockerfile and "gomod" not in dockerfile
