@@ -239,3 +239,19 @@ def test_the_integrations_install_the_package() -> None:
     assert "COPY dist/*.whl /wheels/" in dockerfile
     assert "pip install --no-cache-dir /wheels/*.whl" in dockerfile
     assert "fetch-upstream" not in dockerfile and "gomod" not in dockerfile
+
+
+def test_the_versions_agree() -> None:
+    """pyproject's version is the one trainc prints, the CHANGELOG has it, and the
+    trainc-upstream pin is in the CHANGELOG's table."""
+    import re
+    import tomllib
+
+    from compiler import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == __version__
+    [pin] = [d for d in project["dependencies"] if d.startswith("trainc-upstream==")]
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"\n## {__version__}\n" in changelog
+    assert re.search(rf"^\| {re.escape(pin.split('==')[1])} \|", changelog, re.M)
