@@ -11,20 +11,43 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 N ?= 1000
 
-.PHONY: setup upstream cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
-$(VENV)/.installed: pyproject.toml
+# trainc depends on the trainc-upstream data wheel: built first and installed from its
+# file in $(DIST)/, so that no index is ever asked for a package of that name.
+$(VENV)/.installed: pyproject.toml | upstream-wheel
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --no-index --no-deps --force-reinstall $(DIST)/trainc_upstream-*.whl
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
 # Upstream artifacts (CRDs, OpenAPI document, Go type facts) at pinned versions,
 # fetched through the Go module proxy into a cache outside the repo.
-upstream: $(VENV)/.installed
+upstream:
 	@bash scripts/fetch-upstream.sh
+
+# What a user installs (README "Install"): the trainc-upstream data wheel (the artifacts
+# of every emulated release, from the pinned modules in the Go module cache), trainc's
+# wheel and sdist, into $(DIST)/; reproducible (SOURCE_DATE_EPOCH: the last commit's time).
+DIST ?= dist
+DIST_VENV := build/dist-venv
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+upstream-wheel: upstream
+	@$(PYTHON) scripts/build-upstream-wheel.py --out $(DIST)
+
+$(DIST_VENV)/.installed:
+	$(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install -q build==1.6.1
+	touch $@
+
+dist: upstream-wheel $(DIST_VENV)/.installed
+	rm -f $(DIST)/trainc-*.whl $(DIST)/trainc-*.tar.gz
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(DIST_VENV)/bin/python -m build -q --outdir $(DIST) .
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PYTHON) scripts/normalize-sdist.py $(DIST)/trainc-*.tar.gz
+	@ls -l $(DIST)
 
 # The pinned cue CLI (for .cue policies), built with `go install` into the same cache.
 cue:
@@ -133,4 +156,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out

@@ -35,6 +35,8 @@ from compiler import __version__
 from compiler.cli import apply, argocd, check, diff, explain, migrate, policy, render
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
+from compiler.upstream.artifacts import describe
+from compiler.upstream.versions import TRAINER_VERSIONS
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
@@ -59,13 +61,31 @@ VERBS: dict[str, Verb] = {
 }
 
 
+def version_text() -> str:
+    """trainc's version, then what its upstream artifacts were built from."""
+    return "\n".join([f"trainc {__version__}", *describe(TRAINER_VERSIONS)]) + "\n"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: reads the artifacts' manifests only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(version_text())
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     out = Parser(
         prog="trainc",
         description="compile Kubeflow Trainer v2 TrainJobs and runtimes into the objects "
         "the controller creates",
     )
-    out.add_argument("--version", action="version", version=f"trainc {__version__}")
+    out.add_argument(
+        "--version",
+        action=VersionAction,
+        nargs=0,
+        help="show trainc's version and the emulated Trainer releases' module versions",
+    )
     commands = out.add_subparsers(dest="command", required=True, parser_class=Parser)
     for verb in VERBS.values():
         verb.add_parser(commands)

@@ -49,14 +49,14 @@ from typing import Any, NamedTuple, TypeVar
 
 from compiler.emit.output import requirement_text, requirements_file
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import Problem
+from compiler.errors import Problem, SetupError
 from compiler.load.discover import discover_collect
 from compiler.load.loader import LoadResult, load_texts_collect
 from compiler.plan.build_plan import BuildPlan
 from compiler.plan.compile import RenderedObject, sorted_objects
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, run, warning_order
 from compiler.render.info import SecretRequirement
-from compiler.upstream.artifacts import cache_root
+from compiler.upstream.artifacts import cache_root, upstream
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
@@ -296,8 +296,13 @@ def _tree_bytes(digest: hashlib._Hash, path: Path) -> None:
 
 
 def _upstream_files(version: str) -> list[Path]:
-    root = cache_root() / "upstream" / version
-    return [root / "manifest.json", root / "typeinfo.json"]
+    """The manifest and type facts of the artifacts a render reads (package or cache)."""
+    try:
+        found = upstream(version)
+    except SetupError:
+        root = cache_root() / "upstream" / version  # absent: the render fails anyway
+        return [root / "manifest.json", root / "typeinfo.json"]
+    return [found.manifest_path, found.typeinfo_path]
 
 
 def context_key(plan: BuildPlan, context: Sequence[InputFile], stored: bool) -> str:

@@ -27,8 +27,8 @@ incomplete value only when no conflict was found anywhere in the run, so when th
 run finds violations a second one checks the (policy, object) pairs that passed, to
 report the missing values too: at most two processes per run.
 
-The ``cue`` binary is pinned (:data:`CUE_VERSION`) and installed by ``make setup``
-(``scripts/install-cue.sh``) into the trainc cache.
+The ``cue`` binary is pinned (:data:`CUE_VERSION`): ``$TRAINC_CUE``, else the one ``make
+setup`` installs into the trainc cache (``scripts/install-cue.sh``), else ``cue`` on PATH.
 """
 
 from __future__ import annotations
@@ -93,22 +93,29 @@ def _path_version(binary: str) -> str | None:
 
 
 def cue_binary(needed_for: Iterable[Path] = ()) -> Path:
-    """The pinned cue: installed by setup, else ``cue`` on PATH if it is that version."""
-    installed = installed_path()
-    if installed.is_file() and os.access(installed, os.X_OK):
-        return installed
-    on_path = shutil.which("cue")
-    found = ""
-    if on_path is not None:
-        version = _path_version(on_path)
-        if version == CUE_VERSION:
-            return Path(on_path)
-        found = f" (the cue on PATH, {on_path}, is {version or 'of an unknown version'})"
+    """The pinned cue: ``$TRAINC_CUE`` when set, else the one setup installed, else
+    ``cue`` on PATH; each must report :data:`CUE_VERSION`."""
     files = ", ".join(str(p) for p in needed_for)
+    configured = os.environ.get("TRAINC_CUE")
+    installed = installed_path()
+    candidate: str | None
+    if configured:
+        candidate, where = configured, "$TRAINC_CUE"
+    elif installed.is_file() and os.access(installed, os.X_OK):
+        return installed
+    else:
+        candidate, where = shutil.which("cue"), "the cue on PATH"
+    found = ""
+    if candidate is not None:
+        version = _path_version(candidate)
+        if version == CUE_VERSION:
+            return Path(candidate)
+        found = f" ({where}, {candidate}, is {version or 'not a cue CLI of a known version'})"
     raise CueUnavailable(
         f"the cue CLI {CUE_VERSION} is needed to check the CUE policies"
-        f"{f' ({files})' if files else ''} and is not installed{found}: run `make setup` "
-        f"(it runs `go install cuelang.org/go/cmd/cue@{CUE_VERSION}` into {installed.parent})"
+        f"{f' ({files})' if files else ''} and is not installed{found}: put cue {CUE_VERSION} "
+        f"on PATH or set TRAINC_CUE to it (`go install cuelang.org/go/cmd/cue@{CUE_VERSION}` "
+        f"builds it); in a trainc checkout `make setup` installs it into {installed.parent}"
     )
 
 

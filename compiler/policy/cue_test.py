@@ -219,12 +219,53 @@ def _unavailable(*args: Any) -> Path:
 
 def test_missing_cue_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRAINC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRAINC_CUE", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no cue on PATH
     with pytest.raises(cue.CueUnavailable) as raised:
         cue.run_cue([_policy(tmp_path, POLICY)], _objects(JOBS))
     message = str(raised.value)
     assert "make setup" in message and cue.CUE_VERSION in message
+    assert "on PATH or set TRAINC_CUE" in message
     assert raised.value.exit_code == 2
+
+
+def _fake_cue(folder: Path, version: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / "cue"
+    binary.write_text(f"#!/bin/sh\necho 'cue version {version}'\n", encoding="utf-8")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_trainc_cue_names_the_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed trainc has no cache: TRAINC_CUE (or PATH) gives the cue to use."""
+    configured = _fake_cue(tmp_path / "tools", cue.CUE_VERSION)
+    _fake_cue(tmp_path / "cache" / "cue" / cue.CUE_VERSION, cue.CUE_VERSION)
+    monkeypatch.setenv("TRAINC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRAINC_CUE", str(configured))
+    assert cue.cue_binary() == configured  # before the one setup installed
+
+
+def test_trainc_cue_of_another_version_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configured = _fake_cue(tmp_path / "old", "v0.9.0")
+    monkeypatch.setenv("TRAINC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRAINC_CUE", str(configured))
+    monkeypatch.setenv("PATH", str(tmp_path / "old"))  # not looked at: TRAINC_CUE is set
+    with pytest.raises(cue.CueUnavailable) as raised:
+        cue.cue_binary([Path("policies/gang.cue")])
+    message = str(raised.value)
+    assert f"$TRAINC_CUE, {configured}, is v0.9.0" in message
+    assert "(policies/gang.cue)" in message and "TRAINC_CUE" in message
+
+
+def test_cue_on_path_of_the_pinned_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    on_path = _fake_cue(tmp_path / "bin", cue.CUE_VERSION)
+    monkeypatch.setenv("TRAINC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRAINC_CUE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert cue.cue_binary() == on_path
 
 
 def test_install_script_pins_the_same_version() -> None:

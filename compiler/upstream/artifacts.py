@@ -1,17 +1,30 @@
-"""Locate the pinned upstream artifacts in the cache that setup fills.
+"""Locate the pinned upstream artifacts of each emulated Trainer release.
 
-Cache layout (``$TRAINC_CACHE``, default ``$XDG_CACHE_HOME/trainc`` or ``~/.cache/trainc``)::
+They are looked for in three places; the first that has the release's ``manifest.json``
+wins (:func:`search_path`):
 
-    upstream/<trainer version>/manifest.json   written by scripts/fetch-upstream.sh
-    upstream/<trainer version>/typeinfo.json   Go field facts (omitempty, pointer-ness)
+1. ``$TRAINC_CACHE/upstream/<release>/`` when ``TRAINC_CACHE`` is set: a development
+   cache filled by ``scripts/fetch-upstream.sh`` (``make setup``), e.g. to try new pins;
+2. the installed ``trainc-upstream`` package (``trainc_upstream/data/<release>/``), the
+   data wheel trainc depends on, built by ``make dist`` (scripts/build-upstream-wheel.py):
+   what an installed trainc uses, with neither Go, the network nor a cache;
+3. the default cache (``$XDG_CACHE_HOME/trainc`` or ``~/.cache/trainc``): a checkout
+   after ``make setup``.
 
-``manifest.json`` records where the Go module cache holds the Kubeflow Trainer module
-(``trainerDir``), the versions of the modules it was resolved with, and the CRD files
-of the rendered kinds (``outputCrds``: CRD name -> file, e.g. ``jobsets.jobset.x-k8s.io``).
+Each folder holds::
+
+    manifest.json   trainerDir (the Trainer module's files), the versions of the modules
+                    it was resolved with, outputCrds (CRD name -> the CRD file of a
+                    rendered kind, e.g. ``jobsets.jobset.x-k8s.io``)
+    typeinfo.json   Go field facts (omitempty, pointer-ness)
+
+A cache's manifest names folders of the Go module cache; the package's names folders
+beside it (relative paths), holding only the files trainc reads.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -22,7 +35,11 @@ from typing import Any
 from compiler.errors import SetupError
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION as DEFAULT_TRAINER_VERSION
 
-_SETUP_HINT = "run `make setup` (it fetches the pinned upstream modules with `go mod download`)"
+_SETUP_HINT = (
+    "install the trainc-upstream package that trainc depends on (`pip install trainc` "
+    "brings it); in a trainc checkout, `make setup` fetches them with `go mod download`"
+)
+PACKAGE = "trainc_upstream"  # the import name of the trainc-upstream data wheel
 
 
 def cache_root() -> Path:
@@ -34,6 +51,35 @@ def cache_root() -> Path:
     return base / "trainc"
 
 
+def package_data() -> Path | None:
+    """The ``data`` folder of the installed trainc-upstream package, or None."""
+    spec = importlib.util.find_spec(PACKAGE)  # finds it without importing it
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        data = Path(location) / "data"
+        if (data / "MANIFEST.json").is_file():
+            return data
+    return None
+
+
+def search_path(version: str) -> list[tuple[str, Path]]:
+    """Where the artifacts of ``version`` are looked for, in order: (what, folder)."""
+    package = package_data()
+    places = [("trainc-upstream package", package / version)] if package else []
+    cache_folder = ("cache", cache_root() / "upstream" / version)
+    if os.environ.get("TRAINC_CACHE"):
+        return [cache_folder, *places]
+    return [*places, cache_folder]
+
+
+def package_manifest() -> dict[str, Any] | None:
+    """The installed trainc-upstream package's MANIFEST.json (versions, sums, files)."""
+    data = package_data()
+    if data is None:
+        return None
+    manifest: dict[str, Any] = json.loads((data / "MANIFEST.json").read_text(encoding="utf-8"))
+    return manifest
+
+
 @dataclass(frozen=True)
 class Upstream:
     """Paths to the artifacts of one emulated Trainer version."""
@@ -43,6 +89,14 @@ class Upstream:
     typeinfo_path: Path
     # CRD name -> CRD file of each rendered kind (empty when the manifest predates them)
     output_crds: tuple[tuple[str, Path], ...] = ()
+    # where they were found: "trainc-upstream package" or "cache"
+    source: str = ""
+    # module path -> version, as the manifest records them
+    modules: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.typeinfo_path.parent / "manifest.json"
 
     @property
     def crd_dir(self) -> Path:
@@ -76,21 +130,62 @@ class Upstream:
 
 @cache
 def upstream(version: str = DEFAULT_TRAINER_VERSION) -> Upstream:
-    """The artifacts for ``version``; a clear :class:`SetupError` when setup has not run."""
-    directory = cache_root() / "upstream" / version
-    manifest_path = directory / "manifest.json"
-    if not manifest_path.is_file():
-        raise SetupError(f"upstream artifacts for Trainer {version} are missing: {_SETUP_HINT}")
+    """The artifacts for ``version`` (:func:`search_path` order); a clear
+    :class:`SetupError` when no place has them."""
+    places = search_path(version)
+    for source, directory in places:
+        manifest_path = directory / "manifest.json"
+        if manifest_path.is_file():
+            return _read_manifest(version, source, directory, manifest_path)
+    looked = ", ".join(str(directory) for _, directory in places)
+    if package_data() is None:
+        looked += " (the trainc-upstream package is not installed)"
+    raise SetupError(
+        f"upstream artifacts for Trainer {version} are missing: {_SETUP_HINT} (looked in {looked})"
+    )
+
+
+def _read_manifest(version: str, source: str, directory: Path, manifest_path: Path) -> Upstream:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    trainer_dir = Path(manifest["trainerDir"])
+    # a cache's paths are absolute, the package's relative to its folder
+    trainer_dir = directory / manifest["trainerDir"]
     if not (trainer_dir / "manifests").is_dir():
         raise SetupError(f"the Trainer module at {trainer_dir} is gone: {_SETUP_HINT}")
     output_crds = tuple(
-        (name, Path(path)) for name, path in sorted((manifest.get("outputCrds") or {}).items())
+        (name, directory / path)
+        for name, path in sorted((manifest.get("outputCrds") or {}).items())
     )
-    return Upstream(version, trainer_dir, directory / "typeinfo.json", output_crds)
+    modules = tuple(sorted((manifest.get("modules") or {}).items()))
+    return Upstream(
+        version,
+        trainer_dir,
+        directory / "typeinfo.json",
+        output_crds,
+        source=source,
+        modules=modules,
+    )
 
 
 @cache
 def load_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def describe(versions: tuple[str, ...]) -> list[str]:
+    """Lines for ``trainc --version``: the data package, then each release with the
+    module versions its artifacts were built from and where they were found."""
+    manifest = package_manifest()
+    data = package_data()
+    if manifest is None:
+        lines = ["upstream artifacts: the trainc-upstream package is not installed"]
+    else:
+        lines = [f"upstream artifacts: trainc-upstream {manifest.get('version')} ({data})"]
+    for version in versions:
+        try:
+            found = upstream(version)
+        except SetupError:
+            lines.append(f"Trainer {version}: missing")
+            continue
+        modules = ", ".join(f"{path} {module}" for path, module in found.modules)
+        lines.append(f"Trainer {version} ({found.source}): {modules}")
+    return lines

@@ -31,9 +31,16 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def try_repo(root: Path, home: Path, hook: str) -> subprocess.CompletedProcess[str]:
-    # the real home: pip reuses its wheel cache (ruamel.yaml.clibz builds from source)
-    env = base_env(PRE_COMMIT_HOME=str(home), HOME=os.environ.get("HOME", str(home)))
+def try_repo(
+    root: Path, home: Path, hook: str, dist_folder: Path
+) -> subprocess.CompletedProcess[str]:
+    # the real home: pip reuses its wheel cache (ruamel.yaml.clibz builds from source);
+    # trainc's trainc-upstream dependency comes from `make dist`'s folder
+    env = base_env(
+        PRE_COMMIT_HOME=str(home),
+        HOME=os.environ.get("HOME", str(home)),
+        PIP_FIND_LINKS=str(dist_folder),
+    )
     del env["PYTHONPATH"]  # the hook runs the trainc pre-commit installed from the repo
     return subprocess.run(
         [str(VENV_BIN / "pre-commit"), "try-repo", str(REPO), hook, "--color=never"],
@@ -47,7 +54,7 @@ def try_repo(root: Path, home: Path, hook: str) -> subprocess.CompletedProcess[s
     )
 
 
-def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path) -> None:
+def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path, dist_folder: Path) -> None:
     root = write_project(tmp_path / "work", jobs=2)
     git(root, "init", "-q", "-b", "main")
     render = subprocess.run(
@@ -62,14 +69,14 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path) -> None:
     job.write_text(job.read_text() + "# reviewed\n")
     git(root, "add", "-A")
     for hook in ("trainc-check", "trainc-render"):
-        clean = try_repo(root, pre_commit_home, hook)
+        clean = try_repo(root, pre_commit_home, hook, dist_folder)
         assert clean.returncode == 0, clean.stdout + clean.stderr
         assert "Passed" in clean.stdout
 
     # a bad TrainJob fails with its file:line:col
     job.write_text(job.read_text().replace("numNodes: 2", "numNodes: two"))
     git(root, "add", "-A")
-    bad = try_repo(root, pre_commit_home, "trainc-check")
+    bad = try_repo(root, pre_commit_home, "trainc-check", dist_folder)
     assert bad.returncode == 1, bad.stdout
     assert "Failed" in bad.stdout
     assert "jobs/job-0.yaml:11:5" in bad.stdout
@@ -80,11 +87,11 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path) -> None:
     # numNodes changed, rendered/ not: stale, the hook fails and rewrites the tree
     jobset = root / "rendered" / "production" / "vision" / "jobset.x-k8s.io_JobSet_job-0.yaml"
     before = jobset.read_text()
-    stale = try_repo(root, pre_commit_home, "trainc-render")
+    stale = try_repo(root, pre_commit_home, "trainc-render", dist_folder)
     assert stale.returncode == 1, stale.stdout
     assert "files were modified by this hook" in stale.stdout
     after = jobset.read_text()
     assert after != before and "parallelism: 3" in after
     git(root, "add", "-A")
-    again = try_repo(root, pre_commit_home, "trainc-render")
+    again = try_repo(root, pre_commit_home, "trainc-render", dist_folder)
     assert again.returncode == 0, again.stdout
