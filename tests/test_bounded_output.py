@@ -273,3 +273,34 @@ def test_the_parameter_env_name_is_argo_cds() -> None:
     assert _escaped("cluster") == "PARAM_CLUSTER"
     assert _escaped("my-param.x") == "PARAM_MY_PARAM_X"
     assert _escaped("clüster") == "PARAM_CL_STER"
+
+
+# --- migrate ------------------------------------------------------------------------------
+
+
+def test_migrate_refuses_a_file_over_the_document_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRAINC_MAX_FILE_DOCUMENTS", "3")
+    (tmp_path / "jobs.yaml").write_text(BOMB * 5)
+    code, out, err = trainc(capsys, "migrate", str(tmp_path / "jobs.yaml"), "-o", "-")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"{tmp_path}/jobs.yaml:8:1: more than 3 YAML documents in one file "
+        "(set TRAINC_MAX_FILE_DOCUMENTS to raise the limit)\n"
+    )
+
+
+def test_migrate_prints_a_bounded_report_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "jobs.yaml").write_text(BOMB * (MAX_LISTED + 20))
+    code, _, err = trainc(capsys, "migrate", str(tmp_path / "jobs.yaml"), "-o", "-")
+    assert code == 0
+    assert err.count("NOT_A_JOB") == MAX_LISTED
+    assert err.endswith("\n... and 20 more job reports (--report FILE writes them all)\n")
+    report = tmp_path / "report.txt"
+    code, _, _ = trainc(
+        capsys, "migrate", str(tmp_path / "jobs.yaml"), "-o", "-", "--report", str(report)
+    )
+    assert report.read_text().count("NOT_A_JOB") == MAX_LISTED + 20

@@ -629,7 +629,7 @@ class YamlStream:
         for item in _documents(text, self.file, self.positions, stream, limit):
             if isinstance(item, Problem):
                 self.problems = [item]
-                self.too_many = item.message == _too_many(limit)
+                self.too_many = item.message == too_many_documents(limit)
                 return
             yield item
 
@@ -704,7 +704,7 @@ def _documents(
             index += 1
             if limit is not None and index >= limit:
                 where = SourceLocation(file, event.start_mark.line + 1, event.start_mark.column + 1)
-                yield Problem(_too_many(limit), where)
+                yield Problem(too_many_documents(limit), where)
                 return
             builder = _Builder(get_event, record or index == recorded)
             root = get_event()
@@ -780,7 +780,7 @@ def max_file_documents() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_FILE_DOCUMENTS
 
 
-def _too_many(limit: int) -> str:
+def too_many_documents(limit: int) -> str:
     return (
         f"more than {limit} YAML documents in one file "
         f"(set {MAX_FILE_DOCUMENTS_ENV} to raise the limit)"
