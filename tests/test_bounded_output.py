@@ -266,6 +266,18 @@ def test_a_missing_project_file_names_the_parameter(
     )
 
 
+def test_an_empty_result_names_the_project_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = write_project(tmp_path / "repo", jobs=0)
+    (repo / "jobs" / "none.yaml").write_text("# no TrainJob yet\n")
+    (repo / "runtimes" / "torch-gang.yaml").write_text("# none yet\n")
+    monkeypatch.chdir(repo)
+    code, out, err = generate(capsys, PARAM_CLUSTER="production")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"trainc: {repo}/trainc.yaml: cluster production: no objects")
+
+
 def test_the_parameter_env_name_is_argo_cds() -> None:
     from compiler.cli.argocd import _escaped
 

@@ -46,6 +46,7 @@ from compiler.errors import (
     Finding,
     InputError,
     Severity,
+    SourceLocation,
     TraincError,
     UsageError,
     clip,
@@ -304,7 +305,7 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
 
         build = as_trainjobs(build)
     if not build.objects:
-        return _refuse_empty(cluster)
+        return _refuse_empty(build.plan, cluster)
     return EXIT_OK, f"# cluster: {cluster}\n" + stream_text(build.objects), ""
 
 
@@ -318,12 +319,13 @@ def _policy_errors(cluster: str, result: CheckResult) -> tuple[int, str, str] | 
     return code, "", one_screen(header, (_line(f) for f in errors))
 
 
-def _refuse_empty(cluster: str) -> tuple[int, str, str]:
+def _refuse_empty(plan: BuildPlan, cluster: str) -> tuple[int, str, str]:
+    where = f"{SourceLocation(str(plan.cluster.project_file))}: " if plan.cluster else ""
     return (
         EXIT_INPUT_ERROR,
         "",
         one_screen(
-            f"cluster {cluster}: no objects to generate; refusing an empty result "
+            f"{where}cluster {cluster}: no objects to generate; refusing an empty result "
             "(with prune on, Argo CD would delete every object of the Application)",
             [],
         ),
@@ -372,7 +374,7 @@ def _check_and_stream(plan: BuildPlan, cluster: str, jobs: int) -> tuple[int, st
             return refused
         [objects] = rendered
         if not objects:
-            return _refuse_empty(cluster)
+            return _refuse_empty(plan, cluster)
         stream = "---\n".join(store.read(o.digest).decode("utf-8") for o in objects)
     return EXIT_OK, f"# cluster: {cluster}\n{stream}", ""
 
