@@ -2,12 +2,13 @@
 hostile Application.
 
 Each case copies the example project (``example/`` and ``overlays/``) into a temporary
-checkout, sometimes mutates its files (:func:`tests.fuzz.engine.mutate`), then sets the
-environment the repo server gives the sidecar (``ARGOCD_APP_*``, ``KUBE_*``) and mutates
-it: ``PARAM_*`` values, ``ARGOCD_APP_PARAMETERS`` (names, value types, JSON shapes, deep
-nesting, bad JSON, NUL escapes), ``ARGOCD_ENV_TRAINC_*``, with huge values, shell
-metacharacters, control characters, unknown cluster names and project file paths (in the
-checkout, outside it, missing, a folder). It runs ``main(["argocd", "generate"])``
+checkout, sometimes mutates its files (:func:`tests.fuzz.engine.mutate`) or adds a file
+of many small documents that are no objects, then sets the environment the repo server
+gives the sidecar (``ARGOCD_APP_*``, ``KUBE_*``) and mutates it: ``PARAM_*`` values,
+``ARGOCD_APP_PARAMETERS`` (names, value types, JSON shapes, deep nesting, bad JSON, NUL
+escapes), ``ARGOCD_ENV_TRAINC_*``, with huge values, shell metacharacters, control
+characters, unknown cluster names and project file paths (in the checkout, outside it,
+missing, a folder). It runs ``main(["argocd", "generate"])``
 in-process in the source path (or a folder under it), restores the working directory and
 environment after, and is judged:
 
@@ -269,6 +270,8 @@ def run_case(
     files: dict[str, str | None] = (
         mutate(project, rng) if rng.random() < 0.3 else dict(project.files)
     )
+    if rng.random() < 0.03:  # many small documents: the error output must stay one screen
+        files["example/jobs/many.yaml"] = "---\na: 1\n" * rng.choice((50, 1500, 20_000))
     root = Path(tempfile.mkdtemp(prefix="trainc-fuzz-"))
     try:
         checkout = root / "checkout"
