@@ -52,14 +52,18 @@ MAX_LINE = 1000  # characters of one printed line
 
 
 def clip(text: str, limit: int = MAX_LINE) -> str:
-    """``text`` cut to ``limit`` characters, saying how many more there were.
+    """``text`` cut to about ``limit`` characters, saying how many more there were: its
+    start and its end are kept (a message often ends with what is wrong about a long
+    value in its middle).
 
-    >>> clip("x" * 12, 5)
-    'xxxxx... and 7 more characters'
+    >>> clip("a" * 10 + "b" * 10 + " is wrong", 16)
+    'aaaaaaaaaabb[... 13 more characters ...]rong'
     """
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}... and {len(text) - limit} more characters"
+    tail = limit // 4
+    head = limit - tail
+    return f"{text[:head]}[... {len(text) - limit} more characters ...]{text[len(text) - tail :]}"
 
 
 def listing(

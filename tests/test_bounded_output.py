@@ -152,7 +152,8 @@ def test_a_long_value_in_a_message_is_cut(
     code, _, err = trainc(capsys, "render", str(tmp_path), "-o", "-")
     assert code == 2
     assert len(err) < 2000
-    assert err.rstrip().endswith("more characters")
+    assert "[... " in err and " more characters ...]" in err
+    assert err.rstrip().endswith('vvvv"')  # the end of the message is kept
 
 
 # --- argocd generate: one problem, the environment ----------------------------------------
@@ -187,6 +188,19 @@ def test_a_huge_cluster_name_makes_one_short_line(
     assert len(err) < 1000, err[:500]
     assert err.startswith(f"trainc: {project}/trainc.yaml:")
     assert "unknown cluster 'ccc" in err and "more characters" in err
+
+
+def test_a_huge_cluster_name_in_the_project_file_makes_one_short_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (project / "trainc.yaml").read_text()
+    (project / "trainc.yaml").write_text(text.replace("name: staging", "name: " + "s" * 5_000_000))
+    code, out, err = generate(capsys, PARAM_CLUSTER="production")
+    assert (code, out) == (2, "")
+    assert len(err) < 400, err[:500]
+    assert err.startswith(f"trainc: {project}/trainc.yaml:10:5: clusters[1].name: 'sss")
+    assert " more characters ...]" in err
+    assert err.endswith("it names the output folder)\n")  # what is wrong is kept
 
 
 def test_a_cluster_name_from_a_parameter_names_where_it_came_from(
