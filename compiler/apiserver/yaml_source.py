@@ -40,6 +40,11 @@ duplicate-key checks, and skips building ruamel's node and comment objects. liby
 (``ruamel.yaml.clibz``, ruamel.yaml's ``libyaml`` extra) is used when installed; it is
 ~5x faster than the pure-Python parser and gives the same data and positions (its
 syntax error texts are libyaml's, the ones kubectl shows).
+
+A stream is read one document at a time (:class:`YamlStream`), so a caller that drops
+what it does not keep needs memory for one document, not for the file; a file holds at
+most ``$TRAINC_MAX_FILE_DOCUMENTS`` documents (100,000) and ``$TRAINC_MAX_FILE_BYTES``
+bytes (64 MiB).
 """
 
 from __future__ import annotations
