@@ -42,6 +42,50 @@ def escape_text(text: str) -> str:
     return _CONTROL.sub(_escape_char, text) if _CONTROL.search(text) else text
 
 
+# What a person is shown of a list of problems and of one message: every verb prints
+# its errors through :func:`listing` and :func:`clip`, so a file of 100,000 broken
+# documents or a 60 MB name makes a screen of text, not megabytes. The reports of
+# ``trainc check`` (text, JSON, SARIF, JUnit; on stdout or --output) list every finding,
+# their lines cut likewise.
+MAX_LISTED = 100  # problems printed on standard error
+MAX_LINE = 1000  # characters of one printed line
+
+
+def clip(text: str, limit: int = MAX_LINE) -> str:
+    """``text`` cut to about ``limit`` characters, saying how many more there were: its
+    start and its end are kept (a message often ends with what is wrong about a long
+    value in its middle).
+
+    >>> clip("a" * 10 + "b" * 10 + " is wrong", 16)
+    'aaaaaaaaaabb[... 13 more characters ...]rong'
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 4
+    head = limit - tail
+    return f"{text[:head]}[... {len(text) - limit} more characters ...]{text[len(text) - tail :]}"
+
+
+def listing(
+    lines: Iterable[str], limit: int = MAX_LISTED, what: str = "", line_limit: int = MAX_LINE
+) -> list[str]:
+    """The first ``limit`` lines, each :func:`clip`-ped, then how many more there were.
+
+    >>> listing(["a", "b", "c"], limit=2, what=" errors")
+    ['a', 'b', '... and 1 more errors']
+    """
+    shown: list[str] = []
+    more = 0
+    for line in lines:
+        if len(shown) < limit:
+            shown.append(clip(line, line_limit))
+        else:
+            more += 1
+    if more:
+        shown.append(f"... and {more} more{what}")
+    return shown
+
+
 # A file name that could be read as a place (``a.yaml:1:2: ...``) or that holds a control
 # character or a quote is shown quoted, so a message's location cannot be spoofed.
 _AMBIGUOUS_FILE = re.compile('(:[0-9])|["\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]|^\\s|\\s$')
@@ -237,6 +281,10 @@ class TraincError(Exception):
 
     exit_code = EXIT_INPUT_ERROR
 
+    def lines(self) -> list[str]:
+        """What a person is shown: bounded (:func:`listing`), control characters escaped."""
+        return listing(escape_text(line) for line in str(self).splitlines())
+
 
 @dataclass
 class InputError(TraincError):
@@ -257,8 +305,12 @@ class InputError(TraincError):
     ) -> InputError:
         return cls([Problem(message, location, object, field_path)])
 
+    def lines(self) -> list[str]:
+        """One line per problem, at most :data:`MAX_LISTED` of them (:func:`listing`)."""
+        return listing(str(p) for p in self.problems)
+
     def __str__(self) -> str:
-        return "\n".join(str(p) for p in self.problems)
+        return "\n".join(self.lines())
 
 
 class UsageError(TraincError):

@@ -40,6 +40,11 @@ duplicate-key checks, and skips building ruamel's node and comment objects. liby
 (``ruamel.yaml.clibz``, ruamel.yaml's ``libyaml`` extra) is used when installed; it is
 ~5x faster than the pure-Python parser and gives the same data and positions (its
 syntax error texts are libyaml's, the ones kubectl shows).
+
+A stream is read one document at a time (:class:`YamlStream`), so a caller that drops
+what it does not keep needs memory for one document, not for the file; a file holds at
+most ``$TRAINC_MAX_FILE_DOCUMENTS`` documents (100,000) and ``$TRAINC_MAX_FILE_BYTES``
+bytes (64 MiB).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ import os
 import re
 import stat
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -74,7 +79,14 @@ from compiler.apiserver.manifest import SourceMap
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation
 from compiler.kube.gotext import layout
 
-__all__ = ["YamlDocument", "c_parser_available", "parse_yaml", "parse_yaml_collect", "read_yaml"]
+__all__ = [
+    "YamlDocument",
+    "YamlStream",
+    "c_parser_available",
+    "parse_yaml",
+    "parse_yaml_collect",
+    "read_yaml",
+]
 
 _Y = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = _Y + "str", _Y + "int", _Y + "float", _Y + "bool", _Y + "null"
@@ -582,6 +594,51 @@ def _yaml_problem(error: YAMLError, file: str, text: str) -> Problem:
     return Problem(f"invalid YAML: {error}", SourceLocation(file))
 
 
+def _decoded(text: str | bytes, file: str) -> str | Problem:
+    """The text of a stream, or the problem that it is not UTF-8 (a BOM is dropped)."""
+    if isinstance(text, bytes):
+        try:
+            return text.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            before = text[: error.start].decode("utf-8", "replace")
+            location = _location_of_offset(file, before, len(before))
+            return Problem("invalid YAML: the file is not UTF-8 text", location)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+class YamlStream:
+    """The non-empty documents of one stream, built one at a time as they are iterated.
+
+    A caller that handles each document and drops it (the loader) needs memory for one
+    document at a time, not for the whole stream; after the iteration :attr:`problems`
+    holds the problem that stopped it, if any (at most one). A stream of more than
+    :func:`max_file_documents` documents (empty ones included: each costs time) stops
+    there with a problem at the first one too many. ``positions`` as in
+    :func:`parse_yaml_collect`.
+    """
+
+    def __init__(self, text: str | bytes, file: str = "<string>", positions: bool = False) -> None:
+        self.file = file
+        self.positions = positions
+        self.problems: list[Problem] = []
+        self.too_many = False  # stopped at the document limit
+        self._text = _decoded(text, file)
+
+    def __iter__(self) -> Iterator[YamlDocument]:
+        if isinstance(self._text, Problem):
+            self.problems = [self._text]
+            return
+        text = self._text
+        stream = None if self.positions else _StreamPositions(text, self.file)
+        limit = max_file_documents()
+        for item in _documents(text, self.file, self.positions, stream, limit):
+            if isinstance(item, Problem):
+                self.problems = [item]
+                self.too_many = item.message == too_many_documents(limit)
+                return
+            yield item
+
+
 def parse_yaml_collect(
     text: str | bytes, file: str = "<string>", positions: bool = False
 ) -> tuple[list[YamlDocument], list[Problem]]:
@@ -592,21 +649,9 @@ def parse_yaml_collect(
     document's :class:`SourceMap` works them out on first use, by parsing the stream
     again (most documents are never asked: recording costs about a fifth of the parse).
     """
-    if isinstance(text, bytes):
-        raw = text
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            before = raw[: error.start].decode("utf-8", "replace")
-            location = _location_of_offset(file, before, len(before))
-            return [], [Problem("invalid YAML: the file is not UTF-8 text", location)]
-    elif text.startswith("\ufeff"):
-        text = text[1:]
-    documents, problems = _parse(text, file, record=positions)
-    if problems and not positions:
-        # a problem's message may need positions (a duplicate key names its first line)
-        return _parse(text, file, record=True)
-    return documents, problems
+    stream = YamlStream(text, file, positions)
+    documents = list(stream)
+    return documents, stream.problems
 
 
 class _StreamPositions:
@@ -622,16 +667,39 @@ class _StreamPositions:
     def of(self, index: int) -> Callable[[], _Positions]:
         def compute() -> _Positions:
             if self.by_index is None:
-                documents, _ = _parse(self.text, self.file, record=True)
-                self.by_index = {d.index: d.source.positions for d in documents}
+                self.by_index = {
+                    d.index: d.source.positions
+                    for d in _documents(self.text, self.file, True, None, None)
+                    if isinstance(d, YamlDocument)
+                }
             return self.by_index.get(index, {})
 
         return compute
 
 
-def _parse(text: str, file: str, record: bool) -> tuple[list[YamlDocument], list[Problem]]:
-    documents: list[YamlDocument] = []
-    stream = None if record else _StreamPositions(text, file)
+def _problem_recorded(text: str, file: str, index: int) -> Problem | None:
+    """The problem of document ``index`` found again with positions recorded (a duplicate
+    key's message names the line of the first one)."""
+    for item in _documents(text, file, False, None, None, recorded=index):
+        if isinstance(item, Problem):
+            return item
+    return None  # pragma: no cover - the same text fails the same way
+
+
+def _documents(
+    text: str,
+    file: str,
+    record: bool,
+    stream: _StreamPositions | None,
+    limit: int | None,
+    recorded: int | None = None,
+) -> Iterator[YamlDocument | Problem]:
+    """The documents of ``text`` one by one, then the problem that stopped them, if any.
+
+    ``record``: positions recorded while parsing; else each document's are worked out
+    later by ``stream``. ``recorded``: only that document's positions are recorded
+    (the others are skipped, not yielded). ``limit``: documents at most (None: any).
+    """
     get_event, dispose = _events(text)
     try:
         index = -1
@@ -639,20 +707,31 @@ def _parse(text: str, file: str, record: bool) -> tuple[list[YamlDocument], list
             if type(event) is not DocumentStartEvent:
                 continue
             index += 1
-            builder = _Builder(get_event, record)
+            if limit is not None and index >= limit:
+                where = SourceLocation(file, event.start_mark.line + 1, event.start_mark.column + 1)
+                yield Problem(too_many_documents(limit), where)
+                return
+            builder = _Builder(get_event, record or index == recorded)
             root = get_event()
             if type(root) is DocumentEndEvent:
                 continue
             try:
                 data = builder.node(root, ())
             except _YamlValueError as error:
+                if not builder.record:
+                    problem = _problem_recorded(text, file, index)
+                    if problem is not None:
+                        yield problem
+                        return
                 mark = error.event.start_mark
                 where = SourceLocation(file, mark.line + 1, mark.column + 1)
-                return documents, [Problem(error.message, where)]
+                yield Problem(error.message, where)
+                return
             except RecursionError:
                 where = SourceLocation(file, root.start_mark.line + 1, 1)
-                return documents, [Problem("document is nested too deeply", where)]
-            if _is_empty(root):
+                yield Problem("document is nested too deeply", where)
+                return
+            if _is_empty(root) or (recorded is not None and index != recorded):
                 continue
             start = root.start_mark
             if stream is None:
@@ -661,14 +740,13 @@ def _parse(text: str, file: str, record: bool) -> tuple[list[YamlDocument], list
             else:
                 root_at = (start.line + 1, start.column + 1)
                 source = SourceMap(file, compute=stream.of(index), root=root_at)
-            documents.append(YamlDocument(data, source, index))
+            yield YamlDocument(data, source, index)
     except YAMLError as error:
-        return documents, [_yaml_problem(error, file, text)]
+        yield _yaml_problem(error, file, text)
     except RecursionError:
-        return documents, [Problem("invalid YAML: nested too deeply", SourceLocation(file))]
+        yield Problem("invalid YAML: nested too deeply", SourceLocation(file))
     finally:
         dispose()
-    return documents, []
 
 
 def parse_yaml(text: str | bytes, file: str = "<string>") -> list[YamlDocument]:
@@ -693,6 +771,25 @@ def max_file_bytes() -> int:
     """The size limit of one input file: ``$TRAINC_MAX_FILE_BYTES`` or 64 MiB."""
     value = os.environ.get(MAX_FILE_BYTES_ENV, "")
     return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_FILE_BYTES
+
+
+# Documents in one stream, at most: each costs time and, when kept, memory whatever its
+# size; 900,000 one-line documents in 8 MB must end in an error, not in a gigabyte.
+DEFAULT_MAX_FILE_DOCUMENTS = 100_000
+MAX_FILE_DOCUMENTS_ENV = "TRAINC_MAX_FILE_DOCUMENTS"
+
+
+def max_file_documents() -> int:
+    """The document limit of one stream: ``$TRAINC_MAX_FILE_DOCUMENTS`` or 100,000."""
+    value = os.environ.get(MAX_FILE_DOCUMENTS_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_FILE_DOCUMENTS
+
+
+def too_many_documents(limit: int) -> str:
+    return (
+        f"more than {limit} YAML documents in one file "
+        f"(set {MAX_FILE_DOCUMENTS_ENV} to raise the limit)"
+    )
 
 
 def _too_big(limit: int) -> str:

@@ -118,8 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return VERBS[args.command].run_verb(args)
     except TraincError as error:
-        for line in str(error).splitlines():
-            sys.stderr.write(f"{line}\n")
+        sys.stderr.writelines(f"{line}\n" for line in error.lines())
         return error.exit_code
     except KeyboardInterrupt:
         return 130

@@ -26,7 +26,7 @@ from compiler.cli.common import (
     note,
     one_plan,
     report_problems,
-    warn,
+    warn_all,
     write_atomically,
 )
 from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, EXIT_VIOLATIONS, UsageError
@@ -182,8 +182,7 @@ def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, 
         build = run(plan)
         for message in build.notes:
             note(message, plan.cluster_name)
-        for warning in build.warnings:
-            warn(warning, plan.cluster_name)
+        warn_all(build.warnings, plan.cluster_name)
         report_problems(build.problems)
         wanted = args.emit or (plan.cluster.delivery if plan.cluster is not None else None)
         to_apply = apply_plan(build, "trainjobs" if wanted == "trainjobs" else "resolved")

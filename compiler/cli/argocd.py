@@ -37,7 +37,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,8 +52,12 @@ from compiler.errors import (
     Finding,
     InputError,
     Severity,
+    SourceLocation,
     TraincError,
     UsageError,
+    clip,
+    escape_text,
+    listing,
 )
 from compiler.load.confine import Outside, Root
 
@@ -60,6 +67,7 @@ if TYPE_CHECKING:
 
 DELIVERIES = ("resolved", "trainjobs")
 SCREEN_LINES = 40
+SCREEN_WIDTH = 300  # characters of one line; longer ones lose their middle (clip)
 ENV_PREFIX = "ARGOCD_ENV_TRAINC_"
 
 
@@ -85,27 +93,96 @@ def add_parser(commands: Commands) -> None:
 
 # --- settings -----------------------------------------------------------------------------
 
+PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
+SETTINGS = ("cluster", "delivery", "project")
+
 
 def _escaped(name: str) -> str:
-    """Argo CD's parameter env name: ``PARAM_`` and the name, non-alphanumerics as ``_``,
-    upper case (``reposerver/repository/repository.go``)."""
-    return "PARAM_" + "".join(c if c.isalnum() else "_" for c in name).upper()
+    """Argo CD's parameter env name: ``PARAM_`` and the name in upper case, every
+    character but ``A-Z0-9_`` as ``_`` (``ApplicationSourcePluginParameters.Environ``)."""
+    return "PARAM_" + re.sub("[^A-Z0-9_]", "_", name.upper())
+
+
+def _bad_parameters(what: str) -> UsageError:
+    return UsageError(f"argocd generate: {PARAMETERS_ENV}: {what}")
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _parameters(environ: dict[str, str]) -> dict[str, str]:
-    """``ARGOCD_APP_PARAMETERS``: ``[{"name": ..., "string": ...}, ...]``."""
-    text = environ.get("ARGOCD_APP_PARAMETERS")
+    """``ARGOCD_APP_PARAMETERS``, the string parameters by name, checked strictly.
+
+    Argo CD marshals the Application's ``plugin.parameters`` there: a JSON array of
+    objects with a ``name`` and one of ``string``, ``map`` (string values) or ``array``
+    (strings). This plugin announces three string parameters (:data:`SETTINGS`); anything
+    else (another shape, another name, a name twice, a map or an array) is a usage error
+    naming the variable, never a traceback (deep nesting included).
+
+    >>> _parameters({PARAMETERS_ENV: '[{"name": "cluster", "string": "prod"}]'})
+    {'cluster': 'prod'}
+    """
+    text = environ.get(PARAMETERS_ENV)
     if not text:
         return {}
     try:
         items = json.loads(text)
-    except ValueError:
-        raise UsageError("ARGOCD_APP_PARAMETERS is not JSON") from None
+    except RecursionError:
+        raise _bad_parameters("nested too deeply (an array of parameter objects)") from None
+    except ValueError as error:
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else "bad text"
+        raise _bad_parameters(f"not JSON ({reason})") from None
+    if not isinstance(items, list):
+        raise _bad_parameters(f"an array of parameter objects, not {_json_kind(items)}")
     out: dict[str, str] = {}
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("string"), str):
-            out[str(item.get("name"))] = item["string"]
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _bad_parameters(f"item {index}: a parameter object, not {_json_kind(item)}")
+        unknown = sorted(set(item) - {"name", "string", "map", "array"})
+        if unknown:
+            raise _bad_parameters(f"item {index}: unknown key {clip(repr(unknown[0]), 100)}")
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise _bad_parameters(f"item {index}: name must be a non-empty string")
+        shown = clip(repr(name), 100)
+        if name not in SETTINGS:
+            known = ", ".join(SETTINGS)
+            raise _bad_parameters(f"unknown parameter {shown} (this plugin's: {known})")
+        if name in out:
+            raise _bad_parameters(f"parameter {shown} given twice")
+        if "map" in item or "array" in item:
+            raise _bad_parameters(f"parameter {shown} takes a string, not a map or an array")
+        value = item.get("string")
+        if value is None and "string" not in item:
+            continue  # a name without a value: not set
+        if not isinstance(value, str):
+            raise _bad_parameters(f"parameter {shown}: string must be a string")
+        out[name] = value
     return out
+
+
+def setting_and_source(
+    name: str, flag: str | None, environ: dict[str, str]
+) -> tuple[str, str] | tuple[None, None]:
+    """The value of setting ``name`` and where it came from (what an error names)."""
+    for value, source in (
+        (flag, f"--{name}"),
+        (environ.get(_escaped(name)), _escaped(name)),
+        (_parameters(environ).get(name), f"{PARAMETERS_ENV} (parameter {name})"),
+        (environ.get(ENV_PREFIX + name.upper()), ENV_PREFIX + name.upper()),
+    ):
+        if value:
+            if "\x00" in value:
+                raise UsageError(f"argocd generate: {source}: a NUL character in the value")
+            return value, source
+    return None, None
 
 
 def setting(name: str, flag: str | None, environ: dict[str, str]) -> str | None:
@@ -118,15 +195,7 @@ def setting(name: str, flag: str | None, environ: dict[str, str]) -> str | None:
     >>> setting("delivery", None, {"ARGOCD_ENV_TRAINC_DELIVERY": "trainjobs"})
     'trainjobs'
     """
-    for value in (
-        flag,
-        environ.get(_escaped(name)),
-        _parameters(environ).get(name),
-        environ.get(ENV_PREFIX + name.upper()),
-    ):
-        if value:
-            return value
-    return None
+    return setting_and_source(name, flag, environ)[0]
 
 
 def checkout_root(cwd: Path, environ: dict[str, str]) -> Path | None:
@@ -163,7 +232,7 @@ def _project_in_checkout(root: Path | None, given: str | None) -> Path | None:
     try:
         Root.at(root, "the checkout").resolve(given)
     except Outside as outside:
-        message = f"argocd generate: the project parameter {given!r} {outside}"
+        message = f"argocd generate: the project parameter {clip(repr(given), 200)} {outside}"
         raise InputError.single(message) from None
     return Path(given)
 
@@ -181,8 +250,30 @@ def _line(finding: Finding) -> str:
     return ": ".join(parts)
 
 
-def one_screen(header: str, lines: list[str], limit: int = SCREEN_LINES) -> str:
-    """``header`` and at most ``limit`` lines, each cut to 300 characters.
+def _named_by(error: InputError, source: str) -> InputError:
+    """``error`` with each problem about the project file as a whole (it cannot be read)
+    said of the setting that named the file, first: a long name is cut, not the setting."""
+    return InputError(
+        [
+            replace(
+                p,
+                message=f"{source}: project file {clip(str(p.location), 200)}: {p.message}",
+                location=None,
+            )
+            if p.location is not None and p.location.line == 0
+            else p
+            for p in error.problems
+        ]
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def one_screen(header: str, lines: Iterable[str], limit: int = SCREEN_LINES) -> str:
+    """``header`` and at most ``limit`` lines (:func:`compiler.errors.listing`), each cut
+    to :data:`SCREEN_WIDTH` characters, the header too.
 
     >>> print(one_screen("failed", ["a", "b", "c"], limit=2), end="")
     trainc: failed
@@ -190,12 +281,11 @@ def one_screen(header: str, lines: list[str], limit: int = SCREEN_LINES) -> str:
       b
       ... and 1 more (run `trainc check` for the full report)
     """
-    shown = [f"  {line if len(line) <= 300 else line[:297] + '...'}" for line in lines[:limit]]
-    if len(lines) > limit:
-        shown.append(
-            f"  ... and {len(lines) - limit} more (run `trainc check` for the full report)"
-        )
-    return "\n".join([f"trainc: {header}", *shown]) + "\n"
+    shown = listing(
+        lines, limit, " (run `trainc check` for the full report)", line_limit=SCREEN_WIDTH
+    )
+    body = [f"trainc: {clip(escape_text(header), SCREEN_WIDTH)}", *(f"  {x}" for x in shown)]
+    return "\n".join(body) + "\n"
 
 
 def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, str, str]:
@@ -204,11 +294,27 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
     from compiler.plan.build_plan import plans_for_project, select_project
     from compiler.plan.check import check_plans
 
+    _parameters(environ)  # checked whole, whichever setting is asked first
     root = checkout_root(Path(os.getcwd()), environ)
-    project_flag = setting("project", str(args.project) if args.project else None, environ)
-    given = _project_in_checkout(root, project_flag)
-    project = select_project("argocd generate", given, root=root)
-    cluster = setting("cluster", args.cluster, environ)
+    project_flag, source = setting_and_source(
+        "project", str(args.project) if args.project else None, environ
+    )
+    try:
+        given = _project_in_checkout(root, project_flag)
+        project = select_project("argocd generate", given, root=root)
+    except InputError as error:
+        if source is None:
+            raise
+        raise _named_by(error, source) from None
+    cluster, source = setting_and_source("cluster", args.cluster, environ)
+    if cluster is not None and cluster not in project.cluster_names:
+        known = ", ".join(project.cluster_names)
+        raise InputError.single(
+            f"unknown cluster {clip(repr(cluster), 200)} given by {source} (the project "
+            f"defines: {known})",
+            project.locate(("clusters",)),
+            field_path="clusters",
+        )
     if cluster is None:
         if len(project.cluster_names) != 1:
             raise UsageError(
@@ -217,12 +323,16 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
                 "(or env TRAINC_CLUSTER in the Application's plugin.env)"
             )
         cluster = project.cluster_names[0]
-    delivery = setting("delivery", args.delivery, environ) or str(
-        getattr(project.cluster(cluster), "delivery", "resolved")
-    )
+    delivery, source = setting_and_source("delivery", args.delivery, environ)
+    if delivery is None:
+        delivery, source = (
+            str(getattr(project.cluster(cluster), "delivery", None) or "resolved"),
+            "trainc.yaml",
+        )
     if delivery not in DELIVERIES:
         raise UsageError(
-            f"argocd generate: delivery {delivery!r} is not one of {', '.join(DELIVERIES)}"
+            f"argocd generate: {source}: delivery {clip(repr(delivery), 200)} is not one of "
+            f"{', '.join(DELIVERIES)}"
         )
     plans = plans_for_project(project, [cluster])
     if delivery == "resolved":
@@ -232,8 +342,9 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
     result = check_plans(plans)
     build = result.builds[0]
     if build.problems:  # what `trainc render` refuses: exit 2, as render does
-        header = f"cluster {cluster}: {len(build.problems)} input errors; nothing generated"
-        return EXIT_INPUT_ERROR, "", one_screen(header, [str(p) for p in build.problems])
+        count = len(build.problems)
+        header = f"cluster {cluster}: {_plural(count, 'input error')}; nothing generated"
+        return EXIT_INPUT_ERROR, "", one_screen(header, (str(p) for p in build.problems))
     refused = _policy_errors(cluster, result)
     if refused is not None:
         return refused
@@ -242,7 +353,7 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
 
         build = as_trainjobs(build)
     if not build.objects:
-        return _refuse_empty(cluster)
+        return _refuse_empty(build.plan, cluster)
     return EXIT_OK, f"# cluster: {cluster}\n" + stream_text(build.objects), ""
 
 
@@ -253,15 +364,16 @@ def _policy_errors(cluster: str, result: CheckResult) -> tuple[int, str, str] | 
     code = max(result.exit_code, EXIT_VIOLATIONS)
     what = "policy violations" if code == EXIT_VIOLATIONS else "policy errors"
     header = f"cluster {cluster}: {len(errors)} {what}; nothing generated"
-    return code, "", one_screen(header, [_line(f) for f in errors])
+    return code, "", one_screen(header, (_line(f) for f in errors))
 
 
-def _refuse_empty(cluster: str) -> tuple[int, str, str]:
+def _refuse_empty(plan: BuildPlan, cluster: str) -> tuple[int, str, str]:
+    where = f"{SourceLocation(str(plan.cluster.project_file))}: " if plan.cluster else ""
     return (
         EXIT_INPUT_ERROR,
         "",
         one_screen(
-            f"cluster {cluster}: no objects to generate; refusing an empty result "
+            f"{where}cluster {cluster}: no objects to generate; refusing an empty result "
             "(with prune on, Argo CD would delete every object of the Application)",
             [],
         ),
@@ -310,7 +422,7 @@ def _check_and_stream(plan: BuildPlan, cluster: str, jobs: int) -> tuple[int, st
             return refused
         [objects] = rendered
         if not objects:
-            return _refuse_empty(cluster)
+            return _refuse_empty(plan, cluster)
         stream = "---\n".join(store.read(o.digest).decode("utf-8") for o in objects)
     return EXIT_OK, f"# cluster: {cluster}\n{stream}", ""
 
@@ -323,7 +435,9 @@ def run_verb(args: argparse.Namespace) -> int:
     try:
         code, out, err = generate(args, dict(os.environ))
     except TraincError as error:
-        lines = str(error).splitlines() or ["error"]
+        lines = (
+            [str(p) for p in error.problems] if isinstance(error, InputError) else error.lines()
+        ) or ["error"]
         header, rest = (lines[0], []) if len(lines) == 1 else ("cannot generate", lines)
         code, out, err = error.exit_code, "", one_screen(header, rest)
     if err:

@@ -13,7 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from compiler.errors import EXIT_INPUT_ERROR, InputError, Problem, SetupError, UsageError
+from compiler.errors import (
+    EXIT_INPUT_ERROR,
+    InputError,
+    Problem,
+    SetupError,
+    UsageError,
+    listing,
+)
 from compiler.plan.build_plan import (
     BuildPlan,
     plan_for_paths,
@@ -237,6 +244,12 @@ def report_problems(problems: Iterable[Problem]) -> None:
 def warn(message: object, cluster: str | None = None) -> None:
     where = f"{cluster}: " if cluster else ""
     sys.stderr.write(f"trainc: warning: {where}{message}\n")
+
+
+def warn_all(warnings: Iterable[object], cluster: str | None = None) -> None:
+    """Each warning on a line of its own, at most :data:`MAX_LISTED` (:func:`listing`)."""
+    for line in listing((str(w) for w in warnings), what=" warnings"):
+        warn(line, cluster)
 
 
 def note(message: object, cluster: str | None = None) -> None:

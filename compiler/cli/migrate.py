@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.cli.common import Commands, write_atomically
-from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, MAX_LISTED, UsageError, clip
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 
 if TYPE_CHECKING:
     from ruamel.yaml.comments import CommentedMap
+
+    from compiler.migrate.report import JobReport
 
 MARKER = ".trainc-migrate"
 
@@ -97,21 +99,37 @@ def run_verb(args: argparse.Namespace) -> int:
         merge_template=args.merge_template,
     )
     result = migrate_paths(args.paths, options)
-    report = (
-        reports_json(result.reports)
-        if args.report_format == "json"
-        else reports_text(result.reports)
-    )
     if args.report:
+        report = (
+            reports_json(result.reports)
+            if args.report_format == "json"
+            else reports_text(result.reports)
+        )
         write_atomically(Path(args.report), report, "--report")
     else:
-        sys.stderr.write(report)
+        sys.stderr.write(_screen_report(result.reports, args.report_format))
     files = documents(result.objects)
     if args.output == "-":
         sys.stdout.write("---\n".join(files.values()))
     else:
         write_tree(Path(args.output), files)
     return EXIT_VIOLATIONS if result.has_errors else EXIT_OK
+
+
+def _screen_report(reports: list[JobReport], report_format: str) -> str:
+    """The report for standard error: the first :data:`MAX_LISTED` jobs' (the JSON one
+    whole: it is for a program), every line cut (:func:`compiler.errors.clip`);
+    ``--report FILE`` has them all."""
+    from compiler.migrate.report import reports_json, reports_text
+
+    if report_format == "json":
+        return reports_json(reports)
+    text = reports_text(reports[:MAX_LISTED])
+    lines = [clip(line) for line in text.removesuffix("\n").split("\n")] if text else []
+    if len(reports) > MAX_LISTED:
+        more = len(reports) - MAX_LISTED
+        lines += ["", f"... and {more} more job reports (--report FILE writes them all)"]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def dump(obj: object) -> str:

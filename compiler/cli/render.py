@@ -20,7 +20,7 @@ from compiler.cli.common import (
     note,
     one_plan,
     report_problems,
-    warn,
+    warn_all,
     write_atomically,
 )
 from compiler.errors import EXIT_OK, UsageError
@@ -95,8 +95,7 @@ def run_verb(args: argparse.Namespace) -> int:
     for build in builds:
         for message in build.notes:
             note(message, build.plan.cluster_name)
-        for warning in build.warnings:
-            warn(warning, build.plan.cluster_name)
+        warn_all(build.warnings, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
     if args.emit == "trainjobs":
         if args.server_defaults:
@@ -193,8 +192,7 @@ def _run_parts_with(
         for part in parts:
             for message in part.notes:
                 note(message, part.plan.cluster_name)
-            for warning in part.warnings:
-                warn(warning, part.plan.cluster_name)
+            warn_all(part.warnings, part.plan.cluster_name)
         if to_stdout:
             missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
             if missing is not None:  # found before the first byte is written

@@ -15,15 +15,22 @@
     1 error, 0 warnings, 0 audit
 
 Files come in path order, findings in line order; findings without a file come last
-under ``(no file)``. The caret is under the column the finding names (a tab in the
-line before it is kept, so the caret lines up in a terminal).
+under ``(no file)``. Every finding is listed (a report, like the JSON one), each line
+cut to :data:`compiler.errors.MAX_LINE` characters (:func:`compiler.errors.clip`). The
+caret is under the column the finding names (a tab in the line before it is kept, so the
+caret lines up in a terminal).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from compiler.errors import Finding, SourceLocation, escape_text
+from compiler.errors import (
+    Finding,
+    SourceLocation,
+    clip,
+    escape_text,
+)
 from compiler.plan.check import CheckResult
 
 __all__ = ["render_text", "snippet", "snippet_of_lines", "text_chunks"]
@@ -137,7 +144,7 @@ def text_chunks(result: CheckResult) -> Iterator[str]:
     for name in order:
         out.append(name)
         for finding in groups[name]:
-            out.extend(_finding(finding, sources))
+            out.extend(clip(line) for line in _finding(finding, sources))
             out.append("")
     out.extend(f"note: {note}" for note in result.notes)
     stages = [o.stage for o in result.objects]

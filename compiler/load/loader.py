@@ -41,7 +41,7 @@ from compiler.apiserver.crds import CrdSet, admit, trainer_crds, unknown_field_h
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.apiserver.yaml_source import (
     YamlDocument,
-    parse_yaml_collect,
+    YamlStream,
     read_source,
     read_stream,
 )
@@ -58,6 +58,11 @@ from compiler.load.discover import discover_collect
 from compiler.upstream.names import TRAINER_GROUP
 
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
+
+# Problems kept per input file; the rest are counted in one more problem. A file of
+# 100,000 broken documents then costs the memory of a thousand problems, not of 100,000,
+# in every report (JSON and SARIF included: nobody fixes the 1,001st before the first).
+MAX_PROBLEMS_PER_FILE = 1000
 
 __all__ = [
     "LoadResult",
@@ -148,7 +153,36 @@ class _Loader:
         self.previous = previous or {}
         self.result = LoadResult()
         self.problems: list[Problem] = []
+        self.file_problems = 0  # problems found in the file being read
+        self.dropped: Problem | None = None  # the first problem past the file's limit
+        self.file_warnings = 0  # likewise for warnings
         self.seen: dict[tuple[str, str, str, str], Manifest] = {}
+        self.file_start = (0, 0, 0, 0, 0)  # list lengths when the file being read began
+        self.file_keys: list[ObjectKey] = []  # the keys it added to ``seen``
+
+    def begin_file(self) -> None:
+        result = self.result
+        self.file_start = (
+            len(result.objects),
+            len(result.others),
+            len(result.rejected),
+            len(result.warnings),
+            len(self.problems),
+        )
+        self.file_keys = []
+
+    def refuse_file(self, problem: Problem) -> None:
+        """The file read is refused whole, with this one problem: what it gave is dropped
+        (like a file over the size limit, of which nothing is read)."""
+        objects, others, rejected, warnings, problems = self.file_start
+        result = self.result
+        del result.objects[objects:], result.others[others:], result.rejected[rejected:]
+        del result.warnings[warnings:], self.problems[problems:]
+        for key in self.file_keys:
+            del self.seen[key]
+        self.problems.append(problem)
+        self.file_problems = self.file_warnings = 0
+        self.dropped = None
 
     def document(self, document: YamlDocument) -> None:
         data = document.data
@@ -172,7 +206,41 @@ class _Loader:
         ref: ObjectRef | None = None,
         rule: str = "yaml",
     ) -> None:
-        self.problems.append(Problem(message, location, ref, rule=rule))
+        self.add(Problem(message, location, ref, rule=rule))
+
+    def add(self, problem: Problem) -> None:
+        """Keep ``problem``, or count it once the file has :data:`MAX_PROBLEMS_PER_FILE`."""
+        self.file_problems += 1
+        if self.file_problems <= MAX_PROBLEMS_PER_FILE:
+            self.problems.append(problem)
+        elif self.dropped is None:
+            self.dropped = problem
+
+    def end_file(self, display: str) -> None:
+        """After a file: the problems past its limit as one, where the first of them is;
+        likewise the warnings."""
+        if self.file_warnings > MAX_PROBLEMS_PER_FILE:
+            more = self.file_warnings - MAX_PROBLEMS_PER_FILE
+            self.result.warnings.append(
+                Problem(
+                    f"... and {more} more warnings in this file (only the first "
+                    f"{MAX_PROBLEMS_PER_FILE} are reported)",
+                    SourceLocation(display),
+                    rule="yaml",
+                )
+            )
+        if self.dropped is not None:
+            more = self.file_problems - MAX_PROBLEMS_PER_FILE
+            self.problems.append(
+                Problem(
+                    f"... and {more} more problems in this file (only the first "
+                    f"{MAX_PROBLEMS_PER_FILE} are reported)",
+                    self.dropped.location,
+                    rule=self.dropped.rule,
+                )
+            )
+        self.file_problems = self.file_warnings = 0
+        self.dropped = None
 
     def object(self, data: Any, source: SourceMap) -> None:
         if not isinstance(data, dict):
@@ -225,9 +293,9 @@ class _Loader:
                     hint = unknown_field_hint(error.path, kind, self.crds)
                     if hint is not None:  # a field of another Trainer release
                         problem = replace(problem, message=f"{problem.message} ({hint})")
-                self.problems.append(problem)
+                self.add(problem)
             for error in rules:
-                self.problems.append(self.field_problem(error, source, ref, "crd-cel"))
+                self.add(self.field_problem(error, source, ref, "crd-cel"))
             rejected = bool(errors or rules)
             (self.result.rejected if rejected else self.result.objects).append(manifest)
         else:
@@ -248,6 +316,9 @@ class _Loader:
         kept unchanged like any other object, but almost surely meant as a Trainer one."""
         if group.casefold() != TRAINER_GROUP and manifest.kind not in TRAINER_KINDS:
             return
+        self.file_warnings += 1
+        if self.file_warnings > MAX_PROBLEMS_PER_FILE:
+            return  # counted in end_file
         self.result.warnings.append(
             Problem(
                 f"apiVersion {manifest.api_version!r} is not the Trainer's "
@@ -271,6 +342,7 @@ class _Loader:
         first = self.seen.get(key)
         if first is None:
             self.seen[key] = manifest
+            self.file_keys.append(key)
             return
         where = first.locate(("metadata", "name"))
         self.problem(
@@ -291,12 +363,19 @@ def load_texts_collect(
     loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace, previous)
     for display, text in sources:
         loader.result.texts[display] = text
-        documents, problems = parse_yaml_collect(text, display)
-        for problem in problems:
-            problem.rule = "yaml"
-        loader.problems.extend(problems)
-        for document in documents:
+        # one document at a time: what is not kept (a document that is no object) is
+        # freed before the next is built
+        loader.begin_file()
+        stream = YamlStream(text, display)
+        for document in stream:
             loader.document(document)
+        for problem in stream.problems:
+            problem.rule = "yaml"
+        if stream.too_many:
+            loader.refuse_file(stream.problems[0])
+            continue
+        loader.problems.extend(stream.problems)  # the one that stopped it: always shown
+        loader.end_file(display)
     return loader.result, sorted_problems(loader.problems)
 
 

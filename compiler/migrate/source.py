@@ -13,7 +13,12 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from compiler.apiserver.yaml_source import read_source, read_stream
+from compiler.apiserver.yaml_source import (
+    max_file_documents,
+    read_source,
+    read_stream,
+    too_many_documents,
+)
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation
 
 V1 = "kubeflow.org/v1"
@@ -112,8 +117,14 @@ def read_sources(paths: list[str]) -> Iterator[SourceObject]:
 
 
 def _objects(text: str, file: str) -> Iterator[SourceObject]:
+    limit = max_file_documents()
+    documents: list[Any] = []
     try:
-        documents = list(round_trip().load_all(text))
+        for document in round_trip().load_all(text):
+            if len(documents) == limit:  # each document kept costs memory: bounded per file
+                where = locate(document, (), file) if document is not None else SourceLocation(file)
+                raise InputError([Problem(too_many_documents(limit), where)])
+            documents.append(document)
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         location = (
