@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 DELIVERIES = ("resolved", "trainjobs")
 SCREEN_LINES = 40
-SCREEN_WIDTH = 300  # characters of one line; longer ones lose their middle (clip)
+SCREEN_WIDTH = 500  # characters of one line; longer ones lose their middle (clip)
 ENV_PREFIX = "ARGOCD_ENV_TRAINC_"
 
 

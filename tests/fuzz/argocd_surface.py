@@ -36,7 +36,7 @@ from typing import Any
 
 from tests.fuzz.engine import GIB, REPO, Seed, Verdict, limit_memory, mutate, run_main, write_case
 
-MAX_STDERR = 16 * 1024  # one screen: 40 lines of at most 300 characters, and a header
+MAX_STDERR = 24 * 1024  # one screen: 40 lines of at most 500 characters, and a header
 
 SHELL = ["$(id)", "`id`", "; rm -rf /", "| cat /etc/passwd", "&& true", "$HOME", "*", "'\"", "\\"]
 CONTROL = ["\x1b[31mred", "a\nb", "a\rb", "\t", "\u2028", "\x7f", "\x00"]

@@ -177,7 +177,7 @@ def test_generate_refuses_every_path_outside_the_checkout(tmp_path: Path, case: 
     assert SECRET not in stderr
     assert "Traceback" not in stderr
     if case != "project found above the checkout":
-        assert "outside the checkout /" in stderr, stderr  # a long line is cut at 300
+        assert "outside the checkout /" in stderr, stderr  # a long line is cut at 500
     else:
         assert "no trainc.yaml found" in stderr, stderr
 
