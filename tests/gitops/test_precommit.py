@@ -5,14 +5,16 @@ with its dependencies from PyPI) into a hook environment, as a user's pre-commit
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.gitops.support import REPO, VENV_BIN, base_env, git, write_project
+from tests.gitops.support import REPO, TRAINJOB, VENV_BIN, base_env, git, write_project
 
 
 def test_hooks_file() -> None:
@@ -22,6 +24,91 @@ def test_hooks_file() -> None:
         assert hook["language"] == "python"
         assert hook["pass_filenames"] is False
         assert hook["require_serial"] is True
+
+
+def hook_command(hook_id: str) -> list[str]:
+    """The hook's entry as pre-commit runs it, with this checkout's trainc."""
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    entry = shlex.split(hooks[hook_id]["entry"])
+    assert entry[0] == "trainc"
+    return [str(VENV_BIN / "trainc"), *entry[1:]]
+
+
+def committed_project(root: Path) -> Path:
+    """A project in a new Git repository, its rendered tree committed with it."""
+    write_project(root, jobs=2)
+    git(root, "init", "-q", "-b", "main")
+    subprocess.run(hook_command("trainc-render"), cwd=root, env=base_env(), check=False)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "jobs and their rendered tree")
+    return root
+
+
+RENDERED_JOB_2 = "rendered/production/vision/jobset.x-k8s.io_JobSet_job-2.yaml"
+RENDERED_JOB_1 = "rendered/staging/vision/scheduling.x-k8s.io_PodGroup_job-1.yaml"
+RENDERED_JOB_0 = "rendered/production/vision/jobset.x-k8s.io_JobSet_job-0.yaml"
+
+
+def new_job(root: Path) -> None:
+    """A new TrainJob, staged; its rendered files are new."""
+    (root / "jobs" / "job-2.yaml").write_text(TRAINJOB.format(name="job-2"))
+    git(root, "add", "jobs")
+
+
+def removed_job(root: Path) -> None:
+    """A TrainJob removed and the removal staged; its rendered files are still staged."""
+    git(root, "rm", "-q", "jobs/job-1.yaml")
+
+
+def changed_job(root: Path) -> None:
+    """A TrainJob changed and staged, the rendered tree re-rendered but not staged."""
+    job = root / "jobs" / "job-0.yaml"
+    job.write_text(job.read_text().replace("numNodes: 2", "numNodes: 3"))
+    git(root, "add", "jobs")
+    subprocess.run([str(VENV_BIN / "trainc"), "render", "-q"], cwd=root, env=base_env(), check=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "kind", "path"),
+    [
+        (new_job, "new", RENDERED_JOB_2),
+        (removed_job, "removed", RENDERED_JOB_1),
+        (changed_job, "changed", RENDERED_JOB_0),
+    ],
+)
+def test_render_hook_fails_on_what_is_not_staged(
+    tmp_path: Path, change: Callable[[Path], None], kind: str, path: str
+) -> None:
+    """The trainc-render hook's command compares the tree it writes with the index, not
+    with the working tree: the commit is what must hold the rendered tree."""
+    root = committed_project(tmp_path / "work")
+    change(root)
+    failed = subprocess.run(
+        hook_command("trainc-render"), cwd=root, env=base_env(), capture_output=True, text=True
+    )
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert f"{kind} (not staged):".ljust(22) + f"{path}\n" in failed.stderr
+    assert "git add -A -- rendered" in failed.stderr
+    git(root, "add", "-A", "--", "rendered")
+    passed = subprocess.run(
+        hook_command("trainc-render"), cwd=root, env=base_env(), capture_output=True, text=True
+    )
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout == passed.stderr == ""
+
+
+def test_render_staged_needs_an_output_folder(tmp_path: Path) -> None:
+    root = committed_project(tmp_path / "work")
+    done = subprocess.run(
+        [str(VENV_BIN / "trainc"), "render", "--staged", "-o", "-"],
+        cwd=root,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "--staged compares an output folder" in done.stderr
+    assert done.stdout == ""
 
 
 @pytest.fixture(scope="session")
@@ -88,3 +175,23 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path) -> None:
     git(root, "add", "-A")
     again = try_repo(root, pre_commit_home, "trainc-render")
     assert again.returncode == 0, again.stdout
+    git(root, "commit", "-q", "-m", "job-0 on 3 nodes")
+
+    # a new TrainJob: its rendered files are new, untracked, and pre-commit alone sees no
+    # modified file; the hook fails because the index lacks them
+    new_job(root)
+    new = try_repo(root, pre_commit_home, "trainc-render")
+    assert new.returncode == 1, new.stdout
+    assert f"new (not staged):     {RENDERED_JOB_2}" in new.stdout
+    assert "git add -A -- rendered" in new.stdout
+    git(root, "add", "-A")
+    assert try_repo(root, pre_commit_home, "trainc-render").returncode == 0
+    git(root, "commit", "-q", "-m", "job-2")
+
+    # a TrainJob removed: its rendered files must go from the commit too
+    removed_job(root)
+    removed = try_repo(root, pre_commit_home, "trainc-render")
+    assert removed.returncode == 1, removed.stdout
+    assert f"removed (not staged): {RENDERED_JOB_1}" in removed.stdout
+    git(root, "add", "-A")
+    assert try_repo(root, pre_commit_home, "trainc-render").returncode == 0
