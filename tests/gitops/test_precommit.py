@@ -24,6 +24,8 @@ def test_hooks_file() -> None:
         assert hook["language"] == "python"
         assert hook["pass_filenames"] is False
         assert hook["require_serial"] is True
+    # a commit that only deletes a TrainJob stages no file pre-commit passes on
+    assert hooks["trainc-render"]["always_run"] is True
 
 
 def hook_command(hook_id: str) -> list[str]:
@@ -184,14 +186,12 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path) -> None:
     assert new.returncode == 1, new.stdout
     assert f"new (not staged):     {RENDERED_JOB_2}" in new.stdout
     assert "git add -A -- rendered" in new.stdout
-    git(root, "add", "-A")
-    assert try_repo(root, pre_commit_home, "trainc-render").returncode == 0
+    git(root, "add", "-A")  # (passing once staged: test_render_hook_fails_on_what_is_not_staged)
     git(root, "commit", "-q", "-m", "job-2")
 
-    # a TrainJob removed: its rendered files must go from the commit too
+    # a TrainJob removed: pre-commit passes no deleted file to a hook, which therefore
+    # runs on every commit; its rendered files must go from the commit too
     removed_job(root)
     removed = try_repo(root, pre_commit_home, "trainc-render")
     assert removed.returncode == 1, removed.stdout
     assert f"removed (not staged): {RENDERED_JOB_1}" in removed.stdout
-    git(root, "add", "-A")
-    assert try_repo(root, pre_commit_home, "trainc-render").returncode == 0
