@@ -107,6 +107,8 @@ def run_verb(args: argparse.Namespace) -> int:
         for warning in build.warnings:
             warn(warning, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
+    for build in builds:
+        _warn_if_empty(args, build.plan.cluster_name, len(build.summaries))
     if args.emit == "trainjobs":
         if args.server_defaults:
             raise UsageError("trainc render: --server-defaults is for --emit resolved")
@@ -150,6 +152,14 @@ def run_verb(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
     return _staged(args, plans, EXIT_OK)
+
+
+def _warn_if_empty(args: argparse.Namespace, cluster: str | None, jobs: int) -> None:
+    """Say so when there is nothing to render: an empty or mistyped folder would
+    otherwise exit 0 with no output and no word (exit 0 still: no input is wrong)."""
+    if jobs == 0:
+        where = ", ".join(args.paths) if args.paths else "the project's inputs"
+        warn(f"no TrainJob in {where}: nothing to render", cluster)
 
 
 def _staged(args: argparse.Namespace, plans: list[BuildPlan], code: int) -> int:
@@ -220,6 +230,7 @@ def _run_parts_with(
                 note(message, part.plan.cluster_name)
             for warning in part.warnings:
                 warn(warning, part.plan.cluster_name)
+            _warn_if_empty(args, part.plan.cluster_name, len(part.summaries))
         if to_stdout:
             missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
             if missing is not None:  # found before the first byte is written
