@@ -36,7 +36,15 @@ from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
 from compiler.deliver.diff import format_path
 
-__all__ = ["STATUSES", "ApplyOptions", "ApplyReport", "Interrupted", "Outcome", "apply"]
+__all__ = [
+    "STATUSES",
+    "ApplyOptions",
+    "ApplyReport",
+    "Interrupted",
+    "Outcome",
+    "apply",
+    "some_names",
+]
 
 Json = dict[str, Any]
 STATUSES = ("created", "configured", "recreated", "unchanged", "pruned", "skipped", "failed")
@@ -82,6 +90,19 @@ class ApplyReport:
         return any(o.status == "failed" for o in self.outcomes)
 
 
+NAMES_SHOWN = 10  # of a list in a message: a run of thousands of objects stays readable
+
+
+def some_names(names: list[str], shown: int = NAMES_SHOWN) -> str:
+    """The first ``shown`` names and how many more (the count is the message's point).
+
+    >>> some_names(["a", "b", "c"], 2), some_names([])
+    ('a, b, ... and 1 more', 'nothing')
+    """
+    rest = len(names) - shown
+    return ", ".join(names[:shown]) + (f", ... and {rest} more" if rest > 0 else "") or "nothing"
+
+
 class Interrupted(ClusterError):
     """The API server went away mid-apply; says what was and was not applied."""
 
@@ -89,8 +110,8 @@ class Interrupted(ClusterError):
         applied = [o.title for o in done if o.status in CHANGED or o.status == "unchanged"]
         lines = [
             str(cause),
-            f"applied ({len(applied)}): " + (", ".join(applied) or "nothing"),
-            f"not applied ({len(pending)}): " + (", ".join(pending) or "nothing"),
+            f"applied ({len(applied)}): {some_names(applied)}",
+            f"not applied ({len(pending)}): {some_names(pending)}",
             "run the same command again to apply the rest",
         ]
         super().__init__("\n".join(lines))
