@@ -29,12 +29,11 @@ from compiler.deliver.apply.applyset import (
     split_group_kind,
 )
 from compiler.deliver.apply.client import RESOURCES, ClusterError, Connection, Resource, Unreachable
-from compiler.deliver.apply.immutable import forbidden_changes
+from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
-from compiler.deliver.diff import format_path
 
 __all__ = [
     "STATUSES",
@@ -209,19 +208,10 @@ class _Run:
                 self.record(desired.title, "unchanged")
                 return
             if desired.kind == "JobSet":
-                suspended = bool((live.get("spec") or {}).get("suspend")) or bool(
-                    (desired.obj.get("spec") or {}).get("suspend")
-                )
-                forbidden = forbidden_changes(found, suspended)
-                if forbidden:
-                    fields = ", ".join(format_path(c.path) for c in forbidden)
+                fields = forbidden_fields(desired.obj, live, found)
+                if fields:
                     if not options.recreate:
-                        self.record(
-                            desired.title,
-                            "failed",
-                            f"immutable fields changed: {fields} (--recreate deletes and "
-                            "recreates the JobSet)",
-                        )
+                        self.record(desired.title, "failed", refusal(fields))
                         return
                     if options.dry_run:
                         self._remember(desired, live)
