@@ -15,11 +15,20 @@ N ?= 1000
 
 setup: $(VENV)/.installed upstream cue kubectl
 
+# The stamp holds the hash of the pyproject.toml the venv was installed from, and the
+# venv is installed again whenever it differs: a file time alone misses a copied or
+# cached .venv, or a checkout that kept an older pyproject.toml time, and the tests
+# would then find a dev extra missing. The last line checks that every test tool is there.
+PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
+ifneq ($(PYPROJECT_HASH),$(shell cat $(VENV)/.installed 2>/dev/null))
+.PHONY: $(VENV)/.installed
+endif
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
-	touch $@
+	$(PY) -c "import pytest, hypothesis, syrupy, pre_commit, check_jsonschema, lupa, ruamel.yaml.clibz"
+	echo $(PYPROJECT_HASH) > $@
 
 # Upstream artifacts (CRDs, OpenAPI document, Go type facts) at pinned versions,
 # fetched through the Go module proxy into a cache outside the repo.

@@ -402,7 +402,10 @@ def test_check_from_the_cache_reports_as_a_whole_check(
     from compiler.emit import check_parts
 
     if shutil.which("cue") is None and not _cue_installed():
-        pytest.skip("the pinned cue CLI is not installed (make setup)")
+        pytest.fail(
+            "the pinned cue CLI is not installed (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
     shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
     edit(
         project / "trainc.yaml",

@@ -537,7 +537,7 @@ def test_server_killed_mid_apply_then_rerun_completes(tmp_path: Path) -> None:
     try:
         plane = controlplane.start()  # a private control plane: this test kills its server
     except controlplane.ControlPlaneUnavailable as error:
-        pytest.skip(f"no live control plane: {error}")
+        pytest.fail(f"no live control plane (`make test` builds it first): {error}", pytrace=False)
     try:
         with admin(plane) as client:
             ns = new_namespace(client)
