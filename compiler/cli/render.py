@@ -2,6 +2,8 @@
 
 trainc render PATH... [-o DIR | -o -] [--owner-uid UID]
 trainc render [--project FILE] [--cluster NAME] [-o DIR]   (trainc.yaml: every cluster)
+trainc render -q --staged   (the pre-commit hook: exit 1 when the output folder differs from
+                             git's index: see compiler/deliver/staged.py)
 """
 
 from __future__ import annotations
