@@ -17,12 +17,21 @@ setup: $(VENV)/.installed upstream cue kubectl
 
 # trainc depends on the trainc-upstream data wheel: built first and installed from its
 # file in $(DIST)/, so that no index is ever asked for a package of that name.
+# The stamp holds the hash of the pyproject.toml the venv was installed from, and the
+# venv is installed again whenever it differs: a file time alone misses a copied or
+# cached .venv, or a checkout that kept an older pyproject.toml time, and the tests
+# would then find a dev extra missing. The last line checks that every test tool is there.
+PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
+ifneq ($(PYPROJECT_HASH),$(shell cat $(VENV)/.installed 2>/dev/null))
+.PHONY: $(VENV)/.installed
+endif
 $(VENV)/.installed: pyproject.toml | upstream-wheel
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-index --no-deps --force-reinstall $(DIST)/trainc_upstream-*.whl
 	$(PY) -m pip install -q -e '.[dev]'
-	touch $@
+	$(PY) -c "import pytest, hypothesis, syrupy, pre_commit, check_jsonschema, lupa, ruamel.yaml.clibz, mkdocs, material"
+	echo $(PYPROJECT_HASH) > $@
 
 # Upstream artifacts (CRDs, OpenAPI document, Go type facts) at pinned versions,
 # fetched through the Go module proxy into a cache outside the repo.

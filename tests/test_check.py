@@ -420,7 +420,10 @@ def _real_cue() -> None:
     try:
         cue.cue_binary()
     except cue.CueUnavailable as error:
-        pytest.skip(f"cue is not installed: {error}")
+        pytest.fail(
+            f"cue is not installed: {error} (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
 
 
 def test_real_cue_policies_on_inputs_and_outputs(

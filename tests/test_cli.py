@@ -40,6 +40,26 @@ def test_render_example_writes_one_file_per_object(tmp_path: Path) -> None:
     assert "vision/resnet: JobSet (1 replicated jobs, 4 pods)" in result.stdout
 
 
+def test_the_example_project_renders_without_warnings() -> None:
+    """A new user's first render: every overlay patch of the example matches something."""
+    result = trainc("render", "-o", "-", cwd=EXAMPLE)
+    assert result.returncode == 0, result.stderr
+    assert "# cluster: production" in result.stdout and "# cluster: staging" in result.stdout
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("output", ["-", "out"])
+def test_render_of_a_folder_without_trainjobs_says_so(tmp_path: Path, output: str) -> None:
+    """An empty (or mistyped) folder renders nothing: a warning, not silence; exit 0."""
+    (tmp_path / "empty").mkdir()
+    result = trainc("render", "empty", "-o", output, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "trainc: warning: no TrainJob in empty: nothing to render\n"
+    assert result.stdout == (
+        "" if output == "-" else f"trainc: 0 objects for 0 TrainJobs written to {output}\n"
+    )
+
+
 def test_output_is_byte_identical_across_hash_seeds() -> None:
     outputs = {
         trainc("render", str(EXAMPLE), "-o", "-", seed=seed).stdout for seed in ("0", "1", "4242")

@@ -77,6 +77,19 @@ patches:
         labels: {team: audio}
 """
 
+# a namespace overlay of a namespace with no TrainJobs: its patch matches nothing
+LLM_OVERLAY = """\
+apiVersion: trainc.dev/v1alpha1
+kind: Overlay
+metadata: {name: llm-team, namespace: llm}
+layer: namespace
+patches:
+  - target: {kind: JobSet}
+    patch:
+      metadata:
+        labels: {example.com/cost-centre: llm-research}
+"""
+
 
 def job_file(index: int) -> str:
     namespace = "audio" if index == 3 else "vision"
@@ -98,6 +111,7 @@ def project(tmp_path: Path) -> Path:
     (root / "runtimes" / "mpi.yaml").write_text(MPI_RUNTIME)
     shutil.copytree(REPO / "overlays", root / "overlays")
     (root / "overlays" / "production" / "audio.yaml").write_text(AUDIO_OVERLAY)
+    (root / "overlays" / "staging" / "llm.yaml").write_text(LLM_OVERLAY)
     shutil.copytree(REPO / "policies" / "required-labels", root / "policies" / "required-labels")
     (root / "jobs").mkdir()
     for index in range(6):
@@ -388,7 +402,10 @@ def test_check_from_the_cache_reports_as_a_whole_check(
     from compiler.emit import check_parts
 
     if shutil.which("cue") is None and not _cue_installed():
-        pytest.skip("the pinned cue CLI is not installed (make setup)")
+        pytest.fail(
+            "the pinned cue CLI is not installed (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
     shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
     edit(
         project / "trainc.yaml",

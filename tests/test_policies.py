@@ -39,7 +39,10 @@ def _policy_folders() -> list[Path]:
 def test_policy_cases(path: Path) -> None:
     result = run_test_file(path)
     if result.skipped:
-        pytest.skip(result.skipped)
+        pytest.fail(
+            result.skipped + " (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
     assert not result.errors and not result.failed, format_report([result])
     assert result.cases
 
@@ -114,7 +117,10 @@ def test_cli_passes_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     folder = _copy_policy(tmp_path, "gang-podgroup")
     probe = run_test_file(next(folder.glob("tests/gang-podgroup.yaml")))
     if probe.skipped:
-        pytest.skip(probe.skipped)
+        pytest.fail(
+            probe.skipped + " (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
     assert main(["policy", "test", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "PASS  gang-podgroup.cue  JobSet team-a/multi-node-plain: deny" in out
@@ -147,7 +153,10 @@ def test_cli_names_unknown_policies_and_objects(
 ) -> None:
     folder = _copy_policy(tmp_path, "gang-podgroup")
     if run_test_file(folder / "tests" / "gang-podgroup.yaml").skipped:
-        pytest.skip("cue is not installed")
+        pytest.fail(
+            "cue is not installed (`make setup` installs it; `make test` runs setup first)",
+            pytrace=False,
+        )
     (folder / "tests" / "typos.yaml").write_text(
         "apiVersion: trainc/v1\nkind: PolicyTest\nresources: [resources.yaml]\nresults:\n"
         "  - {policy: gang.cue, resource: JobSet/team-a/multi-node-gang, result: allow}\n"

@@ -232,6 +232,9 @@ def _apply(
     report = apply(connection, to_apply, options, progress)
     counts = report.counts()
     states: dict[str, str] = {}
+    if args.wait and not dry_run and not report.applied_jobsets:
+        # with --emit trainjobs the Trainer controller makes the JobSets later
+        note("--wait: no JobSet was applied: nothing to wait for", cluster)
     if args.wait and not dry_run and report.applied_jobsets:
         states = wait_for_jobsets(
             connection,
@@ -266,10 +269,30 @@ def _apply(
         print(json.dumps(document, indent=2, sort_keys=True))
     if report.failed:
         return EXIT_INPUT_ERROR
-    if states:
-        if any(s == "failed" for s in states.values()):
-            return EXIT_VIOLATIONS
-        if any(s == "waiting" for s in states.values()):
-            sys.stderr.write(f"trainc: error: --wait: timed out after {args.timeout:g}s\n")
-            return EXIT_INPUT_ERROR
-    return EXIT_OK
+    code, message = wait_outcome(states, args.timeout)
+    if message:
+        sys.stderr.write(f"trainc: error: {message}\n")
+    return code
+
+
+def wait_outcome(states: dict[str, str], timeout: float) -> tuple[int, str]:
+    """``--wait``'s exit code and error line from each JobSet's final state.
+
+    The timeout is said whenever a JobSet is still waiting, also when another failed
+    (exit 1 then, as documented; 2 for a timeout alone).
+
+    >>> wait_outcome({"a/x": "started", "a/y": "waiting", "a/z": "failed"}, 60)
+    (1, '--wait: timed out after 60s: 1 of 3 JobSets not started: a/y')
+    """
+    from compiler.deliver.apply.run import some_names
+
+    waiting = sorted(key for key, state in states.items() if state == "waiting")
+    message = (
+        f"--wait: timed out after {timeout:g}s: {len(waiting)} of {len(states)} JobSets "
+        f"not started: {some_names(waiting)}"
+        if waiting
+        else ""
+    )
+    if any(state == "failed" for state in states.values()):
+        return EXIT_VIOLATIONS, message
+    return (EXIT_INPUT_ERROR if waiting else EXIT_OK), message

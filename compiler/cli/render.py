@@ -2,6 +2,8 @@
 
 trainc render PATH... [-o DIR | -o -] [--owner-uid UID]
 trainc render [--project FILE] [--cluster NAME] [-o DIR]   (trainc.yaml: every cluster)
+trainc render -q --staged   (the pre-commit hook: exit 1 when the output folder differs from
+                             git's index: see compiler/deliver/staged.py)
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     parser.add_argument(
+        "--staged",
+        action="store_true",
+        help="after writing, exit 1 when the output folder differs from the git index (new, "
+        "changed or removed files not staged): the commit would lack what trainc renders; "
+        "for the pre-commit hook",
+    )
+    parser.add_argument(
         "--server-defaults",
         action="store_true",
         help="write objects as the API server stores them, their CRDs' defaults applied (to "
@@ -87,16 +96,20 @@ def run_verb(args: argparse.Namespace) -> int:
 
     plans = build_plans(args)
     project_mode = plans[0].cluster is not None
+    if args.staged and (args.output == "-" or (args.output is None and not project_mode)):
+        raise UsageError("trainc render: --staged compares an output folder with git's index")
     if args.emit == "resolved" and not args.provenance:
         done = _run_parts(args, plans, project_mode)
         if done is not None:
-            return done
+            return _staged(args, plans, done)
     builds = [run(plan) for plan in plans]
     for build in builds:
         for message in build.notes:
             note(message, build.plan.cluster_name)
         warn_all(build.warnings, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
+    for build in builds:
+        _warn_if_empty(args, build.plan.cluster_name, len(build.summaries))
     if args.emit == "trainjobs":
         if args.server_defaults:
             raise UsageError("trainc render: --server-defaults is for --emit resolved")
@@ -139,7 +152,31 @@ def run_verb(args: argparse.Namespace) -> int:
         write_atomically(Path(args.provenance), provenance, "--provenance")
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
-    return EXIT_OK
+    return _staged(args, plans, EXIT_OK)
+
+
+def _warn_if_empty(args: argparse.Namespace, cluster: str | None, jobs: int) -> None:
+    """Say so when there is nothing to render: an empty or mistyped folder would
+    otherwise exit 0 with no output and no word (exit 0 still: no input is wrong)."""
+    if jobs == 0:
+        where = ", ".join(args.paths) if args.paths else "the project's inputs"
+        warn(f"no TrainJob in {where}: nothing to render", cluster)
+
+
+def _staged(args: argparse.Namespace, plans: list[BuildPlan], code: int) -> int:
+    """``--staged``: after a render into a folder, compare the folder with git's index."""
+    if not args.staged or code != EXIT_OK:
+        return code
+    from compiler.deliver.staged import staged_differences
+
+    cluster = plans[0].cluster
+    output = Path(args.output) if args.output is not None else None
+    output = output or (cluster.output if cluster is not None else None)
+    assert output is not None  # refused before the render: see run_verb
+    report = staged_differences(output)
+    if report.differs:
+        sys.stderr.write(report.text())
+    return report.exit_code
 
 
 def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool) -> int | None:
@@ -193,6 +230,7 @@ def _run_parts_with(
             for message in part.notes:
                 note(message, part.plan.cluster_name)
             warn_all(part.warnings, part.plan.cluster_name)
+            _warn_if_empty(args, part.plan.cluster_name, len(part.summaries))
         if to_stdout:
             missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
             if missing is not None:  # found before the first byte is written

@@ -34,7 +34,7 @@ def run_git(repo: Path, *args: str) -> str:
 def example_repo(tmp_path: Path) -> Path:
     """A git repo with example/'s runtimes and jobs under ``inputs/``, committed once."""
     if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+        pytest.fail("git is not installed (trainc diff and these tests need it)", pytrace=False)
     repo = tmp_path / "repo"
     repo.mkdir()
     run_git(repo, "init", "-q", "-b", "main")

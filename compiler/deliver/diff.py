@@ -237,6 +237,7 @@ class ObjectChange:
     name: str
     status: str  # added | removed | changed
     fields: list[FieldChange] = field(default_factory=list)
+    refused: str = ""  # live diffs: why an apply would refuse this change (immutable fields)
 
     @property
     def title(self) -> str:

@@ -122,6 +122,8 @@ def render_text(diff: RenderDiff) -> str:
         lines.append(f"{indent}TrainJob {job.namespace}/{job.name}: {job.status}")
         for obj in job.objects:
             lines.append(f"{indent}  {_MARK[obj.status]} {_object_heading(obj)}: {obj.status}")
+            if obj.refused:
+                lines.append(f"{indent}      ! apply refuses this change: {obj.refused}")
             for depth, group, change in _grouped(obj.fields):
                 pad = indent + "      " + "  " * depth
                 if group is not None:
@@ -247,6 +249,8 @@ def _md_details(job: TrainJobDiff, with_cluster: bool) -> list[str]:
             f"({_code(obj.api_version)}) — {obj.status}"
         )
         out.append("")
+        if obj.refused:
+            out += [f"> **apply refuses this change**: {_cell(obj.refused)}", ""]
         for depth, group, change in _grouped(obj.fields):
             pad = "  " * depth
             if group is not None:

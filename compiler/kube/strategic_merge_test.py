@@ -22,7 +22,7 @@ def pod_spec() -> SchemaNode:
     try:
         return schema("io.k8s.api.core.v1.PodSpec")
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def job_set_spec() -> SchemaNode:
     try:
         return schema("jobset.v1alpha2.JobSetSpec")
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def pod_template() -> SchemaNode:
     try:
         return schema("io.k8s.api.core.v1.PodTemplateSpec")
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 def names(items: list[dict[str, Any]]) -> list[str]:

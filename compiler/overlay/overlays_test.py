@@ -417,7 +417,7 @@ def test_example_overlays_load_and_apply() -> None:
     overlays = load_overlays(
         [REPO / "overlays/production/platform.yaml", REPO / "overlays/staging/platform.yaml"]
     )
-    assert [o.name for o in overlays] == ["production-platform", "staging-platform", "llm-team"]
+    assert [o.name for o in overlays] == ["production-platform", "staging-platform", "vision-team"]
     job = TRAINJOB.replace("docker.io/me", "registry.prod.example.com/me")
     out, errors, _ = apply_input_overlays(manifests(job), overlays[:1], False)
     assert errors == []

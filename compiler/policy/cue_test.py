@@ -24,9 +24,14 @@ def _installed() -> bool:
     return True
 
 
-needs_cue = pytest.mark.skipif(
-    not _installed(), reason=f"cue {cue.CUE_VERSION} is not installed (run `make setup`)"
-)
+@pytest.fixture
+def cue_installed() -> None:
+    """The pinned cue CLI, which `make setup` builds: a failure, not a skip, without it."""
+    if not _installed():
+        pytest.fail(f"cue {cue.CUE_VERSION} is not installed (run `make setup`)", pytrace=False)
+
+
+needs_cue = pytest.mark.usefixtures("cue_installed")
 
 JOBS = """\
 apiVersion: trainer.kubeflow.org/v1alpha1

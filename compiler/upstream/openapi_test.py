@@ -20,7 +20,7 @@ def document() -> OpenAPIDocument:
     try:
         return openapi_document()
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 def test_loaded_once(document: OpenAPIDocument) -> None:

@@ -62,7 +62,7 @@ def pinned() -> templates.FluxTemplates:
     try:
         return flux_templates()
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 def test_pinned_templates_have_the_slots_flux_go_fills(pinned: templates.FluxTemplates) -> None:

@@ -19,7 +19,7 @@ def oracle_built() -> None:
         for version in TRAINER_VERSIONS:
             oracle.oracle_binary(version)
     except oracle.OracleUnavailable as reason:
-        pytest.skip(str(reason))
+        pytest.fail(f"{reason} (`make oracle` builds it; `make test` runs it first)", pytrace=False)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.version}/{c.name}")

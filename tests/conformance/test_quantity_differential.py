@@ -78,7 +78,10 @@ def go(pytestconfig: pytest.Config) -> Iterator[GoOracle]:
     """Build the Go harness once per session and keep it running."""
     go_tool = shutil.which("go")
     if go_tool is None:
-        pytest.skip("`go` is not on PATH: the quantity differential tests need the Go toolchain")
+        pytest.fail(
+            "`go` is not on PATH: the quantity differential tests need the Go toolchain (a prerequisite: README)",
+            pytrace=False,
+        )
     build = subprocess.run(
         [go_tool, "build", "-o", str(BINARY), "."],
         cwd=HARNESS_DIR,

@@ -85,7 +85,10 @@ def go() -> Iterator[GoOracle]:
     """Build the Go harness once per session and keep it running."""
     go_tool = shutil.which("go")
     if go_tool is None:
-        pytest.skip("`go` is not on PATH: the SMP/round-trip differential tests need Go")
+        pytest.fail(
+            "`go` is not on PATH: the SMP/round-trip differential tests need Go (a prerequisite: README)",
+            pytrace=False,
+        )
     build = subprocess.run(
         [go_tool, "build", "-o", str(BINARY), "."],
         cwd=HARNESS_DIR,
@@ -107,7 +110,7 @@ def upstream_ready() -> None:
         schema("jobset.v1alpha2.JobSetSpec")
         typeinfo()
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
 
 
 def _schema(type_name: str) -> SchemaNode:

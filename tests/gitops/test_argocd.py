@@ -204,7 +204,10 @@ WRAPPER = Path(__file__).parent / "cmpwrapper"
 def cmpwrapper() -> Path:
     """The Go wrapper around argo-cd v3's cmpserver/plugin, built once into the cache."""
     if shutil.which("go") is None:
-        pytest.skip("Go is not installed: cannot build the argo-cd cmpserver wrapper")
+        pytest.fail(
+            "Go is not installed: cannot build the argo-cd cmpserver wrapper (Go is a prerequisite: README)",
+            pytrace=False,
+        )
     import hashlib
 
     from compiler.upstream.artifacts import cache_root
@@ -225,9 +228,9 @@ def cmpwrapper() -> Path:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            pytest.skip("building the argo-cd cmpserver wrapper took over 25 minutes")
+            pytest.fail("building the argo-cd cmpserver wrapper took over 25 minutes")
         if build.returncode != 0:
-            pytest.skip(f"cannot build the argo-cd cmpserver wrapper: {build.stderr[-500:]}")
+            pytest.fail(f"cannot build the argo-cd cmpserver wrapper: {build.stderr[-500:]}")
     return binary
 
 

@@ -10,12 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import lupa  # a dev extra: `make setup` installs it
 import pytest
 import yaml
 
 from tests.gitops.support import ARGOCD
-
-lupa = pytest.importorskip("lupa")
 
 HEALTH = ARGOCD / "health"
 JOBSET = HEALTH / "jobset.x-k8s.io_JobSet.lua"

@@ -2,7 +2,8 @@
 
 ``control_plane``: etcd + kube-apiserver v1.34.4 with the Trainer, JobSet, coscheduling
 and Volcano PodGroup CRDs, started once per session (the binaries are built by
-``make control-plane``, or on first use); skipped with the reason when Go is missing.
+``make control-plane``, which ``make test`` runs first, or on first use); a failure with
+the reason when it cannot be built or started.
 ``trainer_controller``: the same control plane with the Trainer v2.3.0 controller
 manager running and its webhooks registered.
 """
@@ -21,7 +22,7 @@ def control_plane() -> Iterator[ControlPlane]:
     try:
         plane = start(build())
     except ControlPlaneUnavailable as error:
-        pytest.skip(f"no live control plane: {error}")
+        pytest.fail(f"no live control plane (`make test` builds it first): {error}", pytrace=False)
     try:
         yield plane
     finally:
@@ -33,5 +34,5 @@ def trainer_controller(control_plane: ControlPlane) -> ControlPlane:
     try:
         control_plane.start_trainer()
     except ControlPlaneUnavailable as error:
-        pytest.skip(f"the Trainer controller manager does not start: {error}")
+        pytest.fail(f"the Trainer controller manager does not start: {error}", pytrace=False)
     return control_plane

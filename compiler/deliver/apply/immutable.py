@@ -33,7 +33,13 @@ from collections.abc import Iterable
 
 from compiler.deliver.diff import MISSING, FieldChange, Key, format_path
 
-__all__ = ["IMMUTABLE_SPEC_FIELDS", "forbidden_changes", "format_path"]
+__all__ = [
+    "IMMUTABLE_SPEC_FIELDS",
+    "forbidden_changes",
+    "forbidden_fields",
+    "format_path",
+    "refusal",
+]
 
 IMMUTABLE_SPEC_FIELDS = frozenset(
     {
@@ -82,3 +88,18 @@ def forbidden_changes(changes: Iterable[FieldChange], suspended: bool) -> list[F
             continue
         out.append(change)
     return out
+
+
+def forbidden_fields(
+    desired: dict[str, object], live: dict[str, object], found: list[FieldChange]
+) -> str:
+    """The fields of ``found`` (changes of a live JobSet) an apply may not change,
+    comma-separated; ``""`` when it may change them all."""
+    specs = [obj.get("spec") for obj in (live, desired)]
+    suspended = any(isinstance(spec, dict) and bool(spec.get("suspend")) for spec in specs)
+    return ", ".join(format_path(c.path) for c in forbidden_changes(found, suspended))
+
+
+def refusal(fields: str) -> str:
+    """Why an apply refuses a JobSet, as apply reports it and ``--diff`` warns of it."""
+    return f"immutable fields changed: {fields} (--recreate deletes and recreates the JobSet)"

@@ -12,6 +12,7 @@ written to the cluster.
 from __future__ import annotations
 
 from compiler.deliver.apply.client import Connection
+from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan
 from compiler.deliver.apply.run import LiveIndex
@@ -36,8 +37,17 @@ def live_diff(connection: Connection, plan: ApplyPlan, field_manager: str) -> Re
             found = changes(desired.obj, live, owned_fields(live, field_manager))
             if not found:
                 continue
+            # an apply would refuse it: said here, before anyone runs that apply
+            fields = forbidden_fields(desired.obj, live, found) if desired.kind == "JobSet" else ""
+            refused = refusal(fields) if fields else ""
             change = ObjectChange(
-                desired.api_version, desired.kind, namespace, desired.name, "changed", found
+                desired.api_version,
+                desired.kind,
+                namespace,
+                desired.name,
+                "changed",
+                found,
+                refused,
             )
         by_trainjob.setdefault(key, []).append(change)
     for required in plan.secrets:

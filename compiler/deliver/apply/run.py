@@ -29,14 +29,21 @@ from compiler.deliver.apply.applyset import (
     split_group_kind,
 )
 from compiler.deliver.apply.client import RESOURCES, ClusterError, Connection, Resource, Unreachable
-from compiler.deliver.apply.immutable import forbidden_changes
+from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
-from compiler.deliver.diff import format_path
 
-__all__ = ["STATUSES", "ApplyOptions", "ApplyReport", "Interrupted", "Outcome", "apply"]
+__all__ = [
+    "STATUSES",
+    "ApplyOptions",
+    "ApplyReport",
+    "Interrupted",
+    "Outcome",
+    "apply",
+    "some_names",
+]
 
 Json = dict[str, Any]
 STATUSES = ("created", "configured", "recreated", "unchanged", "pruned", "skipped", "failed")
@@ -82,6 +89,19 @@ class ApplyReport:
         return any(o.status == "failed" for o in self.outcomes)
 
 
+NAMES_SHOWN = 10  # of a list in a message: a run of thousands of objects stays readable
+
+
+def some_names(names: list[str], shown: int = NAMES_SHOWN) -> str:
+    """The first ``shown`` names and how many more (the count is the message's point).
+
+    >>> some_names(["a", "b", "c"], 2), some_names([])
+    ('a, b, ... and 1 more', 'nothing')
+    """
+    rest = len(names) - shown
+    return ", ".join(names[:shown]) + (f", ... and {rest} more" if rest > 0 else "") or "nothing"
+
+
 class Interrupted(ClusterError):
     """The API server went away mid-apply; says what was and was not applied."""
 
@@ -89,8 +109,8 @@ class Interrupted(ClusterError):
         applied = [o.title for o in done if o.status in CHANGED or o.status == "unchanged"]
         lines = [
             str(cause),
-            f"applied ({len(applied)}): " + (", ".join(applied) or "nothing"),
-            f"not applied ({len(pending)}): " + (", ".join(pending) or "nothing"),
+            f"applied ({len(applied)}): {some_names(applied)}",
+            f"not applied ({len(pending)}): {some_names(pending)}",
             "run the same command again to apply the rest",
         ]
         super().__init__("\n".join(lines))
@@ -188,19 +208,10 @@ class _Run:
                 self.record(desired.title, "unchanged")
                 return
             if desired.kind == "JobSet":
-                suspended = bool((live.get("spec") or {}).get("suspend")) or bool(
-                    (desired.obj.get("spec") or {}).get("suspend")
-                )
-                forbidden = forbidden_changes(found, suspended)
-                if forbidden:
-                    fields = ", ".join(format_path(c.path) for c in forbidden)
+                fields = forbidden_fields(desired.obj, live, found)
+                if fields:
                     if not options.recreate:
-                        self.record(
-                            desired.title,
-                            "failed",
-                            f"immutable fields changed: {fields} (--recreate deletes and "
-                            "recreates the JobSet)",
-                        )
+                        self.record(desired.title, "failed", refusal(fields))
                         return
                     if options.dry_run:
                         self._remember(desired, live)

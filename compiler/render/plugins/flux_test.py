@@ -529,7 +529,7 @@ def test_real_templates_render_the_scripts() -> None:
     try:
         templates = flux_templates()
     except SetupError as err:
-        pytest.skip(f"upstream artifacts missing ({err})")
+        pytest.fail(f"upstream artifacts missing: `make setup` fetches them ({err})", pytrace=False)
     info = make_info(pod_set(), policy={"numProcPerNode": 4})
     (config_map,) = run(
         info, make_job({"numNodes": 2, "command": ["lmp"]}), FluxPlugin(lambda _version: templates)
