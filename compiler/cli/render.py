@@ -22,6 +22,7 @@ from compiler.cli.common import (
     note,
     one_plan,
     report_problems,
+    warn,
     warn_all,
     write_atomically,
 )

@@ -7,6 +7,7 @@ trainc)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -16,14 +17,12 @@ import pytest
 from tests.dist.support import Dist, user_env
 from tests.gitops.support import REPO, git, trainc, tree_digest, write_project
 
-PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
-
 
 def try_repo(root: Path, home: Path, dist: Dist) -> subprocess.CompletedProcess[str]:
     """Every hook of the repository (one install: try-repo's store is temporary)."""
     env = user_env(home, PRE_COMMIT_HOME=str(home / "pre-commit"), PIP_FIND_LINKS=str(dist.folder))
     return subprocess.run(
-        [str(PRE_COMMIT), "try-repo", str(REPO), "--all-files", "--color=never"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "--all-files", "--color=never"],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -35,8 +34,8 @@ def try_repo(root: Path, home: Path, dist: Dist) -> subprocess.CompletedProcess[
 
 
 def test_the_hooks_work_where_setup_never_ran(tmp_path: Path, dist: Dist) -> None:
-    if not PRE_COMMIT.is_file():
-        pytest.skip("pre-commit is not installed (pip install pre-commit)")
+    if importlib.util.find_spec("pre_commit") is None:
+        pytest.fail("pre-commit is not installed (`make setup` installs it)", pytrace=False)
     root = write_project(tmp_path / "work", jobs=2)
     git(root, "init", "-q", "-b", "main")
     # the rendered tree as this checkout renders it (the Go module cache's artifacts)
