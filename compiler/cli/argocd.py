@@ -225,14 +225,18 @@ def checkout_root(cwd: Path, environ: dict[str, str]) -> Path | None:
     return cwd
 
 
-def _project_in_checkout(root: Path | None, given: str | None) -> Path | None:
-    """The ``project`` setting, checked to stay inside the checkout before anything is read."""
+def _project_in_checkout(root: Path | None, given: str | None, source: str | None) -> Path | None:
+    """The ``project`` setting, checked to stay inside the checkout before anything is
+    read; an error names the setting it came from (``PARAM_PROJECT``, ...)."""
     if given is None or root is None:
         return None if given is None else Path(given)
     try:
         Root.at(root, "the checkout").resolve(given)
     except Outside as outside:
-        message = f"argocd generate: the project parameter {clip(repr(given), 200)} {outside}"
+        message = (
+            f"argocd generate: {source or '--project'}: the project file "
+            f"{clip(repr(given), 200)} {outside}"
+        )
         raise InputError.single(message) from None
     return Path(given)
 
@@ -300,7 +304,7 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
         "project", str(args.project) if args.project else None, environ
     )
     try:
-        given = _project_in_checkout(root, project_flag)
+        given = _project_in_checkout(root, project_flag, source)
         project = select_project("argocd generate", given, root=root)
     except InputError as error:
         if source is None:

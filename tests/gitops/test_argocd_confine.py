@@ -180,6 +180,9 @@ def test_generate_refuses_every_path_outside_the_checkout(tmp_path: Path, case: 
         assert "outside the checkout /" in stderr, stderr  # a long line is cut at 500
     else:
         assert "no trainc.yaml found" in stderr, stderr
+    if case.startswith("project parameter"):  # the setting it came from is named
+        named = "PARAM_PROJECT" if case == "project parameter" else "ARGOCD_APP_PARAMETERS"
+        assert f"argocd generate: {named}" in stderr, stderr
 
 
 def test_generate_errors_do_not_say_whether_an_outside_path_exists(tmp_path: Path) -> None:
