@@ -347,6 +347,8 @@ def run_case(
     try:
         base = root if chosen.mode == "project" else root / "in"
         base.mkdir(exist_ok=True)
+        if chosen.mode == "project":  # one repository: example/trainc.yaml names ../overlays
+            (root / ".git").mkdir()
         write_case(base, files, rng)
         argv = commands(chosen, root, rng)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
