@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -144,8 +145,8 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("trainc apply: --timeout must be positive")
+    if not args.timeout > 0 or math.isinf(args.timeout):
+        raise UsageError("trainc apply: --timeout must be a positive number of seconds")
     if args.applyset is not None and not args.prune:
         raise UsageError("trainc apply: --applyset goes with --prune")
     connection, to_apply, cluster = _connect_and_plan(args)
@@ -190,6 +191,7 @@ def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, 
     except BaseException:
         connection.close()
         raise
+    connection.set_timeout(args.timeout)  # the deadline counts from the first request
     return connection, to_apply, plan.cluster_name
 
 
@@ -233,12 +235,14 @@ def _apply(
     report = apply(connection, to_apply, options, progress)
     counts = report.counts()
     states: dict[str, str] = {}
+    wait_errors: dict[str, str] = {}
     if args.wait and not dry_run and report.applied_jobsets:
         states = wait_for_jobsets(
             connection,
             sorted(set(report.applied_jobsets)),
             args.timeout,
             lambda line: print(line, flush=True) if text else None,
+            errors=wait_errors,
         )
     if text:
         shown = ", ".join(
@@ -268,6 +272,10 @@ def _apply(
     if report.failed:
         return EXIT_INPUT_ERROR
     if states:
+        for key, reason in sorted(wait_errors.items()):
+            sys.stderr.write(f"trainc: error: --wait: JobSet {key}: {reason}\n")
+        if wait_errors:
+            return EXIT_INPUT_ERROR
         if any(s == "failed" for s in states.values()):
             return EXIT_VIOLATIONS
         if any(s == "waiting" for s in states.values()):
