@@ -164,6 +164,36 @@ def test_a_2xx_that_is_not_the_object_is_a_failure(
     assert run.status_of("JobSet vision/resnet") == "created"  # the rest goes on
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "default"}},
+    ],
+    ids=["empty", "wrong-name"],
+)
+def test_a_2xx_to_a_secret_create_that_is_not_the_secret_is_a_failure(
+    api: FakeApiServer, tmp_path: Path, body: Any
+) -> None:
+    from tests.conformance.cases import load_case
+
+    case = load_case(REPO / "golden" / "mpi-deepspeed-defaults")
+    assert case is not None
+    tree = tmp_path / "mpi"
+    tree.mkdir()
+    for index, path in enumerate(case.inputs):
+        (tree / f"{index}-{path.name}").write_bytes(path.read_bytes())
+    api.script(on("POST", "/api/v1/namespaces/default/secrets", Reply(201, body)))
+    argv = ["apply", str(tree), "--kubeconfig", str(api.kubeconfig(tmp_path)), "--timeout", "5"]
+    verdict, out, err = run_main(argv, 30.0)
+    run = Run(verdict, out, err, 0.0)
+    run.clean()
+    assert run.code == 2
+    assert run.status_of("Secret default/ds-bare-mpi-ssh-auth") == "failed"
+    assert "answered 201 but not with the Secret" in out
+    assert "-----BEGIN" not in out + err  # no key material in any message
+
+
 # --- Retry-After ------------------------------------------------------------------------
 
 

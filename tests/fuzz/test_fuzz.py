@@ -34,3 +34,34 @@ def test_small_fuzz_run_is_clean(tmp_path: Path) -> None:
     )
     assert ", 0 outside 0/1/2, 0 over 1 GiB, " in lines[-2]
     assert done.returncode == 0
+
+
+def test_small_apply_fuzz_run_is_clean(tmp_path: Path) -> None:
+    """200 cases of the ``apply`` surface: ``trainc apply`` against spoiled answers."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.fuzz",
+            "--surfaces",
+            "apply",
+            "--count",
+            "200",
+            "--seed",
+            "25",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path / "fuzz-out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "fuzz: 200 cases, 0 tracebacks, 0 hangs, 0 without location", (
+        done.stdout + done.stderr
+    )
+    assert ", 0 outside 0/1/2, 0 over 1 GiB, 0 false successes, " in lines[-2]
+    assert done.returncode == 0

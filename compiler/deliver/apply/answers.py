@@ -121,9 +121,9 @@ def object_problem(
     name: str,
     namespace: str | None,
 ) -> str | None:
-    """What is wrong with a 2xx answer that must be the object ``kind`` ``name`` (in
-    ``namespace``; None for a cluster-scoped one); ``api_version``/``kind`` None: not
-    checked (a metadata-only answer)."""
+    """What is wrong with a 2xx answer that must be the object ``kind`` ``name`` in
+    ``namespace`` (``""``: cluster-scoped; None: not checked); ``api_version``/``kind``
+    None: not checked (a metadata-only answer)."""
     if answer.problem:
         return answer.problem
     body = answer.body
@@ -136,7 +136,7 @@ def object_problem(
     metadata = body["metadata"]
     if metadata["name"] != name:
         return f"metadata.name is {_shown(metadata['name'])}, not {name}"
-    if namespace is not None and metadata.get("namespace", namespace) != namespace:
+    if namespace is not None and (metadata.get("namespace") or "") != namespace:
         return f"metadata.namespace is {_shown(metadata.get('namespace'))}, not {namespace}"
     return None
 
@@ -146,7 +146,9 @@ def list_items(answer: ApiAnswer, request: str) -> list[Json]:
     problem = answer.problem
     items: Any = answer.body.get("items")
     if problem is None:
-        if items is None:
+        if "items" not in answer.body:
+            problem = "it has no items"
+        elif items is None:
             items = []
         elif not isinstance(items, list):
             problem = f"items is {type_name(items)}, not an array"
