@@ -17,12 +17,15 @@ request, and every slow answer is bounded in time and stops when the client goes
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import itertools
 import json
 import re
 import socket
+import ssl
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -105,7 +108,7 @@ def fields_of(value: Any) -> Json:
 class FakeApiServer:
     """See the module docstring. ``url`` is ``http://127.0.0.1:<port>``."""
 
-    def __init__(self, idle: float = 60.0) -> None:
+    def __init__(self, idle: float = 60.0, tls: bool = False) -> None:
         self.objects: dict[str, Json] = {}  # object path -> object
         self.requests: list[Request] = []
         self.scripts: list[Script] = []
@@ -116,7 +119,15 @@ class FakeApiServer:
         self._idle = idle
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.ca: bytes | None = None
+        if tls:
+            self.ca, context = _tls_context()
+            # the handshake in the request's thread, not in the accepting one
+            self._server.socket = context.wrap_socket(
+                self._server.socket, server_side=True, do_handshake_on_connect=False
+            )
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         threading.Thread(target=self._idle_stop, daemon=True).start()
@@ -151,12 +162,15 @@ class FakeApiServer:
 
     def kubeconfig(self, directory: Path) -> Path:
         path = directory / "kubeconfig"
+        cluster = {"server": self.url}
+        if self.ca is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca).decode()
         path.write_text(
             json.dumps(
                 {
                     "apiVersion": "v1",
                     "kind": "Config",
-                    "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+                    "clusters": [{"name": "fake", "cluster": cluster}],
                     "users": [{"name": "fake", "user": {"token": "fake-token"}}],
                     "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}],
                     "current-context": "fake",
@@ -400,6 +414,49 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
         self.wfile.flush()
+
+
+def _tls_context() -> tuple[bytes, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1 (its PEM, the CA to trust) and a server
+    context with it."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "cert.pem").write_bytes(pem)
+        (Path(folder) / "key.pem").write_bytes(key_pem)
+        context.load_cert_chain(Path(folder) / "cert.pem", Path(folder) / "key.pem")
+    return pem, context
 
 
 @contextmanager

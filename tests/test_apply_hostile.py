@@ -119,6 +119,36 @@ def test_timeout_holds_against_a_slow_body(
     )
 
 
+@pytest.mark.parametrize("mode", ["trickle", "chunked-forever"])
+def test_timeout_holds_over_tls(tmp_path: Path, mode: str) -> None:
+    """The watchdog shuts a TLS socket too (the plain socket's shutdown, under TLS)."""
+    tls = FakeApiServer(idle=30.0, tls=True)
+    try:
+        reply = Reply(201, {"pad": "x" * 4000}, mode=mode, delay=0.05)
+        tls.script(on("PATCH", f"{PODGROUPS}/smoke", reply))
+        run = apply(tls, tmp_path, "--timeout", "2")
+        run.clean()
+        assert run.seconds < 2 + 1, f"{run.seconds:.1f}s for --timeout 2"
+        assert run.code == 2
+        assert "applied (1): PodGroup vision/resnet" in run.err  # over TLS: one applied
+    finally:
+        tls.stop()
+
+
+def test_wait_is_bounded_by_its_timeout_against_a_slow_body(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    def slow(request: Request, answer: Reply) -> Reply:
+        return Reply(200, answer.body, mode="trickle", delay=0.05)
+
+    api.script(on("GET", f"{JOBSETS}/resnet", slow))
+    run = apply(api, tmp_path, "--wait", "--timeout", "2")
+    run.clean()
+    assert run.seconds < 2 * 2 + 1, f"{run.seconds:.1f}s for --timeout 2 twice"
+    assert run.code == 2
+    assert "--wait: timed out after 2s" in run.err
+
+
 def test_timeout_holds_against_slow_headers_on_a_list(api: FakeApiServer, tmp_path: Path) -> None:
     api.script(on("GET", JOBSETS, Reply(200, {"items": []}, mode="stall", stall=30.0)))
     run = apply(api, tmp_path, "--timeout", "2")

@@ -329,7 +329,7 @@ class Connection:
                 answer = self._send(method, url, headers, body)
             except _Expired:
                 answer = None
-                last_error = last_error or "no complete answer"
+                last_error = "its answer was still incomplete at the deadline"
             except _transport_errors() as error:
                 if _is_tls(error):
                     raise ClusterError(

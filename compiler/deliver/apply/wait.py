@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler.deliver.apply.answers import mapping, object_problem, type_name
-from compiler.deliver.apply.client import RESOURCES, BadAnswer, Connection
+from compiler.deliver.apply.client import RESOURCES, BadAnswer, Connection, Unreachable
 
 __all__ = ["state", "wait_for_jobsets"]
 
@@ -118,7 +118,11 @@ def wait_for_jobsets(
             if states[key] != "waiting":
                 continue
             path = _JOBSET.path(namespace, name)
-            answer = connection.get(path)
+            try:
+                answer = connection.get(path)
+            except Unreachable as error:  # the deadline passed: what is left is waiting
+                progress(str(error))
+                return states
             if answer.code == 404:
                 states[key] = "failed"
                 progress(f"JobSet {key}: gone ({answer.message})")
