@@ -135,6 +135,19 @@ def test_timeout_holds_over_tls(tmp_path: Path, mode: str) -> None:
         tls.stop()
 
 
+def test_an_untrusted_certificate_is_a_clear_error(tmp_path: Path) -> None:
+    tls = FakeApiServer(idle=30.0, tls=True)
+    try:
+        tls.ca = None  # the kubeconfig names no CA: the system's do not trust it
+        run = apply(tls, tmp_path, "--timeout", "5")
+        run.clean()
+        assert run.code == 2
+        assert "over TLS" in run.err and "certificate-authority" in run.err
+        assert "before the timeout" not in run.err  # not retried: retrying cannot help
+    finally:
+        tls.stop()
+
+
 def test_wait_is_bounded_by_its_timeout_against_a_slow_body(
     api: FakeApiServer, tmp_path: Path
 ) -> None:
