@@ -248,6 +248,7 @@ class Fault:
     rng: random.Random
     code: int = 200
     timing: str = "normal"
+    spoiled: set[int] = field(default_factory=set)  # requests a fault has spoiled (shared)
     served: int = 0
     poisoned: list[str] = field(default_factory=list)  # why an answer could not succeed
     titles: set[str] = field(default_factory=set)  # objects whose apply answer was poison
@@ -255,6 +256,9 @@ class Fault:
     def __call__(self, request: Request, answer: Reply) -> Reply:
         if not self.match(request) or (self.served and not self.every):
             return answer
+        if request.index in self.spoiled:
+            return answer  # one fault per answer: the judgement is of what was sent
+        self.spoiled.add(request.index)
         self.served += 1
         rng = self.rng
         write = request.method in ("PATCH", "POST")
@@ -388,7 +392,9 @@ def run_case(state: State, seed: int, index: int, limit: float) -> tuple[Verdict
     if "--wait" in variant:
         server.script(_started)
     faults = [_fault(rng) for _ in range(rng.choice((1, 1, 2)))]
+    spoiled: set[int] = set()
     for _, fault in faults:
+        fault.spoiled = spoiled
         server.script(fault)
     argv = [
         "apply",
