@@ -22,12 +22,6 @@ EXAMPLE = REPO / "example"
 JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/vision/jobsets"
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/vision/podgroups"
 PARENT = "/api/v1/namespaces/default/secrets/trainc"
-ORDER = (
-    "PodGroup vision/resnet",
-    "PodGroup vision/smoke",
-    "JobSet vision/resnet",
-    "JobSet vision/smoke",
-)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -340,6 +334,15 @@ def test_a_malformed_list_is_an_error_not_a_traceback(
     assert run.code == 2
     assert "not applied (4)" in run.err
     assert f"GET {PODGROUPS}" in run.err
+
+
+def test_diff_with_a_malformed_list_is_an_error(api: FakeApiServer, tmp_path: Path) -> None:
+    body = {"kind": "JobSetList", "items": [{"metadata": {"name": "resnet", "labels": ["x"]}}]}
+    api.script(on("GET", JOBSETS, Reply(200, body)))
+    run = apply(api, tmp_path, "--diff", "--timeout", "5")
+    run.clean()
+    assert run.code == 2
+    assert f"GET {JOBSETS}" in run.err and "items[0].metadata.labels is an array" in run.err
 
 
 @pytest.mark.parametrize(
