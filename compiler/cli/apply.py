@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -144,8 +145,8 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("trainc apply: --timeout must be positive")
+    if not args.timeout > 0 or math.isinf(args.timeout):
+        raise UsageError("trainc apply: --timeout must be a positive number of seconds")
     if args.applyset is not None and not args.prune:
         raise UsageError("trainc apply: --applyset goes with --prune")
     connection, to_apply, cluster = _connect_and_plan(args)
@@ -189,6 +190,7 @@ def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, 
     except BaseException:
         connection.close()
         raise
+    connection.set_timeout(args.timeout)  # the deadline counts from the first request
     return connection, to_apply, plan.cluster_name
 
 
@@ -232,6 +234,7 @@ def _apply(
     report = apply(connection, to_apply, options, progress)
     counts = report.counts()
     states: dict[str, str] = {}
+    wait_errors: dict[str, str] = {}
     if args.wait and not dry_run and not report.applied_jobsets:
         # with --emit trainjobs the Trainer controller makes the JobSets later
         note("--wait: no JobSet was applied: nothing to wait for", cluster)
@@ -241,6 +244,7 @@ def _apply(
             sorted(set(report.applied_jobsets)),
             args.timeout,
             lambda line: print(line, flush=True) if text else None,
+            errors=wait_errors,
         )
     if text:
         shown = ", ".join(
@@ -268,6 +272,10 @@ def _apply(
         }
         print(json.dumps(document, indent=2, sort_keys=True))
     if report.failed:
+        return EXIT_INPUT_ERROR
+    for key, reason in sorted(wait_errors.items()):
+        sys.stderr.write(f"trainc: error: --wait: JobSet {key}: {reason}\n")
+    if wait_errors:
         return EXIT_INPUT_ERROR
     code, message = wait_outcome(states, args.timeout)
     if message:

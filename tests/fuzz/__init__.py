@@ -18,7 +18,9 @@ The case then runs in-process through :func:`compiler.cli.main` (``render -o -``
 * hang: the case ran past its time limit;
 * memory: a ``MemoryError`` (the 1 GiB limit), or peak RSS growth over 1 GiB;
 * without location: an error that names no input file (a ``render`` error line that
-  does not start with a file of the case; a ``check`` error finding without a location).
+  does not start with a file of the case; a ``check`` error finding without a location);
+* false success: (surface ``apply``) exit 0, or an object reported applied, after an
+  answer that was not a valid success.
 
 Failing cases are copied to ``--out`` to reproduce. The last line is exactly::
 

@@ -37,6 +37,7 @@ def _work(task: tuple[str, int, int, float]) -> tuple[int, dict[str, Any]]:
         "hang": verdict.hang,
         "memory": verdict.memory,
         "unlocated": bool(verdict.unlocated),
+        "wrong": bool(verdict.wrong),
     }
     return index, {"counts": counts, "detail": detail if verdict.bad else None}
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         for done, (index, result) in enumerate(pool.imap_unordered(_work, tasks, chunksize=8), 1):
             counts = result["counts"]
             codes[str(counts["code"])] += 1
-            for key in ("traceback", "hang", "memory", "unlocated"):
+            for key in ("traceback", "hang", "memory", "unlocated", "wrong"):
                 tally[key] += int(counts[key])
             if counts["code"] not in (0, 1, 2) and not counts["hang"]:
                 tally["exit"] += 1
@@ -105,13 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"fuzz: exit codes {dict(sorted(codes.items()))}, {tally['exit']} outside 0/1/2, "
-        f"{tally['memory']} over 1 GiB, {elapsed:.0f}s with {args.jobs} workers"
+        f"{tally['memory']} over 1 GiB, {tally['wrong']} false successes, "
+        f"{elapsed:.0f}s with {args.jobs} workers"
     )
     print(
         f"fuzz: {args.count} cases, {tally['traceback']} tracebacks, {tally['hang']} hangs, "
         f"{tally['unlocated']} without location"
     )
-    bad = sum(tally[k] for k in ("traceback", "hang", "memory", "unlocated", "exit"))
+    bad = sum(tally[k] for k in ("traceback", "hang", "memory", "unlocated", "wrong", "exit"))
     return 1 if bad else 0
 
 

@@ -247,6 +247,7 @@ class Verdict:
     hang: bool = False
     memory: bool = False
     unlocated: list[str] = field(default_factory=list)
+    wrong: list[str] = field(default_factory=list)  # success claimed for what was not one
 
     @property
     def bad(self) -> bool:
@@ -255,6 +256,7 @@ class Verdict:
             or self.hang
             or self.memory
             or self.unlocated
+            or self.wrong
             or self.code not in (0, 1, 2)
         )
 

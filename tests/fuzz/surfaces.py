@@ -7,7 +7,8 @@ A surface module exposes::
 
 ``state`` is what ``prepare`` returned; the verdict uses :class:`tests.fuzz.engine.Verdict`
 (traceback, hang, memory, unlocated, exit code). ``render`` is the original surface
-(mutated inputs through ``render`` and ``check``); the runner spreads the cases of a
+(mutated inputs through ``render`` and ``check``); ``apply`` runs ``trainc apply``
+against a fake API server whose answers each case spoils; the runner spreads the cases of a
 run over the surfaces it is given, case ``i`` going to surface ``i mod k``.
 """
 
@@ -20,6 +21,7 @@ from types import ModuleType
 SURFACES: dict[str, str] = {
     "render": "tests.fuzz.engine",
     "argocd": "tests.fuzz.argocd_surface",
+    "apply": "tests.fuzz.apply_surface",
 }
 
 

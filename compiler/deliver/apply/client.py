@@ -9,28 +9,46 @@ code path serves every kind. Errors a user can act on are :class:`ClusterError`
 - a kubeconfig that is missing or does not load, or names no such context;
 - an API server that cannot be reached: connection errors, HTTP 429 and 5xx are
   retried with exponential backoff until the deadline (``--timeout``), then
-  :class:`Unreachable`;
-- 401 (credentials refused) and 403 (forbidden, with the server's message).
+  :class:`Unreachable`; a ``Retry-After`` on 429 and 5xx (seconds or an HTTP-date, as
+  client-go honours it on the same codes) sets the wait instead, and one past the
+  deadline stops at once;
+- 401 (credentials refused) and 403 (forbidden, with the server's message);
+- an answer that is not what the API server must send (:class:`BadAnswer`, checked by
+  :mod:`.answers`).
+
+The deadline is one for the whole exchange: every request gets what remains of it, and
+holds for the whole answer, not only for each socket read (a body trickled a byte at a
+time, headers then silence, an endless chunked body): a watchdog shuts the request's
+socket when the deadline passes. Requests go through the ``kubernetes`` client's
+urllib3 pool (its TLS and proxy settings), without urllib3's own retries or redirects.
 """
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
 import json
 import os
+import re
+import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import TraincError
+from compiler.errors import TraincError, escape_text
 
 __all__ = [
     "RESOURCES",
     "ApiAnswer",
+    "BadAnswer",
     "ClusterError",
     "Connection",
+    "NotServed",
     "Resource",
     "Unreachable",
     "connect",
@@ -40,6 +58,7 @@ __all__ = [
 Json = dict[str, Any]
 
 _RETRY_CODES = frozenset({429, 500, 502, 503, 504})
+MAX_BODY = 256 << 20  # bytes of one answer: a LIST of thousands of JobSets is far less
 _METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
@@ -49,6 +68,14 @@ class ClusterError(TraincError):
 
 class Unreachable(ClusterError):
     """The API server did not answer within the deadline."""
+
+
+class BadAnswer(ClusterError):
+    """An answer that is not what the API server must send (body, types, object)."""
+
+
+class NotServed(ClusterError):
+    """Discovery says the cluster does not serve a kind."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +129,145 @@ RESOURCES: dict[tuple[str, str], Resource] = {
 class ApiAnswer:
     code: int
     body: Json
+    problem: str | None = None  # why the body is not a JSON object ("empty", ...)
+    retry_after: float | None = None  # seconds, from a Retry-After header
 
     @property
     def message(self) -> str:
-        return str(self.body.get("message") or self.body.get("reason") or f"HTTP {self.code}")
+        text = self.body.get("message") or self.body.get("reason") or f"HTTP {self.code}"
+        return escape_text(str(text))[:300]
+
+
+def decode_body(data: bytes) -> tuple[Json, str | None]:
+    """The body as a JSON object, or ``({"message": ...}, why not)``."""
+    if not data.strip():
+        return {}, "an empty body"
+    try:
+        parsed = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        text = data[:300].decode("utf-8", "replace")
+        return {"message": text}, f"a body that is not JSON ({_short(error)[:80]})"
+    if not isinstance(parsed, dict):
+        return {}, f"a body that is not a JSON object (a JSON {_json_type(parsed)})"
+    return parsed, None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+_SECONDS = re.compile(r"[0-9]{1,9}")
+
+
+def retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (delay-seconds or an HTTP-date);
+    ``None`` when absent or unreadable.
+
+    >>> retry_after("3"), retry_after("soon")
+    (3.0, None)
+    >>> retry_after("Fri, 27 Nov 2026 20:00:05 GMT", datetime(2026, 11, 27, 20, tzinfo=UTC))
+    5.0
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if _SECONDS.fullmatch(value):
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class _Expired(Exception):
+    """The deadline passed while a request was in flight."""
+
+
+# --- the watchdog -------------------------------------------------------------------
+# urllib3's timeouts bound each socket operation, not an answer: a body sent a byte at a
+# time never trips them. Each request runs under a watchdog that shuts its socket down
+# when the deadline passes, which ends any read in progress. The sockets are found
+# through the connection classes of the pool manager's pools (below): a new socket is
+# registered when it is made, a reused one when a request is sent on it.
+
+_WATCH = threading.local()
+
+
+class _Watchdog:
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Watchdog:
+        _WATCH.current = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._timer.cancel()
+        _WATCH.current = None
+
+    def attach(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # the plain socket's shutdown: an SSLSocket's would also drop its TLS state under the
+    # reader's feet; OSError: already closed
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _attach(sock: Any) -> None:
+    watch = getattr(_WATCH, "current", None)
+    if watch is not None and isinstance(sock, socket.socket):
+        watch.attach(sock)
+
+
+_WATCHED: dict[type[Any], type[Any]] = {}
+
+
+def _watched_pool(pool_class: type[Any]) -> type[Any]:
+    """``pool_class`` whose connections register their sockets with the watchdog."""
+    if pool_class not in _WATCHED:
+        base = pool_class.ConnectionCls
+
+        class WatchedConnection(base):  # type: ignore[valid-type,misc]
+            def _new_conn(self) -> Any:
+                sock = super()._new_conn()
+                _attach(sock)
+                return sock
+
+            def request(self, *args: Any, **kwargs: Any) -> Any:
+                _attach(self.sock)
+                return super().request(*args, **kwargs)
+
+        _WATCHED[pool_class] = type(
+            pool_class.__name__, (pool_class,), {"ConnectionCls": WatchedConnection}
+        )
+    return _WATCHED[pool_class]
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -123,11 +285,19 @@ class Connection:
         self.server = server
         self.context = context
         self.deadline = time.monotonic() + 60.0
+        self.timeout = 60.0
         self.requests = 0  # every request sent (tests count writes through ``writes``)
         self.writes = 0
         self._discovered: dict[tuple[str, str], Resource] = {}
+        pools = api_client.rest_client.pool_manager
+        pools.pool_classes_by_scheme = {
+            scheme: _watched_pool(cls) for scheme, cls in pools.pool_classes_by_scheme.items()
+        }
+        pools.clear()
 
     def set_timeout(self, seconds: float) -> None:
+        """The deadline: ``seconds`` from now, for every request until it is set again."""
+        self.timeout = seconds
         self.deadline = time.monotonic() + seconds
 
     def close(self) -> None:
@@ -153,16 +323,13 @@ class Connection:
             headers["Content-Type"] = content_type
         delay = 0.1
         last_error = ""
-        from kubernetes.client.exceptions import ApiException
-
         while True:
+            wait = delay
             try:
                 answer = self._send(method, url, headers, body)
-            except ApiException as error:  # the client's wrapping of TLS errors
-                raise ClusterError(
-                    f"cannot talk to the API server at {self.server} over TLS: "
-                    f"{_short(error)} (check the kubeconfig's certificate-authority)"
-                ) from None
+            except _Expired:
+                answer = None
+                last_error = "its answer was still incomplete at the deadline"
             except _transport_errors() as error:
                 if _is_tls(error):
                     raise ClusterError(
@@ -175,37 +342,78 @@ class Connection:
                 if answer.code not in _RETRY_CODES:
                     return self._checked(answer, method, path)
                 last_error = f"HTTP {answer.code}: {answer.message}"
-            if time.monotonic() + delay > self.deadline:
+                if answer.retry_after is not None:
+                    wait = max(answer.retry_after, 0.05)
+                    if time.monotonic() + wait > self.deadline:
+                        raise Unreachable(
+                            f"the API server at {self.server} did not answer {method} {path} "
+                            f"before the timeout ({self.timeout:g}s): {last_error}; it asked "
+                            f"to retry after {answer.retry_after:g}s (Retry-After)"
+                        )
+            if time.monotonic() + wait > self.deadline:
                 raise Unreachable(
                     f"the API server at {self.server} did not answer {method} {path} "
-                    f"before the timeout: {last_error}"
+                    f"before the timeout ({self.timeout:g}s): {last_error}"
                 )
-            time.sleep(delay)
+            time.sleep(wait)
             delay = min(delay * 2, 2.0)
 
     def _send(self, method: str, url: str, headers: dict[str, str], body: Any) -> ApiAnswer:
+        """One request and its whole answer, within what remains of the deadline."""
+        import urllib3
+
         _, full_url, all_headers, _, _ = self._api.param_serialize(
             method=method,
             resource_path=url,
             header_params=headers,
             auth_settings=["BearerToken"],
         )
+        remaining = min(self.deadline - time.monotonic(), 86400.0)  # timers cap their waits
+        if remaining <= 0:
+            raise _Expired
         self.requests += 1
         if method != "GET":
             self.writes += 1
-        if body is not None and "yaml" in headers.get("Content-Type", ""):
+        data = None
+        if body is not None:
             # JSON is YAML, but YAML has no surrogate-pair escapes: send UTF-8 as is
-            body = json.dumps(body, ensure_ascii=False).encode()
-        remaining = max(1.0, min(30.0, self.deadline - time.monotonic()))
-        response = self._api.rest_client.request(
-            method, full_url, headers=all_headers, body=body, _request_timeout=remaining
-        )
-        data = response.read()
-        try:
-            parsed = json.loads(data) if data else {}
-        except ValueError:
-            parsed = {"message": data.decode("utf-8", "replace")[:300]}
-        return ApiAnswer(response.status, parsed if isinstance(parsed, dict) else {})
+            yaml = "yaml" in headers.get("Content-Type", "")
+            data = json.dumps(body, ensure_ascii=not yaml).encode()
+        pools = self._api.rest_client.pool_manager
+        with _Watchdog(remaining) as watch:
+            try:
+                response = pools.request(
+                    method,
+                    full_url,
+                    body=data,
+                    headers=all_headers,
+                    timeout=urllib3.Timeout(connect=remaining, read=remaining),
+                    preload_content=False,
+                    redirect=False,
+                    retries=False,
+                )
+                try:
+                    raw = _read(response)
+                except BaseException:
+                    response.close()
+                    raise
+                finally:
+                    response.release_conn()
+            except Exception:
+                if watch.expired:
+                    raise _Expired from None
+                raise
+            if watch.expired:  # a body without a length ends where the socket was shut
+                raise _Expired
+        if raw is None:
+            parsed: Json = {}
+            problem: str | None = f"a body larger than {MAX_BODY >> 20} MiB"
+        else:
+            parsed, problem = decode_body(raw)
+        wait = None
+        if response.status == 429 or response.status >= 500:
+            wait = retry_after(response.headers.get("Retry-After"))
+        return ApiAnswer(response.status, parsed, problem, wait)
 
     def _checked(self, answer: ApiAnswer, method: str, path: str) -> ApiAnswer:
         if answer.code == 401:
@@ -230,17 +438,33 @@ class Connection:
         known = RESOURCES.get((api_version, kind)) or self._discovered.get((api_version, kind))
         if known is not None:
             return known
+        from compiler.deliver.apply.answers import served_resources
+
         group, _, version = api_version.rpartition("/")
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         answer = self.get(path)
-        for item in answer.body.get("resources") or []:
-            if item.get("kind") == kind and "/" not in str(item.get("name", "")):
-                found = Resource(group, version, str(item["name"]), bool(item.get("namespaced")))
-                self._discovered[(api_version, kind)] = found
-                return found
-        raise ClusterError(
-            f"the cluster does not serve {kind} {api_version} (is its CRD installed?)"
-        )
+        if answer.code == 200:
+            for item in served_resources(answer, f"GET {path}"):
+                if item["kind"] == kind and "/" not in item["name"]:
+                    found = Resource(group, version, item["name"], item.get("namespaced") is True)
+                    self._discovered[(api_version, kind)] = found
+                    return found
+        elif answer.code != 404:
+            raise ClusterError(f"cannot read GET {path} ({answer.code}): {answer.message}")
+        raise NotServed(f"the cluster does not serve {kind} {api_version} (is its CRD installed?)")
+
+
+def _read(response: Any) -> bytes | None:
+    """The whole body, or None past :data:`MAX_BODY` (the connection is then closed)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.stream(1 << 16):
+        size += len(chunk)
+        if size > MAX_BODY:
+            response.close()
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def resource_of(obj: Mapping[str, Any]) -> Resource:

@@ -9,10 +9,12 @@
     secrets      required Secrets after the JobSets, created only if absent (:mod:`.secrets`)
     prune        with an ApplySet (:mod:`.applyset`), members no longer rendered are deleted
 
-A refused object (conflict, immutable field, invalid) is reported and the rest goes on;
-the run then exits 2. An API server that stops answering within the timeout stops the
-run with :class:`Interrupted`, which names what was applied and what was not: a
-second run completes the rest (everything already applied is ``unchanged``).
+A refused object (conflict, immutable field, invalid, or a 2xx that is not the object
+applied) is reported and the rest goes on; the run then exits 2. Anything that stops the
+run (an API server that stops answering within the timeout, 401, 403, an answer that
+cannot be used: a malformed LIST, ApplySet parent or discovery) raises
+:class:`Interrupted`, which names what was applied and what was not: a second run
+completes the rest (everything already applied is ``unchanged``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.deliver.apply.answers import (
+    list_items,
+    mapping,
+    object_problem,
+    preferred_version,
+)
 from compiler.deliver.apply.applyset import (
     PART_OF_LABEL,
     ApplySet,
     members_to_prune,
     split_group_kind,
 )
-from compiler.deliver.apply.client import RESOURCES, ClusterError, Connection, Resource, Unreachable
+from compiler.deliver.apply.client import (
+    RESOURCES,
+    BadAnswer,
+    ClusterError,
+    Connection,
+    NotServed,
+    Resource,
+    Unreachable,
+)
 from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
@@ -103,9 +119,9 @@ def some_names(names: list[str], shown: int = NAMES_SHOWN) -> str:
 
 
 class Interrupted(ClusterError):
-    """The API server went away mid-apply; says what was and was not applied."""
+    """The run stopped part way; says what was and was not applied."""
 
-    def __init__(self, cause: Unreachable, done: list[Outcome], pending: list[str]) -> None:
+    def __init__(self, cause: ClusterError, done: list[Outcome], pending: list[str]) -> None:
         applied = [o.title for o in done if o.status in CHANGED or o.status == "unchanged"]
         lines = [
             str(cause),
@@ -143,16 +159,17 @@ class LiveIndex:
             items: list[Json] = []  # a namespace that does not exist yet
         elif answer.code != 200:
             raise ClusterError(
-                f"cannot list {kind} in {namespace or 'the cluster'}: {answer.message}"
+                f"cannot list {kind} in {namespace or 'the cluster'} (GET {path}, "
+                f"{answer.code}): {answer.message}"
             )
         else:
-            items = answer.body.get("items") or []
+            items = list_items(answer, f"GET {path}")
         for item in items:
             item.setdefault("apiVersion", api_version)  # core lists leave them out
             item.setdefault("kind", kind)
-            metadata = item.get("metadata") or {}
+            metadata = item["metadata"]
             ns = str(metadata.get("namespace") or "") if resource.namespaced else ""
-            self._objects[(api_version, kind, ns, str(metadata.get("name")))] = item
+            self._objects[(api_version, kind, ns, metadata["name"])] = item
         self._listed.add(key)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Json | None:
@@ -228,9 +245,7 @@ class _Run:
                 field_manager=options.field_manager,
                 force=options.force_conflicts,
                 dry_run=options.dry_run,
-                live_version=None
-                if live is None
-                else str((live.get("metadata") or {}).get("resourceVersion")),
+                live_version=None if live is None else live["metadata"].get("resourceVersion"),
             )
         except ApplyFailure as failure:
             self.record(desired.title, "failed", str(failure))
@@ -241,7 +256,7 @@ class _Run:
 
     def _remember(self, desired: Desired, obj: Json) -> None:
         if desired.kind == "JobSet":
-            uid = (obj.get("metadata") or {}).get("uid")
+            uid = mapping(obj.get("metadata")).get("uid")
             if uid:
                 self.jobset_uids[(desired.namespace, desired.name)] = str(uid)
             self.report.applied_jobsets.append((desired.namespace, desired.name))
@@ -252,8 +267,8 @@ class _Run:
             params["dryRun"] = "All"
         path = resource.path(namespace or None, name)
         answer = self.connection.request("DELETE", path, params=params)
-        if answer.code >= 300 and answer.code != 404:
-            raise ClusterError(f"cannot delete {path}: {answer.message}")
+        if (answer.code >= 300 or answer.code < 200) and answer.code != 404:
+            raise ClusterError(f"cannot delete {path} ({answer.code}): {answer.message}")
         while wait and not self.options.dry_run:
             if self.connection.get(path).code == 404:
                 return
@@ -293,8 +308,16 @@ class _Run:
         del body  # the key material: nowhere but in that request
         if answer.code == 409:
             self.record(required.title, "unchanged", "exists: left alone")
-        elif answer.code >= 300:
+        elif answer.code >= 300 or answer.code < 200:
             self.record(required.title, "failed", f"not created ({answer.code}): {answer.message}")
+        elif problem := object_problem(
+            answer, "v1", "Secret", requirement.name, requirement.namespace
+        ):
+            self.record(
+                required.title,
+                "failed",
+                f"the API server answered {answer.code} but not with the Secret: {problem}",
+            )
         else:
             self.record(required.title, "created", "keys generated")
 
@@ -328,6 +351,16 @@ class _Run:
         answer = self.connection.request(
             "GET", path, accept="application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
         )
+        if answer.code == 200:
+            bad = object_problem(answer, None, None, name, applyset.namespace)
+            if bad is not None:
+                raise BadAnswer(
+                    f"the API server's answer to GET {path} is not an ApplySet parent Secret: {bad}"
+                )
+        elif answer.code != 404:
+            raise ClusterError(
+                f"cannot read the ApplySet parent (GET {path}, {answer.code}): {answer.message}"
+            )
         problem = applyset.read_live(answer.body if answer.code == 200 else None)
         if problem is not None:
             raise ClusterError(problem)
@@ -352,14 +385,19 @@ class _Run:
                 continue
             scopes = sorted(namespaces) if resource.namespaced else [""]
             for namespace in scopes:
+                path = resource.path(namespace or None)
                 answer = self.connection.get(
-                    resource.path(namespace or None),
-                    {"labelSelector": f"{PART_OF_LABEL}={applyset.id}"},
+                    path, {"labelSelector": f"{PART_OF_LABEL}={applyset.id}"}
                 )
+                if answer.code == 404:
+                    continue  # not served there
                 if answer.code != 200:
-                    continue
+                    raise ClusterError(
+                        f"cannot list {kind} in {namespace or 'the cluster'} (GET {path}, "
+                        f"{answer.code}): {answer.message}"
+                    )
                 for obj in members_to_prune(
-                    answer.body.get("items") or [],
+                    list_items(answer, f"GET {path}"),
                     group,
                     kind,
                     self.applied_keys,
@@ -376,13 +414,17 @@ class _Run:
         for (_, known_kind), resource in RESOURCES.items():
             if known_kind == kind and resource.group == group:
                 return resource
-        answer = self.connection.get(f"/apis/{group}")
-        preferred = (answer.body.get("preferredVersion") or {}).get("groupVersion")
-        if answer.code != 200 or not preferred:
-            return None
+        if not group:
+            return None  # a core kind trainc does not apply: nothing of it to prune
+        path = f"/apis/{group}"
+        answer = self.connection.get(path)
+        if answer.code == 404:
+            return None  # the group is not served (its CRD is gone): nothing to prune
+        if answer.code != 200:
+            raise ClusterError(f"cannot read GET {path} ({answer.code}): {answer.message}")
         try:
-            return self.connection.resource(str(preferred), kind)
-        except ClusterError:
+            return self.connection.resource(preferred_version(answer, group, f"GET {path}"), kind)
+        except NotServed:
             return None
 
     # the whole run -------------------------------------------------------------------
@@ -400,7 +442,7 @@ class _Run:
             for title, why in self.plan.skipped:
                 self.record(title, "skipped", why)
             self.prune()
-        except Unreachable as error:
+        except ClusterError as error:
             raise Interrupted(error, self.report.outcomes, pending) from None
         return self.report
 

@@ -3,7 +3,9 @@
 A PATCH with ``application/apply-patch+yaml`` (JSON is YAML), ``fieldManager`` and
 ``force`` as kubectl sends them; ``dryRun=All`` for ``--dry-run=server``. The answer
 says what happened: 201 created; 200 with a new ``resourceVersion`` configured, with the
-same one unchanged. 409 is a conflict with another field manager: the error names the
+same one unchanged; a 2xx whose body is not the object applied (not JSON, another kind,
+name or namespace, metadata of the wrong types: :mod:`.answers`) is a failure of that
+object, never ``created``. 409 is a conflict with another field manager: the error names the
 manager and the fields (the server's ``details.causes``); ``--force-conflicts`` takes
 the fields over.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.deliver.apply.answers import mapping, object_problem
 from compiler.deliver.apply.client import ApiAnswer, Connection, Resource
 
 __all__ = ["Applied", "ApplyFailure", "conflict_message", "server_side_apply"]
@@ -33,9 +36,10 @@ class ApplyFailure(Exception):
 
 def conflict_message(answer: ApiAnswer) -> str:
     """``conflict with field manager "m": .spec.x, .metadata.labels.y``, grouped by manager."""
-    causes = (answer.body.get("details") or {}).get("causes") or []
+    causes = mapping(answer.body.get("details")).get("causes")
     by_manager: dict[str, list[str]] = {}
-    for cause in causes:
+    for cause in causes if isinstance(causes, list) else []:
+        cause = mapping(cause)
         message = str(cause.get("message", ""))
         manager = message.split('"')[1] if message.count('"') >= 2 else "another manager"
         by_manager.setdefault(manager, []).append(str(cause.get("field", "")))
@@ -59,6 +63,7 @@ def server_side_apply(
     live_version: str | None,
 ) -> Applied:
     metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") if resource.namespaced else None
     params = {"fieldManager": field_manager, "fieldValidation": "Strict"}
     if force:
         params["force"] = "true"
@@ -66,16 +71,27 @@ def server_side_apply(
         params["dryRun"] = "All"
     answer = connection.request(
         "PATCH",
-        resource.path(metadata.get("namespace"), str(metadata.get("name"))),
+        resource.path(namespace, str(metadata.get("name"))),
         obj,
         params,
         content_type=APPLY_PATCH,
     )
     if answer.code == 409:
         raise ApplyFailure(conflict_message(answer))
-    if answer.code >= 300:
+    if answer.code >= 300 or answer.code < 200:
         raise ApplyFailure(f"refused by the API server ({answer.code}): {answer.message}")
+    problem = object_problem(
+        answer,
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(metadata.get("name")),
+        str(namespace or ""),
+    )
+    if problem is not None:
+        raise ApplyFailure(
+            f"the API server answered {answer.code} but not with the object applied: {problem}"
+        )
     if answer.code == 201 or live_version is None:
         return Applied("created", answer.body)
-    version = (answer.body.get("metadata") or {}).get("resourceVersion")
+    version = answer.body["metadata"].get("resourceVersion")
     return Applied("unchanged" if version == live_version else "configured", answer.body)
