@@ -110,10 +110,14 @@ conformance: setup oracle
 conformance-fuzz: setup oracle
 	$(PY) -m tests.conformance.fuzz --count $(N)
 
-# Robustness: N mutated inputs through the CLI in-process (per-case time and memory
-# limits); closing line: fuzz: N cases, T tracebacks, H hangs, L without location.
+# Robustness: N hostile cases through the CLI in-process (per-case time and memory
+# limits) over four surfaces: render/check inputs, argocd generate's environment and
+# parameters, migrate's v1 and Volcano jobs, apply against a fake API server. An apply
+# case costs about 20 times a render case (it waits out slow answers), hence the weights.
+# Closing line: fuzz: N cases, T tracebacks, H hangs, L without location.
+FUZZ_SURFACES ?= render:6,argocd:6,migrate:6,apply:1
 fuzz: setup
-	$(PY) -m tests.fuzz --count $(N)
+	$(PY) -m tests.fuzz --count $(N) --surfaces $(FUZZ_SURFACES)
 
 # The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
 # manager at pinned versions, built once from the Go module proxy into the cache.

@@ -52,17 +52,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--surfaces",
         default=",".join(surfaces.SURFACES),
-        help="comma-separated, case i goes to the (i mod k)-th (default: all)",
+        help="comma-separated NAME or NAME:WEIGHT (default: all, weight 1 each)",
     )
     args = parser.parse_args(argv)
-    names = [name for name in args.surfaces.split(",") if name]
-    unknown = [name for name in names if name not in surfaces.SURFACES]
-    if unknown or not names:
-        parser.error(f"unknown surface {unknown}; known: {', '.join(surfaces.SURFACES)}")
+    try:
+        weights = surfaces.weights(args.surfaces)
+    except ValueError as error:
+        parser.error(str(error))
+    names = list(weights)
+    order = surfaces.interleave(weights)
 
     started = time.monotonic()
     tasks = [
-        (names[index % len(names)], args.seed, index, args.time_limit)
+        (order[index % len(order)], args.seed, index, args.time_limit)
         for index in range(args.count)
     ]
     tally: Counter[str] = Counter()
