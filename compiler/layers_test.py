@@ -84,3 +84,32 @@ def test_an_upward_import_is_caught_even_inside_a_function() -> None:
         "compiler.render.framework:2 imports compiler.plan.stages (render -> plan)"
     ]
     assert upward_imports("compiler.plan.check", source) == []
+
+
+def sideways_verb_imports(module: str, source: str) -> list[str]:
+    """Each import by a verb module (``compiler.cli.<verb>``) of another verb: what two
+    verbs share belongs in ``compiler.cli.common`` or a layer below.
+
+    >>> sideways_verb_imports("compiler.cli.diff", "from compiler.cli.apply import x")
+    ['compiler.cli.diff:1 imports compiler.cli.apply']
+    >>> sideways_verb_imports("compiler.cli.diff", "from compiler.cli.common import x")
+    []
+    """
+    if not module.startswith("compiler.cli.") or module == "compiler.cli.common":
+        return []
+    shared = ("compiler.cli", "compiler.cli.common")
+    return [
+        f"{module}:{line} imports {target}"
+        for line, target in imported_modules(source)
+        if target.startswith("compiler.cli") and target not in shared and target != module
+    ]
+
+
+def test_no_verb_imports_another_verb() -> None:
+    found = [
+        problem
+        for module, path in _modules()
+        if not module.endswith("_test")
+        for problem in sideways_verb_imports(module, path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

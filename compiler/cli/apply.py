@@ -13,22 +13,19 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
+    add_cluster_flags,
     add_kubernetes,
     add_owner_uid,
     add_paths,
     add_project,
     add_schemas,
-    build_plans,
+    connect_and_plan,
+    live_diff_out,
     note,
-    one_plan,
-    report_problems,
-    warn_all,
-    write_atomically,
 )
 from compiler.errors import EXIT_INPUT_ERROR, EXIT_OK, EXIT_VIOLATIONS, UsageError
 
@@ -127,84 +124,18 @@ def add_parser(commands: Commands) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-object lines")
 
 
-def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
-    """Which cluster, as kubectl says it (shared with ``trainc diff --live``)."""
-    parser.add_argument(
-        "--kubeconfig",
-        type=Path,
-        metavar="FILE",
-        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    parser.add_argument(
-        "--field-manager",
-        default="trainc",
-        metavar="NAME",
-        help="server-side apply field manager (default: trainc)",
-    )
-
-
 def run_verb(args: argparse.Namespace) -> int:
     if not args.timeout > 0 or math.isinf(args.timeout):
         raise UsageError("trainc apply: --timeout must be a positive number of seconds")
     if args.applyset is not None and not args.prune:
         raise UsageError("trainc apply: --applyset goes with --prune")
-    connection, to_apply, cluster = _connect_and_plan(args)
+    connection, to_apply, cluster = connect_and_plan(args)
     try:
         if args.diff:
-            return _diff(args, connection, to_apply)
+            return live_diff_out(args, connection, to_apply)
         return _apply(args, connection, to_apply, cluster)
     finally:
         connection.close()
-
-
-def live_diff_verb(args: argparse.Namespace) -> int:
-    """``trainc diff --live``: as ``trainc apply --diff``."""
-    args.timeout, args.emit = 60.0, None
-    connection, to_apply, _ = _connect_and_plan(args)
-    try:
-        return _diff(args, connection, to_apply)
-    finally:
-        connection.close()
-
-
-def _connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, str | None]:
-    """The connection, and what to apply: rendered as ``trainc render`` would."""
-    # Imported here: see compiler/cli/render.py.
-    from compiler.deliver.apply.client import connect
-    from compiler.deliver.apply.plan import apply_plan
-    from compiler.plan.stages import run
-
-    connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
-    try:
-        args.namespace = connection.namespace
-        args.strict = getattr(args, "strict", False)
-        plan = one_plan(args, build_plans(args))
-        build = run(plan)
-        for message in build.notes:
-            note(message, plan.cluster_name)
-        warn_all(build.warnings, plan.cluster_name)
-        report_problems(build.problems)
-        wanted = args.emit or (plan.cluster.delivery if plan.cluster is not None else None)
-        to_apply = apply_plan(build, "trainjobs" if wanted == "trainjobs" else "resolved")
-    except BaseException:
-        connection.close()
-        raise
-    connection.set_timeout(args.timeout)  # the deadline counts from the first request
-    return connection, to_apply, plan.cluster_name
-
-
-def _diff(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan) -> int:
-    from compiler.deliver.apply.live_diff import live_diff
-    from compiler.deliver.diff_format import render_markdown, render_text
-
-    result = live_diff(connection, to_apply, args.field_manager)
-    text = render_markdown(result) if args.format == "markdown" else render_text(result)
-    if args.command == "diff" and args.output is not None:
-        write_atomically(Path(args.output), text)
-    else:
-        sys.stdout.write(text)
-    return EXIT_VIOLATIONS if result.changed else EXIT_OK
 
 
 def _apply(

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from compiler.errors import (
     EXIT_INPUT_ERROR,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
     InputError,
     Problem,
     SetupError,
@@ -29,6 +31,8 @@ from compiler.plan.build_plan import (
 )
 
 if TYPE_CHECKING:
+    from compiler.deliver.apply.client import Connection
+    from compiler.deliver.apply.plan import ApplyPlan
     from compiler.project import Project
 
 
@@ -306,3 +310,73 @@ def previous_inputs(value: str | None, paths: list[str]) -> Iterator[list[Path] 
             ) from None
     with base_worktree(root, commit) as tree:
         yield [tree / r for r in relative if (tree / r).exists()]
+
+
+# --- the cluster a verb talks to (apply, diff --live) -------------------------------------
+
+
+def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    """Which cluster, as kubectl says it (shared with ``trainc diff --live``)."""
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    parser.add_argument(
+        "--field-manager",
+        default="trainc",
+        metavar="NAME",
+        help="server-side apply field manager (default: trainc)",
+    )
+
+
+def live_diff_verb(args: argparse.Namespace) -> int:
+    """``trainc diff --live``: as ``trainc apply --diff``."""
+    args.timeout, args.emit = 60.0, None
+    connection, to_apply, _ = connect_and_plan(args)
+    try:
+        return live_diff_out(args, connection, to_apply)
+    finally:
+        connection.close()
+
+
+def connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, str | None]:
+    """The connection, and what to apply: rendered as ``trainc render`` would."""
+    # Imported here: see compiler/cli/render.py.
+    from compiler.deliver.apply.client import connect
+    from compiler.deliver.apply.plan import apply_plan
+    from compiler.plan.stages import run
+
+    connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
+    try:
+        args.namespace = connection.namespace
+        args.strict = getattr(args, "strict", False)
+        plan = one_plan(args, build_plans(args))
+        build = run(plan)
+        for message in build.notes:
+            note(message, plan.cluster_name)
+        warn_all(build.warnings, plan.cluster_name)
+        report_problems(build.problems)
+        wanted = args.emit or (plan.cluster.delivery if plan.cluster is not None else None)
+        to_apply = apply_plan(build, "trainjobs" if wanted == "trainjobs" else "resolved")
+    except BaseException:
+        connection.close()
+        raise
+    connection.set_timeout(args.timeout)  # the deadline counts from the first request
+    return connection, to_apply, plan.cluster_name
+
+
+def live_diff_out(args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan) -> int:
+    """What an apply would change in the cluster, written as ``trainc diff`` writes it."""
+    from compiler.deliver.apply.live_diff import live_diff
+    from compiler.deliver.diff_format import render_markdown, render_text
+
+    result = live_diff(connection, to_apply, args.field_manager)
+    text = render_markdown(result) if args.format == "markdown" else render_text(result)
+    if args.command == "diff" and args.output is not None:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_VIOLATIONS if result.changed else EXIT_OK

@@ -11,8 +11,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from compiler.cli.apply import add_cluster_flags
-from compiler.cli.common import Commands, add_build_flags, write_atomically
+from compiler.cli.common import (
+    Commands,
+    add_build_flags,
+    add_cluster_flags,
+    live_diff_verb,
+    write_atomically,
+)
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 
 
@@ -55,8 +60,6 @@ def run_verb(args: argparse.Namespace) -> int:
     if args.between_versions:
         return _between_versions(args)
     if args.live:
-        from compiler.cli.apply import live_diff_verb
-
         return live_diff_verb(args)
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.diff_format import render_markdown, render_text
