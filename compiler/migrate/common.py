@@ -22,6 +22,9 @@ FRAMEWORK = "trainer.kubeflow.org/framework"
 SOURCE_ANNOTATION = "trainc.dev/migrated-from"
 INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 MAX_INT32 = 2147483647
+# etcd's default request limit (--max-request-bytes): the API server cannot store an
+# object bigger than this, so an output value over it could never be applied
+MAX_OBJECT_BYTES = 3 * 512 * 1024
 IGNORED_METADATA = (
     "uid",
     "resourceVersion",
@@ -207,6 +210,57 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     return None
+
+
+def digit_count(start: int, stop: int) -> int:
+    """The decimal digits of all of ``range(start, stop)`` (``start >= 0``), counted
+    without writing the numbers out.
+
+    >>> digit_count(8, 12) == len("891011")
+    True
+    """
+    total, width, low = 0, 1, 0
+    while low < stop:
+        high = 10**width
+        first, last = max(low, start), min(high, stop)
+        if first < last:
+            total += (last - first) * width
+        low, width = high, width + 1
+    return total
+
+
+def listing_bytes(count: int, fixed: int, start: int = 0) -> int:
+    """The length of ``count`` entries, each ``fixed`` characters plus the index
+    ``start + i``, joined by one-character separators (a host list, a TF_CONFIG role).
+
+    >>> listing_bytes(3, len("w-.w"), 1) == len("w-1.w,w-2.w,w-3.w")
+    True
+    """
+    if count <= 0:
+        return 0
+    return count * fixed + digit_count(start, start + count) + count - 1
+
+
+def listing_fits(job: Job, source: str, what: str, size: int) -> bool:
+    """Whether a value listing every pod (``size`` bytes, computed before it is built)
+    fits in an object the API server can store; if not, a hard error of the report.
+    The list is never built then: its size grows with the replica count."""
+    if size <= MAX_OBJECT_BYTES:
+        return True
+    job.diag(
+        "HOST_LIST_TOO_LARGE",
+        "error",
+        source,
+        f"{what} lists every pod: {size} bytes, over the {MAX_OBJECT_BYTES} bytes of an "
+        "object the API server can store (etcd's default request limit); the pods that "
+        "carry it could not be created",
+        action="rejected",
+        workaround="use fewer replicas",
+        decide=True,
+        covers=("*",),
+        hard=True,
+    )
+    return False
 
 
 # --- v1 webhook checks (PyTorch, TF, XGBoost, Paddle, JAX) -------------------------------

@@ -31,6 +31,8 @@ from compiler.migrate.common import (
     differing_paths,
     env_index,
     env_value,
+    listing_bytes,
+    listing_fits,
     name_length,
     runtime_object,
     strip_for_compare,
@@ -386,14 +388,22 @@ def migrate(job: Job) -> list[CommentedMap]:
             action="dropped",
             workaround="add a NetworkPolicy selecting jobset.sigs.k8s.io/jobset-name",
         )
-        for name in order:
-            count = int(by_name[name].get("replicas") or 0)
-            start = sum(int(by_name[n].get("replicas") or 0) for n in order[: order.index(name)])
+        counts = [int(by_name[n].get("replicas") or 0) for n in order]
+        starts = [sum(counts[:i]) for i in range(len(order))]
+        fixed = len(f"{job.name}-node-0-.{job.name}")
+        size = max(listing_bytes(c, fixed, s) for c, s in zip(counts, starts, strict=True))
+        if job.options.compat_env and not listing_fits(
+            job, "spec.plugins.svc", "A VC_<TASK>_HOSTS variable", size
+        ):
+            return []
+        for name, count, start in zip(order, counts, starts, strict=True):
             upper = name.upper().replace("-", "_")
             env.append(
                 env_value(
                     f"VC_{upper}_HOSTS",
-                    ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count)),
+                    ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count))
+                    if job.options.compat_env  # dropped below otherwise: not built
+                    else "",
                 )
             )
             env.append(env_value(f"VC_{upper}_NUM", str(count)))
@@ -551,7 +561,16 @@ def _migrate_mpi(
     for key in ("schedulerName", "priorityClassName"):
         if key in spec:
             job.mapped(f"spec.{key}", f"pod {key}")
-    hosts = ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+    size = listing_bytes(workers, len(f"{job.name}-node-0-.{job.name}"))
+    if job.options.compat_env and not listing_fits(
+        job, f"spec.tasks[{names.index(worker)}].replicas", "MPI_HOST", size
+    ):
+        return []
+    hosts = (
+        ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+        if job.options.compat_env  # the variables are not written otherwise
+        else ""
+    )
     env = CommentedSeq([env_value("MPI_HOST", hosts)])
     for name in (master, worker):
         upper = name.upper().replace("-", "_")
@@ -771,10 +790,17 @@ def _migrate_tf(
     counts = {n: int(by_name[n].get("replicas") or 0) for n in names}
     rjob_of = {n: "node" if role_of[n] == "worker" else role_of[n] for n in names}
     single = len(names) == 1 and sum(counts.values()) == 1
+    size = sum(
+        listing_bytes(counts[n], len(f'"{job.name}-{rjob_of[n]}-0-.{job.name}:{port}"'))
+        for n in names
+    )
+    shimmed = job.options.compat_env and not single  # only the shim writes the cluster
+    if shimmed and not listing_fits(job, "spec.tasks", "TF_CONFIG", size):
+        return []
     cluster = {
         role_of[n]: [f"{job.name}-{rjob_of[n]}-0-{i}.{job.name}:{port}" for i in range(counts[n])]
         for n in names
-        if counts[n] > 0
+        if counts[n] > 0 and shimmed
     }
     jobs: list[ReplicatedJob] = []
     restarts: set[str] = set()
