@@ -72,8 +72,7 @@ class Job:
 
     @property
     def namespace(self) -> str:
-        meta = self.data.get("metadata") or {}
-        return str(meta.get("namespace") or self.options.namespace)
+        return self.src.namespace or self.options.namespace
 
     @property
     def spec(self) -> dict[str, Any]:

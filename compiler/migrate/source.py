@@ -47,9 +47,18 @@ class SourceObject:
         return str(self.data.get("kind") or "")
 
     @property
+    def metadata(self) -> dict[str, Any]:
+        """``metadata`` if it is a mapping (anything else is a schema error), else empty."""
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
     def name(self) -> str:
-        meta = self.data.get("metadata") or {}
-        return str(meta.get("name") or "")
+        return str(self.metadata.get("name") or "")
+
+    @property
+    def namespace(self) -> str:
+        return str(self.metadata.get("namespace") or "")
 
     def location(self, path: JsonPath = ()) -> SourceLocation:
         return locate(self.data, path, self.file)
@@ -111,6 +120,26 @@ def read_sources(paths: list[str]) -> Iterator[SourceObject]:
             yield from _objects(_text(read_source(file), str(file)), str(file))
 
 
+# Deeper than any Kubernetes object (a pod template's deepest fields are ~25 levels
+# below a job's root), and far enough from Python's recursion limit for the recursive
+# steps of a translation (ruamel's reading and writing, copy.deepcopy).
+MAX_DEPTH = 100
+
+
+def too_deep(document: Any) -> JsonPath | None:
+    """The path of a node deeper than :data:`MAX_DEPTH`, found without recursion."""
+    stack: list[tuple[Any, JsonPath]] = [(document, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return path
+        if isinstance(node, dict):
+            stack.extend((value, (*path, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, (*path, index)) for index, value in enumerate(node))
+    return None
+
+
 def _objects(text: str, file: str) -> Iterator[SourceObject]:
     try:
         documents = list(round_trip().load_all(text))
@@ -120,9 +149,21 @@ def _objects(text: str, file: str) -> Iterator[SourceObject]:
             SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
         )
         raise InputError([Problem(f"not YAML: {error}", location)]) from None
+    except RecursionError:  # ruamel builds nested nodes recursively
+        raise InputError([Problem("not YAML: nested too deeply", SourceLocation(file))]) from None
     for document in documents:
         if document is None:
             continue
+        deep = too_deep(document)
+        if deep is not None:
+            raise InputError(
+                [
+                    Problem(
+                        f"nested more than {MAX_DEPTH} levels deep: not a Kubernetes object",
+                        locate(document, deep, file),
+                    )
+                ]
+            )
         if not isinstance(document, CommentedMap):
             raise InputError([Problem("not a Kubernetes object", locate(document, (), file))])
         kind = str(document.get("kind") or "")
