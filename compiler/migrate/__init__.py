@@ -66,6 +66,10 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
     candidates: list[Candidate] = []
     for src in sources:
         if src.api_version == TRAINER and src.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+            refused = schema_problems(src, options.namespace)
+            if refused:  # render would refuse it too: not a runtime to reuse
+                problems.extend(refused)
+                continue
             namespace = (
                 (src.namespace or options.namespace) if src.kind == "TrainingRuntime" else ""
             )

@@ -24,10 +24,11 @@ from typing import Any
 
 from compiler.apiserver.crds import CrdInfo, admit, trainer_crds
 from compiler.errors import FieldError, ObjectRef, Problem, SetupError
-from compiler.migrate.source import MPI_V2, V1, VOLCANO, SourceObject
+from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject
 
 __all__ = ["schema_problems"]
 
+RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
 _STRICT = 'strict decoding error: unknown field "'  # the unknown fields, in one message
 
 INT32: dict[str, Any] = {"type": "integer", "format": "int32"}
@@ -238,20 +239,26 @@ def plain(value: Any) -> Any:
 
 
 def schema_problems(src: SourceObject, namespace: str) -> list[Problem]:
-    """What the API server says of ``src`` (a v1, MPI Operator or Volcano job) on create,
-    located in its file; unknown fields are left out (see the module)."""
-    if (src.api_version, src.kind) not in _KINDS:
+    """What the API server says of ``src`` (a v1, MPI Operator or Volcano job, or a
+    Trainer runtime offered for reuse, checked against its real CRD) on create, located
+    in its file; unknown fields are left out (see the module)."""
+    if (src.api_version, src.kind) in _KINDS:
+        crd = _crd(src.api_version, src.kind)
+    elif src.api_version == TRAINER and src.kind in RUNTIMES:
+        found = trainer_crds().get(src.api_version, src.kind)  # a runtime offered for reuse
+        if found is None:
+            return []
+        crd = found
+    else:
         return []
     data = plain(src.data)
     meta = data.get("metadata")
-    if isinstance(meta, dict) and not meta.get("namespace"):
+    if crd.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
         meta["namespace"] = namespace
     errors = [
-        e
-        for e in admit(data, _crd(src.api_version, src.kind), trainer_crds())
-        if not e.unknown and _STRICT not in e.message
+        e for e in admit(data, crd, trainer_crds()) if not e.unknown and _STRICT not in e.message
     ]
-    ref = ObjectRef(src.kind, src.name, namespace)
+    ref = ObjectRef(src.kind, src.name, namespace if crd.namespaced else None)
     return [_problem(src, error, ref) for error in errors]
 
 

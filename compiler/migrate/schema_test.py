@@ -121,3 +121,21 @@ def test_plain_copies_without_recursion() -> None:
         copied, depth = copied[0], depth + 1
     assert depth == 5000
     assert type(plain({"n": True})["n"]) is bool
+
+
+def test_a_runtime_offered_for_reuse_is_checked_against_its_crd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+        "metadata: {name: a}\nspec: {template: 5, mlPolicy: []}\n"
+    )
+    job = tmp_path / "job.yaml"
+    job.write_text(TF)
+    assert main(["migrate", str(runtime), str(job), "-o", "-"]) == 2
+    _, err = capsys.readouterr()
+    assert (
+        f'{runtime}:4:8: ClusterTrainingRuntime a: spec.template: Invalid value: "integer": '
+        'spec.template in body must be of type object: "integer"'
+    ) in err.splitlines()
