@@ -19,6 +19,7 @@ from types import ModuleType
 # name -> module; add a surface with one line here.
 SURFACES: dict[str, str] = {
     "render": "tests.fuzz.engine",
+    "migrate": "tests.fuzz.migrate_surface",
 }
 
 
