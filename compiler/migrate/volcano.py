@@ -16,6 +16,7 @@ tensorflow; the webhook's plugin defaults)."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -48,6 +49,28 @@ def _args(values: Any) -> dict[str, str]:
             key, _, rest = text[2:].partition("=")
             out[key] = rest
     return out
+
+
+def _port(job: Job, plugin: str, args: dict[str, str], default: int) -> int:
+    """The plugin's ``--port`` flag, read as Go's flag package reads an int (base
+    prefixes, a leading 0 for octal); one it cannot parse, or that is no port, is an
+    input error at the plugin."""
+    text = args.get("port") or ""
+    if not text:
+        return default
+    try:
+        port = int(text, 8) if re.fullmatch(r"[+-]?0[0-7_]+", text) else int(text, 0)
+    except ValueError:
+        job.reject(f"spec.plugins.{plugin}", f'invalid value "{text}" for flag -port: parse error')
+        job.raise_problems()
+        return default
+    if not 0 < port < 65536:
+        job.reject(
+            f"spec.plugins.{plugin}",
+            f"Invalid value: {port}: --port must be between 1 and 65535, inclusive",
+        )
+        job.raise_problems()
+    return port
 
 
 def _main_index(template: dict[str, Any], task: str) -> int:
@@ -133,7 +156,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if torch:
         args = _args(plugins.get("pytorch"))
         master, worker = args.get("master") or "master", args.get("worker") or "worker"
-        port = int(args.get("port") or 23456)
+        port = _port(job, "pytorch", args, 23456)
         order = [n for n in (master, worker) if n in by_name]
         extra = [n for n in names if n not in (master, worker)]
         if extra:
@@ -465,7 +488,7 @@ def _migrate_mpi(
     spec = job.spec
     args = _args(plugins.get("mpi"))
     master, worker = args.get("master") or "master", args.get("worker") or "worker"
-    port = int(args.get("port") or 22)
+    port = _port(job, "mpi", args, 22)
     by_name = dict(zip(names, tasks, strict=True))
     extra = [n for n in names if n not in (master, worker)]
     if extra or master not in by_name or worker not in by_name:
@@ -772,7 +795,7 @@ def _migrate_tf(
     spec = job.spec
     args = _args(plugins.get("tensorflow"))
     role_of = {args.get(role) or role: role for role in TF_ROLES}
-    port = int(args.get("port") or 2222)
+    port = _port(job, "tensorflow", args, 2222)
     by_name = dict(zip(names, tasks, strict=True))
     extra = [n for n in names if n not in role_of]
     if extra or not any(role_of.get(n) == "worker" for n in names):
