@@ -83,7 +83,7 @@ class Job:
 
     def reject(self, path: str, message: str) -> None:
         """The v1 webhook (or the operator's validation) would reject the job."""
-        keys = tuple(int(k) if k.isdigit() else k for k in _split(path))
+        keys = tuple(int(k) if k.isascii() and k.isdigit() else k for k in _split(path))
         self.problems.append(
             Problem(
                 message,
