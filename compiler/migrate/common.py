@@ -147,6 +147,15 @@ def cmap(*pairs: tuple[str, Any]) -> CommentedMap:
     return out
 
 
+def child(mapping: Any, key: str, empty: Any) -> Any:
+    """``mapping[key]``, set to ``empty`` when it is absent or null (the API server
+    drops a null field: ``ports: null`` is no ports)."""
+    value = mapping.get(key)
+    if value is None:
+        mapping[key] = value = empty
+    return value
+
+
 def seq(*items: Any) -> CommentedSeq:
     return CommentedSeq(list(items))
 
@@ -802,7 +811,7 @@ class Runtime:
         rjobs = CommentedSeq()
         for rjob in self.jobs:
             pod = rjob.pod_template
-            pod_spec = pod.setdefault("spec", CommentedMap())
+            pod_spec = child(pod, "spec", CommentedMap())
             if self.scheduler_name and not pod_spec.get("schedulerName"):
                 pod_spec["schedulerName"] = self.scheduler_name
             if self.priority_class and not pod_spec.get("priorityClassName"):
@@ -896,7 +905,7 @@ def pod_template(
     out = copy.deepcopy(template) if template else CommentedMap()
     if not isinstance(out, CommentedMap):
         out = CommentedMap(out)
-    spec = out.setdefault("spec", CommentedMap())
+    spec = child(out, "spec", CommentedMap())
     index = main_container_index(out, main)
     containers = spec.get("containers") or CommentedSeq()
     if containers:
@@ -915,7 +924,7 @@ def pod_template(
             port_name, number = defaulted_port
             ports = container.get("ports")
             if not any(p.get("name") == port_name for p in ports or []):
-                ports = container.setdefault("ports", CommentedSeq())
+                ports = child(container, "ports", CommentedSeq())
                 ports.append(cmap(("name", port_name), ("containerPort", number)))
                 job.report.defaulted_ports.append((port_name, number))
                 job.diag(

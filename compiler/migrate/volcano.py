@@ -26,6 +26,7 @@ from compiler.migrate.common import (
     ReplicatedJob,
     Runtime,
     check_metadata,
+    child,
     cmap,
     common_notes,
     dedicated_runtime_ref,
@@ -264,7 +265,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if job.report.errors:
         return []
     pod = copy.deepcopy(ptask.get("template") or CommentedMap())
-    pspec = pod.setdefault("spec", CommentedMap())
+    pspec = child(pod, "spec", CommentedMap())
     main = _main_index(pod, primary)
     container = pspec["containers"][main]
     if container.get("name") != "node":
@@ -291,7 +292,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if torch and not any(
         int(p.get("containerPort") or 0) == port for p in container.get("ports") or []
     ):
-        container.setdefault("ports", CommentedSeq()).append(
+        child(container, "ports", CommentedSeq()).append(
             cmap(("name", "pytorchjob-port"), ("containerPort", port))
         )
     if not pspec.get("schedulerName"):
@@ -305,14 +306,14 @@ def migrate(job: Job) -> list[CommentedMap]:
         path = f"spec.volumes[{index}]"
         if volume.get("volumeClaimName"):
             name = f"volcano-volume-{index}"
-            pspec.setdefault("volumes", CommentedSeq()).append(
+            child(pspec, "volumes", CommentedSeq()).append(
                 cmap(
                     ("name", name),
                     ("persistentVolumeClaim", cmap(("claimName", volume["volumeClaimName"]))),
                 )
             )
             for c in pspec["containers"]:
-                c.setdefault("volumeMounts", CommentedSeq()).append(
+                child(c, "volumeMounts", CommentedSeq()).append(
                     cmap(("name", name), ("mountPath", volume.get("mountPath")))
                 )
             job.mapped(path, "pod volume + mount in every container")
@@ -545,7 +546,7 @@ def _migrate_mpi(
                     action="dropped",
                 )
         pod = copy.deepcopy(task.get("template") or CommentedMap())
-        pspec = pod.setdefault("spec", CommentedMap())
+        pspec = child(pod, "spec", CommentedMap())
         main = _main_index(pod, name)
         container = pspec["containers"][main]
         if container.get("name") != "node":
@@ -573,7 +574,7 @@ def _migrate_mpi(
         pspec["restartPolicy"] = restart
         for c in pspec["containers"]:
             if not any(int(p.get("containerPort") or 0) == port for p in c.get("ports") or []):
-                c.setdefault("ports", CommentedSeq()).append(
+                child(c, "ports", CommentedSeq()).append(
                     cmap(("name", "mpijob-port"), ("containerPort", port))
                 )
         if not pspec.get("schedulerName"):
@@ -602,9 +603,9 @@ def _migrate_mpi(
         env.append(env_value(f"VC_{upper}_HOSTS", value))
         env.append(env_value(f"VC_{upper}_NUM", str(count)))
     if job.options.compat_env:
-        pods[master]["spec"]["containers"][0].setdefault("env", CommentedSeq()).extend(env)
+        child(pods[master]["spec"]["containers"][0], "env", CommentedSeq()).extend(env)
         for var in env[1:]:
-            pods[worker]["spec"]["containers"][0].setdefault("env", CommentedSeq()).append(
+            child(pods[worker]["spec"]["containers"][0], "env", CommentedSeq()).append(
                 copy.deepcopy(var)
             )
         job.diag(
@@ -842,7 +843,7 @@ def _migrate_tf(
                     action="dropped",
                 )
         pod = copy.deepcopy(task.get("template") or CommentedMap())
-        pspec = pod.setdefault("spec", CommentedMap())
+        pspec = child(pod, "spec", CommentedMap())
         main = _main_index(pod, name)
         restart = pspec.get("restartPolicy") or "Always"
         if restart == "Always":
@@ -883,7 +884,7 @@ def _migrate_tf(
         if job.options.compat_env:
             # one replicated job per task: the task index is the completion index
             for c in pspec["containers"]:
-                env = c.setdefault("env", CommentedSeq())
+                env = child(c, "env", CommentedSeq())
                 if "env" in plugins:
                     env.extend([env_index("VK_TASK_INDEX"), env_index("VC_TASK_INDEX")])
                 for other in names:
