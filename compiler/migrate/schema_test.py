@@ -81,7 +81,8 @@ CASES = {
         _integer("spec.slotsPerWorker", "string"),
     ),
     "nested-200": (_nested(200), "8:106: nested more than 100 levels deep"),
-    "nested-3000": (_nested(3000), ": not YAML: nested too deeply"),
+    "nested-3000": (_nested(3000), "8:106: nested more than 100 levels deep"),
+    "scalar-document": (TF + "---\nfoo\n", "27:1: not a Kubernetes object"),
 }
 
 

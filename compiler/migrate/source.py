@@ -12,6 +12,13 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import (
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from compiler.apiserver.yaml_source import read_source, read_stream
 from compiler.errors import InputError, JsonPath, Problem, SourceLocation
@@ -126,6 +133,38 @@ def read_sources(paths: list[str]) -> Iterator[SourceObject]:
 MAX_DEPTH = 100
 
 
+_DEEP = f"nested more than {MAX_DEPTH} levels deep: not a Kubernetes object"
+
+
+@dataclass
+class _Scan:
+    roots: list[SourceLocation]  # where each document's root starts
+    deep: SourceLocation | None  # the first node deeper than MAX_DEPTH
+
+
+def _events(text: str, file: str) -> _Scan:
+    """Positions from the YAML events (no nodes built, no recursion): for the error
+    paths, where the loaded documents have none."""
+    scan = _Scan([], None)
+    depth, after_start = 0, False
+    try:
+        for event in round_trip().parse(text):
+            mark = event.start_mark
+            where = SourceLocation(file, mark.line + 1, mark.column + 1)
+            if after_start:
+                scan.roots.append(where)
+            after_start = isinstance(event, DocumentStartEvent)
+            if isinstance(event, MappingStartEvent | SequenceStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH + 1 and scan.deep is None:  # the root is depth 1
+                    scan.deep = where
+            elif isinstance(event, MappingEndEvent | SequenceEndEvent):
+                depth -= 1
+    except YAMLError:
+        pass
+    return scan
+
+
 def too_deep(document: Any) -> JsonPath | None:
     """The path of a node deeper than :data:`MAX_DEPTH`, found without recursion."""
     stack: list[tuple[Any, JsonPath]] = [(document, ())]
@@ -149,23 +188,26 @@ def _objects(text: str, file: str) -> Iterator[SourceObject]:
             SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
         )
         raise InputError([Problem(f"not YAML: {error}", location)]) from None
-    except RecursionError:  # ruamel builds nested nodes recursively
-        raise InputError([Problem("not YAML: nested too deeply", SourceLocation(file))]) from None
-    for document in documents:
+    except RecursionError:  # ruamel builds nested nodes recursively; its parser does not
+        where = _events(text, file).deep or SourceLocation(file)
+        raise InputError([Problem(_DEEP, where)]) from None
+    for index, document in enumerate(documents):
         if document is None:
             continue
+        if not isinstance(document, CommentedMap):
+            roots = _events(text, file).roots  # a scalar carries no position of its own
+            where = roots[index] if index < len(roots) else SourceLocation(file)
+            raise InputError([Problem("not a Kubernetes object", where)])
         deep = too_deep(document)
         if deep is not None:
             raise InputError(
                 [
                     Problem(
-                        f"nested more than {MAX_DEPTH} levels deep: not a Kubernetes object",
+                        _DEEP,
                         locate(document, deep, file),
                     )
                 ]
             )
-        if not isinstance(document, CommentedMap):
-            raise InputError([Problem("not a Kubernetes object", locate(document, (), file))])
         kind = str(document.get("kind") or "")
         if kind == "List" or (kind.endswith("List") and "items" in document):
             for index, item in enumerate(document.get("items") or []):
