@@ -4,6 +4,7 @@ output), ``List`` wrappers, and positions for input errors (``file:line:col``)."
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
+from ruamel.yaml.error import ReusedAnchorWarning, YAMLError
 from ruamel.yaml.events import (
     DocumentStartEvent,
     MappingEndEvent,
@@ -181,7 +182,11 @@ def too_deep(document: Any) -> JsonPath | None:
 
 def _objects(text: str, file: str) -> Iterator[SourceObject]:
     try:
-        documents = list(round_trip().load_all(text))
+        with warnings.catch_warnings():
+            # an anchor defined again is valid YAML (the later one counts, as in Go's
+            # reader); ruamel's warning would be a stray unlocated line on stderr
+            warnings.simplefilter("ignore", ReusedAnchorWarning)
+            documents = list(round_trip().load_all(text))
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         location = (
