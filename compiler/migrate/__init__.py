@@ -22,6 +22,7 @@ from compiler.migrate.common import Job, Options, object_id
 from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
+from compiler.migrate.schema import schema_problems
 from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
 
 __all__ = ["Migration", "Options", "migrate_objects", "migrate_paths"]
@@ -67,11 +68,12 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
     candidates: list[Candidate] = []
     for src in sources:
         if src.api_version == TRAINER and src.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
-            meta = src.data.get("metadata") or {}
+            refused = schema_problems(src, options.namespace)
+            if refused:  # render would refuse it too: not a runtime to reuse
+                problems.extend(refused)
+                continue
             namespace = (
-                str(meta.get("namespace") or options.namespace)
-                if src.kind == "TrainingRuntime"
-                else ""
+                (src.namespace or options.namespace) if src.kind == "TrainingRuntime" else ""
             )
             candidates.append(
                 Candidate(
@@ -89,7 +91,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
         key = (src.api_version, src.kind)
         if src.api_version == TRAINER:
             continue
-        namespace = str((src.data.get("metadata") or {}).get("namespace") or options.namespace)
+        namespace = src.namespace or options.namespace
         report = JobReport(ObjectId(src.api_version, src.kind, namespace, src.name), src.file)
         if key in UNSUPPORTED:
             report.add(
@@ -130,6 +132,10 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 )
             )
             result.reports.append(report)
+            continue
+        schema = schema_problems(src, namespace)
+        if schema:  # the API server would have refused the job: nothing to translate
+            problems.extend(schema)
             continue
         job = Job(src, options, report)
         if not src.name:

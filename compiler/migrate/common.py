@@ -22,6 +22,9 @@ FRAMEWORK = "trainer.kubeflow.org/framework"
 SOURCE_ANNOTATION = "trainc.dev/migrated-from"
 INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 MAX_INT32 = 2147483647
+# etcd's default request limit (--max-request-bytes): the API server cannot store an
+# object bigger than this, so an output value over it could never be applied
+MAX_OBJECT_BYTES = 3 * 512 * 1024
 IGNORED_METADATA = (
     "uid",
     "resourceVersion",
@@ -69,8 +72,7 @@ class Job:
 
     @property
     def namespace(self) -> str:
-        meta = self.data.get("metadata") or {}
-        return str(meta.get("namespace") or self.options.namespace)
+        return self.src.namespace or self.options.namespace
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -81,7 +83,7 @@ class Job:
 
     def reject(self, path: str, message: str) -> None:
         """The v1 webhook (or the operator's validation) would reject the job."""
-        keys = tuple(int(k) if k.isdigit() else k for k in _split(path))
+        keys = tuple(int(k) if k.isascii() and k.isdigit() else k for k in _split(path))
         self.problems.append(
             Problem(
                 message,
@@ -143,6 +145,15 @@ def cmap(*pairs: tuple[str, Any]) -> CommentedMap:
     for key, value in pairs:
         out[key] = value
     return out
+
+
+def child(mapping: Any, key: str, empty: Any) -> Any:
+    """``mapping[key]``, set to ``empty`` when it is absent or null (the API server
+    drops a null field: ``ports: null`` is no ports)."""
+    value = mapping.get(key)
+    if value is None:
+        mapping[key] = value = empty
+    return value
 
 
 def seq(*items: Any) -> CommentedSeq:
@@ -207,6 +218,57 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     return None
+
+
+def digit_count(start: int, stop: int) -> int:
+    """The decimal digits of all of ``range(start, stop)`` (``start >= 0``), counted
+    without writing the numbers out.
+
+    >>> digit_count(8, 12) == len("891011")
+    True
+    """
+    total, width, low = 0, 1, 0
+    while low < stop:
+        high = 10**width
+        first, last = max(low, start), min(high, stop)
+        if first < last:
+            total += (last - first) * width
+        low, width = high, width + 1
+    return total
+
+
+def listing_bytes(count: int, fixed: int, start: int = 0) -> int:
+    """The length of ``count`` entries, each ``fixed`` characters plus the index
+    ``start + i``, joined by one-character separators (a host list, a TF_CONFIG role).
+
+    >>> listing_bytes(3, len("w-.w"), 1) == len("w-1.w,w-2.w,w-3.w")
+    True
+    """
+    if count <= 0:
+        return 0
+    return count * fixed + digit_count(start, start + count) + count - 1
+
+
+def listing_fits(job: Job, source: str, what: str, size: int) -> bool:
+    """Whether a value listing every pod (``size`` bytes, computed before it is built)
+    fits in an object the API server can store; if not, a hard error of the report.
+    The list is never built then: its size grows with the replica count."""
+    if size <= MAX_OBJECT_BYTES:
+        return True
+    job.diag(
+        "HOST_LIST_TOO_LARGE",
+        "error",
+        source,
+        f"{what} lists every pod: {size} bytes, over the {MAX_OBJECT_BYTES} bytes of an "
+        "object the API server can store (etcd's default request limit); the pods that "
+        "carry it could not be created",
+        action="rejected",
+        workaround="use fewer replicas",
+        decide=True,
+        covers=("*",),
+        hard=True,
+    )
+    return False
 
 
 # --- v1 webhook checks (PyTorch, TF, XGBoost, Paddle, JAX) -------------------------------
@@ -749,7 +811,7 @@ class Runtime:
         rjobs = CommentedSeq()
         for rjob in self.jobs:
             pod = rjob.pod_template
-            pod_spec = pod.setdefault("spec", CommentedMap())
+            pod_spec = child(pod, "spec", CommentedMap())
             if self.scheduler_name and not pod_spec.get("schedulerName"):
                 pod_spec["schedulerName"] = self.scheduler_name
             if self.priority_class and not pod_spec.get("priorityClassName"):
@@ -843,7 +905,7 @@ def pod_template(
     out = copy.deepcopy(template) if template else CommentedMap()
     if not isinstance(out, CommentedMap):
         out = CommentedMap(out)
-    spec = out.setdefault("spec", CommentedMap())
+    spec = child(out, "spec", CommentedMap())
     index = main_container_index(out, main)
     containers = spec.get("containers") or CommentedSeq()
     if containers:
@@ -862,7 +924,7 @@ def pod_template(
             port_name, number = defaulted_port
             ports = container.get("ports")
             if not any(p.get("name") == port_name for p in ports or []):
-                ports = container.setdefault("ports", CommentedSeq())
+                ports = child(container, "ports", CommentedSeq())
                 ports.append(cmap(("name", port_name), ("containerPort", number)))
                 job.report.defaulted_ports.append((port_name, number))
                 job.diag(

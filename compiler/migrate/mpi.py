@@ -21,6 +21,7 @@ from compiler.migrate.common import (
     ReplicatedJob,
     Runtime,
     check_metadata,
+    child,
     cmap,
     common_notes,
     dedicated_runtime_ref,
@@ -184,7 +185,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if any(p == "ExitCode" for p in policies):
         runtime.exit_code = True
     if v2:
-        worker_env = worker_container.setdefault("env", CommentedSeq())
+        worker_env = child(worker_container, "env", CommentedSeq())
         worker_env.append(env_value("K_MPI_JOB_ROLE", "worker"))
     trainer = cmap(("numNodes", numnodes), ("numProcPerNode", slots))
     # The launcher's variables go into its template (trainer.env would reach the
@@ -198,7 +199,7 @@ def migrate(job: Job) -> list[CommentedMap]:
             env.append(env_value("NVIDIA_DRIVER_CAPABILITIES", ""))
         if env:
             launcher_container = launcher_pod["spec"]["containers"][0]
-            launcher_container.setdefault("env", CommentedSeq()).extend(env)
+            child(launcher_container, "env", CommentedSeq()).extend(env)
             job.diag(
                 "COMPAT_ENV_ADDED",
                 "info",

@@ -81,6 +81,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
         ReplicatedJob,
         Runtime,
         check_metadata,
+        child,
         cmap,
         common_notes,
         dedicated_runtime_ref,
@@ -152,7 +153,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
             str(c.get("name")) for i, c in enumerate(pod["spec"]["containers"]) if i != main
         ]
         if job.options.compat_env:
-            env = pod["spec"]["containers"][main].setdefault("env", CommentedSeq())
+            env = child(pod["spec"]["containers"][main], "env", CommentedSeq())
             env.extend(
                 [
                     env_value("PYTHONUNBUFFERED", "1"),

@@ -104,6 +104,20 @@ def migrate_peers(
     if pre is not None:
         pre(job, specs)
     base = f"spec.{kind.replica_field}"
+    if not specs:
+        # the webhook refuses only a missing map; an empty one was accepted and ran nothing
+        job.diag(
+            "NO_REPLICAS",
+            "error",
+            base,
+            "no replica types: v1 accepted the job and created no pods; a TrainJob runs at least one node",
+            action="rejected",
+            workaround="add the replica types the job runs, or drop the job",
+            decide=True,
+            covers=("*",),
+            hard=True,
+        )
+        return []
     total = sum(replicas_of(s) for s in specs.values())
     primary = "Worker" if "Worker" in specs else next(iter(specs))
     # Templates must be equivalent to merge.

@@ -70,7 +70,7 @@ def _nproc(peers: Peers) -> tuple[str, int]:
         return str(value), value
     text = "auto" if raw is None else str(raw)
     path = "spec.nprocPerNode"
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²".isdigit() is true, int("²") fails
         peers.trainer["numProcPerNode"] = int(text)
         job.mapped(path, "TrainJob.spec.trainer.numProcPerNode")
         return text, int(text)

@@ -4,6 +4,7 @@ output), ``List`` wrappers, and positions for input errors (``file:line:col``)."
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,14 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
+from ruamel.yaml.error import ReusedAnchorWarning, YAMLError
+from ruamel.yaml.events import (
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from compiler.apiserver.yaml_source import (
     max_file_documents,
@@ -52,9 +60,18 @@ class SourceObject:
         return str(self.data.get("kind") or "")
 
     @property
+    def metadata(self) -> dict[str, Any]:
+        """``metadata`` if it is a mapping (anything else is a schema error), else empty."""
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
     def name(self) -> str:
-        meta = self.data.get("metadata") or {}
-        return str(meta.get("name") or "")
+        return str(self.metadata.get("name") or "")
+
+    @property
+    def namespace(self) -> str:
+        return str(self.metadata.get("namespace") or "")
 
     def location(self, path: JsonPath = ()) -> SourceLocation:
         return locate(self.data, path, self.file)
@@ -116,26 +133,99 @@ def read_sources(paths: list[str]) -> Iterator[SourceObject]:
             yield from _objects(_text(read_source(file), str(file)), str(file))
 
 
+# Deeper than any Kubernetes object (a pod template's deepest fields are ~25 levels
+# below a job's root), and far enough from Python's recursion limit for the recursive
+# steps of a translation (ruamel's reading and writing, copy.deepcopy).
+MAX_DEPTH = 100
+
+
+_DEEP = f"nested more than {MAX_DEPTH} levels deep: not a Kubernetes object"
+
+
+@dataclass
+class _Scan:
+    roots: list[SourceLocation]  # where each document's root starts
+    deep: SourceLocation | None  # the first node deeper than MAX_DEPTH
+
+
+def _events(text: str, file: str) -> _Scan:
+    """Positions from the YAML events (no nodes built, no recursion): for the error
+    paths, where the loaded documents have none."""
+    scan = _Scan([], None)
+    depth, after_start = 0, False
+    try:
+        for event in round_trip().parse(text):
+            mark = event.start_mark
+            where = SourceLocation(file, mark.line + 1, mark.column + 1)
+            if after_start:
+                scan.roots.append(where)
+            after_start = isinstance(event, DocumentStartEvent)
+            if isinstance(event, MappingStartEvent | SequenceStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH + 1 and scan.deep is None:  # the root is depth 1
+                    scan.deep = where
+            elif isinstance(event, MappingEndEvent | SequenceEndEvent):
+                depth -= 1
+    except YAMLError:
+        pass
+    return scan
+
+
+def too_deep(document: Any) -> JsonPath | None:
+    """The path of a node deeper than :data:`MAX_DEPTH`, found without recursion."""
+    stack: list[tuple[Any, JsonPath]] = [(document, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return path
+        if isinstance(node, dict):
+            stack.extend((value, (*path, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, (*path, index)) for index, value in enumerate(node))
+    return None
+
+
 def _objects(text: str, file: str) -> Iterator[SourceObject]:
     limit = max_file_documents()
     documents: list[Any] = []
     try:
-        for document in round_trip().load_all(text):
-            if len(documents) == limit:  # each document kept costs memory: bounded per file
-                where = locate(document, (), file) if document is not None else SourceLocation(file)
-                raise InputError([Problem(too_many_documents(limit), where)])
-            documents.append(document)
+        with warnings.catch_warnings():
+            # an anchor defined again is valid YAML (the later one counts, as in Go's
+            # reader); ruamel's warning would be a stray unlocated line on stderr
+            warnings.simplefilter("ignore", ReusedAnchorWarning)
+            for document in round_trip().load_all(text):
+                if len(documents) == limit:  # each document kept costs memory: bounded per file
+                    where = (
+                        locate(document, (), file) if document is not None else SourceLocation(file)
+                    )
+                    raise InputError([Problem(too_many_documents(limit), where)])
+                documents.append(document)
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         location = (
             SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
         )
         raise InputError([Problem(f"not YAML: {error}", location)]) from None
-    for document in documents:
+    except RecursionError:  # ruamel builds nested nodes recursively; its parser does not
+        where = _events(text, file).deep or SourceLocation(file)
+        raise InputError([Problem(_DEEP, where)]) from None
+    for index, document in enumerate(documents):
         if document is None:
             continue
         if not isinstance(document, CommentedMap):
-            raise InputError([Problem("not a Kubernetes object", locate(document, (), file))])
+            roots = _events(text, file).roots  # a scalar carries no position of its own
+            where = roots[index] if index < len(roots) else SourceLocation(file)
+            raise InputError([Problem("not a Kubernetes object", where)])
+        deep = too_deep(document)
+        if deep is not None:
+            raise InputError(
+                [
+                    Problem(
+                        _DEEP,
+                        locate(document, deep, file),
+                    )
+                ]
+            )
         kind = str(document.get("kind") or "")
         if kind == "List" or (kind.endswith("List") and "items" in document):
             for index, item in enumerate(document.get("items") or []):

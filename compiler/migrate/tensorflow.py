@@ -15,7 +15,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from compiler.migrate.common import Job, Kind, replicas_of
+from compiler.migrate.common import Job, Kind, listing_bytes, listing_fits, replicas_of
 from compiler.migrate.peers import Peers, migrate_peers
 
 KIND = Kind(
@@ -129,6 +129,10 @@ def _tf(peers: Peers) -> None:
         )
         return
     port = peers.port("Worker")
+    # each entry is "<job>-node-0-<i>.<job>:<port>" (see Peers.host)
+    size = listing_bytes(peers.total, len(f'"{job.name}-node-0-.{job.name}:{port}"'))
+    if not listing_fits(job, f"spec.{KIND.replica_field}[Worker].replicas", "TF_CONFIG", size):
+        return
     cluster = {"worker": [f"{peers.host(i)}:{port}" for i in range(peers.total)]}
     head = json.dumps({"cluster": cluster}, separators=(",", ":"))[:-1]
     script = (
@@ -234,9 +238,16 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
     if job.report.errors:
         return []
     counts = {rtype: replicas_of(rspec) for rtype, rspec in specs.items()}
+    ports = {rtype: port_of(specs[rtype], KIND.main, KIND.port_name, KIND.port) for rtype in specs}
+    size = sum(
+        listing_bytes(counts[r], len(f'"{job.name}-{ROLE_JOB[r]}-0-.{job.name}:{ports[r]}"'))
+        for r in specs
+    )
+    if not listing_fits(job, base, "TF_CONFIG", size):
+        return []
     cluster = {
         rtype.lower(): [
-            f"{job.name}-{ROLE_JOB[rtype]}-0-{i}.{job.name}:{port_of(specs[rtype], KIND.main, KIND.port_name, KIND.port)}"
+            f"{job.name}-{ROLE_JOB[rtype]}-0-{i}.{job.name}:{ports[rtype]}"
             for i in range(counts[rtype])
         ]
         for rtype in specs

@@ -16,6 +16,7 @@ tensorflow; the webhook's plugin defaults)."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -25,12 +26,15 @@ from compiler.migrate.common import (
     ReplicatedJob,
     Runtime,
     check_metadata,
+    child,
     cmap,
     common_notes,
     dedicated_runtime_ref,
     differing_paths,
     env_index,
     env_value,
+    listing_bytes,
+    listing_fits,
     name_length,
     runtime_object,
     strip_for_compare,
@@ -46,6 +50,28 @@ def _args(values: Any) -> dict[str, str]:
             key, _, rest = text[2:].partition("=")
             out[key] = rest
     return out
+
+
+def _port(job: Job, plugin: str, args: dict[str, str], default: int) -> int:
+    """The plugin's ``--port`` flag, read as Go's flag package reads an int (base
+    prefixes, a leading 0 for octal); one it cannot parse, or that is no port, is an
+    input error at the plugin."""
+    text = args.get("port") or ""
+    if not text:
+        return default
+    try:
+        port = int(text, 8) if re.fullmatch(r"[+-]?0[0-7_]+", text) else int(text, 0)
+    except ValueError:
+        job.reject(f"spec.plugins.{plugin}", f'invalid value "{text}" for flag -port: parse error')
+        job.raise_problems()
+        return default
+    if not 0 < port < 65536:
+        job.reject(
+            f"spec.plugins.{plugin}",
+            f"Invalid value: {port}: --port must be between 1 and 65535, inclusive",
+        )
+        job.raise_problems()
+    return port
 
 
 def _main_index(template: dict[str, Any], task: str) -> int:
@@ -131,7 +157,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if torch:
         args = _args(plugins.get("pytorch"))
         master, worker = args.get("master") or "master", args.get("worker") or "worker"
-        port = int(args.get("port") or 23456)
+        port = _port(job, "pytorch", args, 23456)
         order = [n for n in (master, worker) if n in by_name]
         extra = [n for n in names if n not in (master, worker)]
         if extra:
@@ -239,7 +265,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if job.report.errors:
         return []
     pod = copy.deepcopy(ptask.get("template") or CommentedMap())
-    pspec = pod.setdefault("spec", CommentedMap())
+    pspec = child(pod, "spec", CommentedMap())
     main = _main_index(pod, primary)
     container = pspec["containers"][main]
     if container.get("name") != "node":
@@ -266,7 +292,7 @@ def migrate(job: Job) -> list[CommentedMap]:
     if torch and not any(
         int(p.get("containerPort") or 0) == port for p in container.get("ports") or []
     ):
-        container.setdefault("ports", CommentedSeq()).append(
+        child(container, "ports", CommentedSeq()).append(
             cmap(("name", "pytorchjob-port"), ("containerPort", port))
         )
     if not pspec.get("schedulerName"):
@@ -280,14 +306,14 @@ def migrate(job: Job) -> list[CommentedMap]:
         path = f"spec.volumes[{index}]"
         if volume.get("volumeClaimName"):
             name = f"volcano-volume-{index}"
-            pspec.setdefault("volumes", CommentedSeq()).append(
+            child(pspec, "volumes", CommentedSeq()).append(
                 cmap(
                     ("name", name),
                     ("persistentVolumeClaim", cmap(("claimName", volume["volumeClaimName"]))),
                 )
             )
             for c in pspec["containers"]:
-                c.setdefault("volumeMounts", CommentedSeq()).append(
+                child(c, "volumeMounts", CommentedSeq()).append(
                     cmap(("name", name), ("mountPath", volume.get("mountPath")))
                 )
             job.mapped(path, "pod volume + mount in every container")
@@ -386,14 +412,22 @@ def migrate(job: Job) -> list[CommentedMap]:
             action="dropped",
             workaround="add a NetworkPolicy selecting jobset.sigs.k8s.io/jobset-name",
         )
-        for name in order:
-            count = int(by_name[name].get("replicas") or 0)
-            start = sum(int(by_name[n].get("replicas") or 0) for n in order[: order.index(name)])
+        counts = [int(by_name[n].get("replicas") or 0) for n in order]
+        starts = [sum(counts[:i]) for i in range(len(order))]
+        fixed = len(f"{job.name}-node-0-.{job.name}")
+        size = max(listing_bytes(c, fixed, s) for c, s in zip(counts, starts, strict=True))
+        if job.options.compat_env and not listing_fits(
+            job, "spec.plugins.svc", "A VC_<TASK>_HOSTS variable", size
+        ):
+            return []
+        for name, count, start in zip(order, counts, starts, strict=True):
             upper = name.upper().replace("-", "_")
             env.append(
                 env_value(
                     f"VC_{upper}_HOSTS",
-                    ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count)),
+                    ",".join(f"{job.name}-node-0-{start + i}.{job.name}" for i in range(count))
+                    if job.options.compat_env  # dropped below otherwise: not built
+                    else "",
                 )
             )
             env.append(env_value(f"VC_{upper}_NUM", str(count)))
@@ -455,7 +489,7 @@ def _migrate_mpi(
     spec = job.spec
     args = _args(plugins.get("mpi"))
     master, worker = args.get("master") or "master", args.get("worker") or "worker"
-    port = int(args.get("port") or 22)
+    port = _port(job, "mpi", args, 22)
     by_name = dict(zip(names, tasks, strict=True))
     extra = [n for n in names if n not in (master, worker)]
     if extra or master not in by_name or worker not in by_name:
@@ -512,7 +546,7 @@ def _migrate_mpi(
                     action="dropped",
                 )
         pod = copy.deepcopy(task.get("template") or CommentedMap())
-        pspec = pod.setdefault("spec", CommentedMap())
+        pspec = child(pod, "spec", CommentedMap())
         main = _main_index(pod, name)
         container = pspec["containers"][main]
         if container.get("name") != "node":
@@ -540,7 +574,7 @@ def _migrate_mpi(
         pspec["restartPolicy"] = restart
         for c in pspec["containers"]:
             if not any(int(p.get("containerPort") or 0) == port for p in c.get("ports") or []):
-                c.setdefault("ports", CommentedSeq()).append(
+                child(c, "ports", CommentedSeq()).append(
                     cmap(("name", "mpijob-port"), ("containerPort", port))
                 )
         if not pspec.get("schedulerName"):
@@ -551,7 +585,16 @@ def _migrate_mpi(
     for key in ("schedulerName", "priorityClassName"):
         if key in spec:
             job.mapped(f"spec.{key}", f"pod {key}")
-    hosts = ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+    size = listing_bytes(workers, len(f"{job.name}-node-0-.{job.name}"))
+    if job.options.compat_env and not listing_fits(
+        job, f"spec.tasks[{names.index(worker)}].replicas", "MPI_HOST", size
+    ):
+        return []
+    hosts = (
+        ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+        if job.options.compat_env  # the variables are not written otherwise
+        else ""
+    )
     env = CommentedSeq([env_value("MPI_HOST", hosts)])
     for name in (master, worker):
         upper = name.upper().replace("-", "_")
@@ -560,9 +603,9 @@ def _migrate_mpi(
         env.append(env_value(f"VC_{upper}_HOSTS", value))
         env.append(env_value(f"VC_{upper}_NUM", str(count)))
     if job.options.compat_env:
-        pods[master]["spec"]["containers"][0].setdefault("env", CommentedSeq()).extend(env)
+        child(pods[master]["spec"]["containers"][0], "env", CommentedSeq()).extend(env)
         for var in env[1:]:
-            pods[worker]["spec"]["containers"][0].setdefault("env", CommentedSeq()).append(
+            child(pods[worker]["spec"]["containers"][0], "env", CommentedSeq()).append(
                 copy.deepcopy(var)
             )
         job.diag(
@@ -753,7 +796,7 @@ def _migrate_tf(
     spec = job.spec
     args = _args(plugins.get("tensorflow"))
     role_of = {args.get(role) or role: role for role in TF_ROLES}
-    port = int(args.get("port") or 2222)
+    port = _port(job, "tensorflow", args, 2222)
     by_name = dict(zip(names, tasks, strict=True))
     extra = [n for n in names if n not in role_of]
     if extra or not any(role_of.get(n) == "worker" for n in names):
@@ -771,10 +814,17 @@ def _migrate_tf(
     counts = {n: int(by_name[n].get("replicas") or 0) for n in names}
     rjob_of = {n: "node" if role_of[n] == "worker" else role_of[n] for n in names}
     single = len(names) == 1 and sum(counts.values()) == 1
+    size = sum(
+        listing_bytes(counts[n], len(f'"{job.name}-{rjob_of[n]}-0-.{job.name}:{port}"'))
+        for n in names
+    )
+    shimmed = job.options.compat_env and not single  # only the shim writes the cluster
+    if shimmed and not listing_fits(job, "spec.tasks", "TF_CONFIG", size):
+        return []
     cluster = {
         role_of[n]: [f"{job.name}-{rjob_of[n]}-0-{i}.{job.name}:{port}" for i in range(counts[n])]
         for n in names
-        if counts[n] > 0
+        if counts[n] > 0 and shimmed
     }
     jobs: list[ReplicatedJob] = []
     restarts: set[str] = set()
@@ -793,7 +843,7 @@ def _migrate_tf(
                     action="dropped",
                 )
         pod = copy.deepcopy(task.get("template") or CommentedMap())
-        pspec = pod.setdefault("spec", CommentedMap())
+        pspec = child(pod, "spec", CommentedMap())
         main = _main_index(pod, name)
         restart = pspec.get("restartPolicy") or "Always"
         if restart == "Always":
@@ -834,7 +884,7 @@ def _migrate_tf(
         if job.options.compat_env:
             # one replicated job per task: the task index is the completion index
             for c in pspec["containers"]:
-                env = c.setdefault("env", CommentedSeq())
+                env = child(c, "env", CommentedSeq())
                 if "env" in plugins:
                     env.extend([env_index("VK_TASK_INDEX"), env_index("VC_TASK_INDEX")])
                 for other in names:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ruamel.yaml.comments import CommentedMap
 
-from compiler.migrate.common import Job, Kind, env_index, env_value
+from compiler.migrate.common import Job, Kind, env_index, env_value, listing_bytes, listing_fits
 from compiler.migrate.peers import Peers, migrate_peers
 
 KIND = Kind(
@@ -34,12 +34,20 @@ def _xgboost(peers: Peers) -> None:
         env_index("RANK"),
         env_value("PYTHONUNBUFFERED", "1"),
     ]
+    hosts = listing_bytes(peers.total - 1, len(f"{job.name}-node-0-.{job.name}"), start=1)
+    if job.options.compat_env and not listing_fits(
+        job, f"spec.{KIND.replica_field}[Worker].replicas", "WORKER_ADDRS", hosts
+    ):
+        return
     if peers.total > 1:
         # v1 listed <job>-worker-0 .. <job>-worker-(N-2): the workers are indexes 1..
-        variables.append(env_value("WORKER_PORT", str(peers.port("Worker"))))
-        variables.append(
-            env_value("WORKER_ADDRS", ",".join(peers.host(i) for i in range(1, peers.total)))
+        addresses = (
+            ",".join(peers.host(i) for i in range(1, peers.total))
+            if job.options.compat_env  # only the name is reported otherwise: not built
+            else ""
         )
+        variables.append(env_value("WORKER_PORT", str(peers.port("Worker"))))
+        variables.append(env_value("WORKER_ADDRS", addresses))
     peers.compat(*variables)
     job.diag(
         "XGBOOST_ENV_CONTRACT_CHANGED",

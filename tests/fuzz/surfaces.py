@@ -22,6 +22,7 @@ SURFACES: dict[str, str] = {
     "render": "tests.fuzz.engine",
     "argocd": "tests.fuzz.argocd_surface",
     "apply": "tests.fuzz.apply_surface",
+    "migrate": "tests.fuzz.migrate_surface",
 }
 
 

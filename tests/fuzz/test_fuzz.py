@@ -4,7 +4,8 @@ own (the fuzzer sets an address-space limit on the process it runs in).
 * ``render``: mutated inputs through ``render`` and ``check``;
 * ``argocd``: a hostile Application's environment and parameters, and mutated repo
   files, through ``argocd generate``;
-* ``apply``: ``trainc apply`` against a fake API server's spoiled answers.
+* ``apply``: ``trainc apply`` against a fake API server's spoiled answers;
+* ``migrate``: mutated v1 and Volcano jobs through ``trainc migrate``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ SMALL_RUNS = {
     "render": ("16", "2"),
     "argocd": ("25", "1"),
     "apply": ("25", "1"),
+    "migrate": ("25", "1"),
 }
 
 
