@@ -335,7 +335,7 @@ def test_cue_policies_get_the_cue_files_and_every_object(monkeypatch: pytest.Mon
 # --- the command line -------------------------------------------------------------------
 
 
-def test_cli_exit_codes() -> None:
+def test_cli_exit_codes(tmp_path: Path) -> None:
     assert trainc("check", rel(CLEAN / "job.yaml"), rel(CLEAN / "runtime.yaml")).returncode == 0
     violations = trainc("check", rel(VIOLATIONS / "jobs"), rel(VIOLATIONS / "runtimes"))
     assert violations.returncode == 2  # input errors, as `trainc render` says
@@ -347,9 +347,10 @@ def test_cli_exit_codes() -> None:
         result = trainc(*usage)
         assert result.returncode == 2
         assert "Traceback" not in result.stderr
-    setup = trainc("check", rel(CLEAN), "--schemas", "/nonexistent")
+    missing = tmp_path / "missing"  # not /nonexistent: a root process may have made that
+    setup = trainc("check", rel(CLEAN), "--schemas", str(missing))
     assert setup.returncode == 2
-    assert "--schemas: /nonexistent is not a directory" in setup.stderr
+    assert f"--schemas: {missing} is not a directory" in setup.stderr
 
 
 def test_cli_text_report_quotes_the_source_with_a_caret() -> None:

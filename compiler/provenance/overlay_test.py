@@ -37,7 +37,7 @@ def test_output_overlay_patch_is_credited_to_its_line(capsys: pytest.CaptureFixt
     )
     assert code == 0
     assert "= 86400" in out
-    assert "set by overlay production-platform patches[3]" in out
+    assert "set by overlay production-platform patches[2]" in out
     assert f"{PLATFORM}:{_line(PLATFORM, 'value: 86400')}:" in out
 
 

@@ -192,7 +192,7 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path, dist_folder:
     # a new TrainJob: its rendered files are new, untracked, and pre-commit alone sees no
     # modified file; the hook fails because the index lacks them
     new_job(root)
-    new = try_repo(root, pre_commit_home, "trainc-render")
+    new = try_repo(root, pre_commit_home, "trainc-render", dist_folder)
     assert new.returncode == 1, new.stdout
     assert f"new (not staged):     {RENDERED_JOB_2}" in new.stdout
     assert "git add -A -- rendered" in new.stdout
@@ -202,6 +202,6 @@ def test_pre_commit_try_repo(tmp_path: Path, pre_commit_home: Path, dist_folder:
     # a TrainJob removed: pre-commit passes no deleted file to a hook, which therefore
     # runs on every commit; its rendered files must go from the commit too
     removed_job(root)
-    removed = try_repo(root, pre_commit_home, "trainc-render")
+    removed = try_repo(root, pre_commit_home, "trainc-render", dist_folder)
     assert removed.returncode == 1, removed.stdout
     assert f"removed (not staged): {RENDERED_JOB_1}" in removed.stdout
