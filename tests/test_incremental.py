@@ -479,3 +479,40 @@ def test_a_cache_that_cannot_be_written_mid_run_is_no_error(
     checked = main(["check", "--project", str(project / "trainc.yaml"), "-j", "2"])
     assert (checked, capsys.readouterr()) == fresh_check
     assert not (tmp_path / "cache" / "check").exists()
+
+
+def test_a_check_stopped_at_a_cue_limit_is_not_kept_in_the_cache(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cue running out of its time depends on the machine's load and the limits set: the
+    next run checks again instead of replaying the error from the cache."""
+    from compiler.emit import check_parts
+    from compiler.policy import bounded, cue
+
+    if not _cue_installed():
+        pytest.skip("the pinned cue CLI is not installed (make setup)")
+    shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
+    edit(
+        project / "trainc.yaml",
+        "policies: [policies/required-labels]",
+        "policies: [policies/required-labels, policies/gang-podgroup]",
+    )
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    command = ["check", "--project", str(project / "trainc.yaml"), "--cluster", "production"]
+
+    def out_of_time(*args: object, **kwargs: object) -> bounded.Completed:
+        raise bounded.LimitExceeded("time")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cue, "run_bounded", out_of_time)
+        assert main([*command, "-j", "2"]) == 2
+        assert "cue vet ran past its time limit" in capsys.readouterr().out
+    assert not list((tmp_path / "cache" / "check").rglob("*.pickle"))
+    code = main([*command, "-j", "2"])
+    assert "time limit" not in capsys.readouterr().out
+    assert code == main([*command, "-j", "1"])
+    assert list((tmp_path / "cache" / "check").rglob("*.pickle"))

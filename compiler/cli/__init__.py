@@ -15,9 +15,11 @@ A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every 
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
 runs the stage chain on them. A new verb is a module here and a line in :data:`VERBS`.
 
-Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted,
-141 when standard output is closed before everything is written (128 + SIGPIPE, what a
-shell reports for a process that signal ends).
+Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted
+(Ctrl-C), 143 stopped by ``SIGTERM``, 141 when standard output is closed before
+everything is written (128 + the signal, what a shell reports for a process a signal
+ends). ``SIGTERM`` unwinds as Ctrl-C does, so what trainc started (a ``cue`` process,
+worker processes, a staging folder) is stopped and removed before it exits.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ import argparse
 import gc
 import io
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Protocol
 
 from compiler import __version__
@@ -34,7 +41,9 @@ from compiler.cli import apply, argocd, check, diff, explain, migrate, policy, r
 from compiler.cli.common import Commands, Parser
 from compiler.errors import TraincError
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class Verb(Protocol):
@@ -89,18 +98,59 @@ def utf8_streams() -> None:
             stream.reconfigure(encoding="utf-8", errors=errors)
 
 
+class Terminated(BaseException):
+    """``SIGTERM`` arrived (Argo CD stopping a plugin command, ``kill``): raised where
+    trainc is, to unwind like Ctrl-C (a BaseException, so no ``except Exception``
+    swallows it)."""
+
+
+@contextmanager
+def terminate_unwinds() -> Iterator[None]:
+    """While the verb runs, ``SIGTERM`` raises :class:`Terminated` in this process.
+
+    Worker processes forked meanwhile (``-j N``) inherit the handler; there it raises
+    SystemExit, which unwinds the worker as quietly (multiprocessing prints a traceback
+    for any other exception), killing and reaping the ``cue`` it waits for. A process
+    unwinds once: a second ``SIGTERM`` (the pool stopping its workers, after the one sent
+    to the whole group) would break off the clean-up the first one started, so it is
+    let pass. ``SIGKILL`` still ends trainc at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (a test calling main() in a thread)
+        return
+    unwinding: set[int] = set()  # the processes (pids) this handler has raised in
+
+    def on_terminate(signum: int, frame: FrameType | None) -> None:
+        pid = os.getpid()
+        if pid in unwinding:
+            return
+        unwinding.add(pid)
+        if pid != main_pid:
+            raise SystemExit(EXIT_TERMINATED)
+        raise Terminated
+
+    main_pid = os.getpid()
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     tune_gc()
     utf8_streams()
     args = parser().parse_args(argv)
     try:
-        return VERBS[args.command].run_verb(args)
+        with terminate_unwinds():
+            return VERBS[args.command].run_verb(args)
     except TraincError as error:
         for line in str(error).splitlines():
             sys.stderr.write(f"{line}\n")
         return error.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # the reader went away (``trainc check | head``): stop quietly, as a process
         # SIGPIPE ends, and keep Python from failing again on the final flush

@@ -37,6 +37,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections import Counter
@@ -500,6 +501,8 @@ def _remember(cache: Path, key: str, result: ChunkResult) -> None:
 
 # --- workers --------------------------------------------------------------------------
 
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+
 # The task forked workers run (set just before the pool starts: they inherit it).
 _TASK: list[Callable[[int], Any]] = []
 
@@ -516,8 +519,24 @@ def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> l
     if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [task(i) for i in indexes]
     _TASK[:] = [task]
+    # The pool's threads (and the workers, until they start) are made with Ctrl-C and
+    # SIGTERM blocked: the kernel gives a signal to any thread that does not block it,
+    # and CPython runs the handler only when the main thread wakes, which, waiting for
+    # the results, it would not; the main thread alone takes them, and stops the pool.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes))) as pool:
+        pool = multiprocessing.get_context("fork").Pool(
+            min(jobs, len(indexes)),
+            initializer=signal.pthread_sigmask,
+            initargs=(signal.SIG_SETMASK, held),
+        )
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _TASK.clear()
+        raise
+    try:
+        with pool:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # one held meanwhile: here
             return pool.map(_run_task, indexes, chunksize=1)
     finally:
         _TASK.clear()
