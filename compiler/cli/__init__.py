@@ -106,29 +106,26 @@ class Terminated(BaseException):
 
 @contextmanager
 def terminate_unwinds() -> Iterator[None]:
-    """While the verb runs, ``SIGTERM`` raises :class:`Terminated` in this process.
-
-    Worker processes forked meanwhile (``-j N``) inherit the handler; there it raises
-    SystemExit, which unwinds the worker as quietly (multiprocessing prints a traceback
-    for any other exception), killing and reaping the ``cue`` it waits for. A process
-    unwinds once: a second ``SIGTERM`` (the pool stopping its workers, after the one sent
-    to the whole group) would break off the clean-up the first one started, so it is
-    let pass. ``SIGKILL`` still ends trainc at once."""
+    """While the verb runs, ``SIGTERM`` raises :class:`Terminated` in this process, once
+    (a second one, sent while it cleans up, would break that off). Processes forked
+    meanwhile end by the signal, as without the handler (``-j`` workers reset it: see
+    :func:`compiler.emit.incremental.map_chunks`). ``SIGKILL`` still ends trainc at once."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set handlers (a test calling main() in a thread)
         return
-    unwinding: set[int] = set()  # the processes (pids) this handler has raised in
+    main_pid = os.getpid()
+    raised = False
 
     def on_terminate(signum: int, frame: FrameType | None) -> None:
-        pid = os.getpid()
-        if pid in unwinding:
+        nonlocal raised
+        if os.getpid() != main_pid:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
             return
-        unwinding.add(pid)
-        if pid != main_pid:
-            raise SystemExit(EXIT_TERMINATED)
-        raise Terminated
+        if not raised:
+            raised = True
+            raise Terminated
 
-    main_pid = os.getpid()
     previous = signal.signal(signal.SIGTERM, on_terminate)
     try:
         yield

@@ -511,6 +511,14 @@ def _run_task(index: int) -> Any:
     return _TASK[0](index)
 
 
+def _worker_signals(mask: set[Any]) -> None:
+    """A worker ends by SIGTERM at once, as a process without a handler (one the CLI's
+    handler inherited can leave a worker the pool stops waiting for a lock forever);
+    a cue it waits for dies with it (PR_SET_PDEATHSIG)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> list[T]:
     """``task`` on each index, in ``jobs`` forked processes (in this one for 1), in order.
 
@@ -526,9 +534,7 @@ def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> l
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     try:
         pool = multiprocessing.get_context("fork").Pool(
-            min(jobs, len(indexes)),
-            initializer=signal.pthread_sigmask,
-            initargs=(signal.SIG_SETMASK, held),
+            min(jobs, len(indexes)), initializer=_worker_signals, initargs=(held,)
         )
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)

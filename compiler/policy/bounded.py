@@ -25,7 +25,6 @@ The Go runtime reports an exhausted limit as ``fatal error: ... out of memory``;
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import resource
@@ -77,6 +76,8 @@ def _prctl() -> Callable[..., Any] | None:
     """libc's ``prctl`` (Linux), loaded here so the child only calls it."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: every trainc start imports this module (compiler.cli)
+
     try:
         function: Callable[..., Any] = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
