@@ -48,7 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from compiler.emit.output import requirement_text, requirements_file
+from compiler.emit.output import MissingBlob, requirement_text, requirements_file
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem
 from compiler.load.discover import discover_collect
@@ -73,6 +73,7 @@ __all__ = [
     "remember",
     "render_cache_dir",
     "render_objects",
+    "rendered_blobs",
     "run_parts",
     "store_objects",
     "writable_render_cache",
@@ -159,8 +160,13 @@ class BlobStore:
         return digest
 
     def read(self, digest: str) -> bytes:
-        with open(self.path(digest), "rb") as blob:
-            return blob.read()
+        """The blob's bytes; :class:`~compiler.emit.output.MissingBlob` when it is gone
+        (the render cache was pruned since it was written)."""
+        try:
+            with open(self.path(digest), "rb") as blob:
+                return blob.read()
+        except FileNotFoundError:
+            raise MissingBlob(self.path(digest)) from None
 
     def has(self, digest: str) -> bool:
         return os.path.exists(self.path(digest))
@@ -584,6 +590,17 @@ def render_objects(
     if build.problems:
         return [], build.problems
     return store_objects(sorted_objects(build.objects), store), []
+
+
+def rendered_blobs(plan: BuildPlan, stored: bool) -> dict[str, bytes]:
+    """``plan`` rendered whole, each object serialised as a chunk's are (so under the
+    digest its blob had): what stands in for blobs pruned from the cache mid-run."""
+    build = run(plan)
+    blobs = {}
+    for obj in build.stored_objects() if stored else build.objects:
+        data = dump_document(obj.data).encode("utf-8")
+        blobs[hashlib.sha256(data).hexdigest()] = data
+    return blobs
 
 
 # --- the merged build -----------------------------------------------------------------
