@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +21,9 @@ from compiler.cli.common import (
     jobs_of,
     note,
     one_plan,
+    prepared_file,
     report_problems,
     warn,
-    write_atomically,
 )
 from compiler.errors import EXIT_OK, SetupError, UsageError
 
@@ -143,30 +144,38 @@ def run_verb(args: argparse.Namespace) -> int:
         from compiler.deliver.explain import provenance_document, trace_result
 
         provenance = provenance_document(trace_result(one_plan_build(args, builds)))
-    if args.output == "-" or (args.output is None and not project_mode):
-        for build in builds:
-            if project_mode:
-                sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
-            sys.stdout.write(stream_text(objects[id(build)]))
-            if not project_mode:
-                _secret_notes(build)
-        if provenance is not None:
-            write_atomically(Path(args.provenance), provenance, "--provenance")
-        return EXIT_OK
-    if project_mode:
-        target = plans[0].cluster
-        assert target is not None
-        output = Path(args.output) if args.output is not None else target.output
-        by_cluster = {build.plan.cluster_name or "": build for build in builds}
-        count = write_project(
-            by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
+    with ExitStack() as outputs:
+        # The provenance file is written first, beside its place, and put there last:
+        # a folder it cannot be written to stops the run before the objects are written.
+        put_provenance = (
+            outputs.enter_context(prepared_file(Path(args.provenance), provenance, "--provenance"))
+            if provenance is not None
+            else None
         )
-    else:
-        output = Path(args.output)
-        build = builds[0]
-        count = write_directory(objects[id(build)], output, build.secret_requirements)
-    if provenance is not None:
-        write_atomically(Path(args.provenance), provenance, "--provenance")
+        if args.output == "-" or (args.output is None and not project_mode):
+            for build in builds:
+                if project_mode:
+                    sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
+                sys.stdout.write(stream_text(objects[id(build)]))
+                if not project_mode:
+                    _secret_notes(build)
+            if put_provenance is not None:
+                put_provenance()
+            return EXIT_OK
+        if project_mode:
+            target = plans[0].cluster
+            assert target is not None
+            output = Path(args.output) if args.output is not None else target.output
+            by_cluster = {build.plan.cluster_name or "": build for build in builds}
+            count = write_project(
+                by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
+            )
+        else:
+            output = Path(args.output)
+            build = builds[0]
+            count = write_directory(objects[id(build)], output, build.secret_requirements)
+        if put_provenance is not None:
+            put_provenance()
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
     return EXIT_OK
