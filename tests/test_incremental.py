@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -496,3 +497,133 @@ def test_a_cache_that_cannot_be_written_mid_run_is_no_error(
     checked = main(["check", "--project", str(project / "trainc.yaml"), "-j", "2"])
     assert (checked, capsys.readouterr()) == fresh_check
     assert not (tmp_path / "cache" / "check").exists()
+
+
+def test_a_check_stopped_at_a_cue_limit_is_not_kept_in_the_cache(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cue running out of its time depends on the machine's load and the limits set: the
+    next run checks again instead of replaying the error from the cache."""
+    from compiler.emit import check_parts
+    from compiler.policy import bounded, cue
+
+    if not _cue_installed():
+        pytest.skip("the pinned cue CLI is not installed (make setup)")
+    shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
+    edit(
+        project / "trainc.yaml",
+        "policies: [policies/required-labels]",
+        "policies: [policies/required-labels, policies/gang-podgroup]",
+    )
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    command = ["check", "--project", str(project / "trainc.yaml"), "--cluster", "production"]
+
+    def out_of_time(*args: object, **kwargs: object) -> bounded.Completed:
+        raise bounded.LimitExceeded("time")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cue, "run_bounded", out_of_time)
+        assert main([*command, "-j", "2"]) == 2
+        assert "cue vet ran past its time limit" in capsys.readouterr().out
+    assert not list((tmp_path / "cache" / "check").rglob("*.pickle"))
+    code = main([*command, "-j", "2"])
+    assert "time limit" not in capsys.readouterr().out
+    assert code == main([*command, "-j", "1"])
+    assert list((tmp_path / "cache" / "check").rglob("*.pickle"))
+
+
+def test_two_prunes_during_one_render_render_again(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Removing the render cache is always safe, even twice while one render runs: each
+    time the blobs are gone when the tree is linked; the render renders again."""
+    from compiler.cli import render as render_verb
+
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    fresh = render(capsys, project, tmp_path / "fresh", "-j", "2", "--no-cache")
+    real = render_verb._write_parts
+    prunes: list[int] = []
+
+    def pruned_first(*args: Any, **kwargs: Any) -> int:
+        shutil.rmtree(tmp_path / "cache")  # rm -rf $TRAINC_CACHE/render
+        prunes.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(render_verb, "_write_parts", pruned_first)
+    assert render(capsys, project, tmp_path / "out", "-j", "2") == fresh
+    assert len(prunes) == 2  # then rendered whole
+
+
+def test_a_blob_pruned_while_streaming_is_rendered_again(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``-o -`` from the cache: blobs removed after the stream has started (at the point
+    each is read) are made again; the stream is whole and written once."""
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    command = ["render", "--project", str(project / "trainc.yaml"), "-o", "-", "-j", "2"]
+
+    def stream(*flags: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main([*command, *flags])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    fresh = stream("--no-cache")
+    assert fresh[0] == 0 and fresh[1].count("# cluster:") == 2
+    assert stream() == fresh  # fills the cache
+    real = incremental.BlobStore.read
+    reads: list[str] = []
+
+    def pruned_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+        if len(reads) % 3 == 2:  # every third blob, from the third on
+            Path(self.path(digest)).unlink(missing_ok=True)
+        reads.append(digest)
+        return real(self, digest)
+
+    monkeypatch.setattr(incremental.BlobStore, "read", pruned_at_read)
+    assert stream() == fresh
+    assert len(reads) > 3
+
+
+def test_argocd_generate_by_chunks_survives_a_removed_blob(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A blob gone from generate's own store when it is read: the answer is the whole
+    way's, never a traceback."""
+    from compiler.emit import check_parts
+
+    edit(project / "trainc.yaml", "    policies: [policies/required-labels]\n", "")
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "default_jobs", lambda: 2)
+    command = ["argocd", "generate", "--project", str(project / "trainc.yaml")]
+    command += ["--cluster", "production"]
+    capsys.readouterr()
+    expected = (main(command), capsys.readouterr())
+    assert expected[0] == 0 and expected[1].out.startswith("# cluster: production\n")
+    real = incremental.BlobStore.read
+    reads: list[str] = []
+
+    def removed_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+        if not reads:
+            Path(self.path(digest)).unlink()
+        reads.append(digest)
+        return real(self, digest)
+
+    monkeypatch.setattr(incremental.BlobStore, "read", removed_at_read)
+    assert (main(command), capsys.readouterr()) == expected
+    assert reads

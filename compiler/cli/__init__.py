@@ -17,9 +17,11 @@ A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every 
 turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
 runs the stage chain on them. A new verb is a module here and a line in :data:`VERBS`.
 
-Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted,
-141 when standard output is closed before everything is written (128 + SIGPIPE, what a
-shell reports for a process that signal ends).
+Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted
+(Ctrl-C), 143 stopped by ``SIGTERM``, 141 when standard output is closed before
+everything is written (128 + the signal, what a shell reports for a process a signal
+ends). ``SIGTERM`` unwinds as Ctrl-C does, so what trainc started (a ``cue`` process,
+worker processes, a staging folder) is stopped and removed before it exits.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ import argparse
 import gc
 import io
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Protocol
 
 from compiler import __version__
@@ -38,7 +45,9 @@ from compiler.errors import TraincError
 from compiler.upstream.artifacts import describe
 from compiler.upstream.versions import TRAINER_VERSIONS
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class Verb(Protocol):
@@ -111,17 +120,55 @@ def utf8_streams() -> None:
             stream.reconfigure(encoding="utf-8", errors=errors)
 
 
+class Terminated(BaseException):
+    """``SIGTERM`` arrived (Argo CD stopping a plugin command, ``kill``): raised where
+    trainc is, to unwind like Ctrl-C (a BaseException, so no ``except Exception``
+    swallows it)."""
+
+
+@contextmanager
+def terminate_unwinds() -> Iterator[None]:
+    """While the verb runs, ``SIGTERM`` raises :class:`Terminated` in this process, once
+    (a second one, sent while it cleans up, would break that off). Processes forked
+    meanwhile end by the signal, as without the handler (``-j`` workers reset it: see
+    :func:`compiler.emit.incremental.map_chunks`). ``SIGKILL`` still ends trainc at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (a test calling main() in a thread)
+        return
+    main_pid = os.getpid()
+    raised = False
+
+    def on_terminate(signum: int, frame: FrameType | None) -> None:
+        nonlocal raised
+        if os.getpid() != main_pid:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if not raised:
+            raised = True
+            raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     tune_gc()
     utf8_streams()
     args = parser().parse_args(argv)
     try:
-        return VERBS[args.command].run_verb(args)
+        with terminate_unwinds():
+            return VERBS[args.command].run_verb(args)
     except TraincError as error:
         sys.stderr.writelines(f"{line}\n" for line in error.lines())
         return error.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # the reader went away (``trainc check | head``): stop quietly, as a process
         # SIGPIPE ends, and keep Python from failing again on the final flush

@@ -396,10 +396,14 @@ def _generate_by_chunks(plan: BuildPlan, cluster: str) -> tuple[int, str, str] |
     jobs = default_jobs()
     if jobs < 2:
         return None  # chunks only cost on one core
+    from compiler.emit.output import MissingBlob
+
     try:
         return _check_and_stream(plan, cluster, jobs)
-    except OSError:
-        return None  # no writable temporary folder for the blobs: the whole way needs none
+    except (OSError, MissingBlob):
+        # no writable temporary folder for the blobs, or a blob removed from it
+        # meanwhile: the whole way needs none
+        return None
 
 
 def _check_and_stream(plan: BuildPlan, cluster: str, jobs: int) -> tuple[int, str, str] | None:

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -264,6 +264,21 @@ def note(message: object, cluster: str | None = None) -> None:
 def write_atomically(path: Path, text: str | Iterable[str], flag: str = "--output") -> None:
     """Replace ``path`` with ``text`` (a string, or its pieces) in one rename (a report,
     so mode 0644)."""
+    with prepared_file(path, text, flag) as put_in_place:
+        put_in_place()
+
+
+@contextmanager
+def prepared_file(
+    path: Path, text: str | Iterable[str], flag: str = "--output"
+) -> Iterator[Callable[[], None]]:
+    """``text`` written beside ``path`` now, and put in place (one rename) by the function
+    given; removed if that is not called. For a verb with several outputs: each one is
+    written before any is put in place, so a report file that cannot be written (a
+    missing folder) stops the run before the output folder changes, and nothing is left
+    half-written."""
+    if path.is_dir():
+        raise SetupError(f"{flag}: cannot write {path}: it is a folder")
     temporary: str | None = None
     try:
         with tempfile.NamedTemporaryFile(
@@ -275,11 +290,25 @@ def write_atomically(path: Path, text: str | Iterable[str], flag: str = "--outpu
             else:
                 out.writelines(text)
         os.chmod(temporary, 0o644)  # a report, not a secret (the temporary file is 0600)
-        os.replace(temporary, path)
     except OSError as error:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
         raise SetupError(f"{flag}: cannot write {path}: {error.strerror or error}") from None
+    placed = False
+
+    def put_in_place() -> None:
+        nonlocal placed
+        try:
+            os.replace(str(temporary), path)
+        except OSError as error:
+            raise SetupError(f"{flag}: cannot write {path}: {error.strerror or error}") from None
+        placed = True
+
+    try:
+        yield put_in_place
+    finally:
+        if not placed:
+            Path(temporary).unlink(missing_ok=True)
 
 
 @contextmanager

@@ -18,11 +18,12 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.cli.common import Commands, write_atomically
-from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, MAX_LISTED, UsageError, clip
+from compiler.cli.common import Commands, prepared_file
+from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, MAX_LISTED, SetupError, UsageError, clip
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 
 if TYPE_CHECKING:
@@ -99,20 +100,28 @@ def run_verb(args: argparse.Namespace) -> int:
         merge_template=args.merge_template,
     )
     result = migrate_paths(args.paths, options)
-    if args.report:
-        report = (
-            reports_json(result.reports)
-            if args.report_format == "json"
-            else reports_text(result.reports)
-        )
-        write_atomically(Path(args.report), report, "--report")
-    else:
-        sys.stderr.write(_screen_report(result.reports, args.report_format))
+    report = (
+        (reports_json if args.report_format == "json" else reports_text)(result.reports)
+        if args.report
+        else ""
+    )
     files = documents(result.objects)
-    if args.output == "-":
-        sys.stdout.write("---\n".join(files.values()))
-    else:
-        write_tree(Path(args.output), files)
+    with ExitStack() as outputs:
+        # The report file is written first, beside its place, and put there last: a
+        # folder it cannot be written to stops the run before the output changes.
+        put_report = (
+            outputs.enter_context(prepared_file(Path(args.report), report, "--report"))
+            if args.report
+            else None
+        )
+        if put_report is None:
+            sys.stderr.write(_screen_report(result.reports, args.report_format))
+        if args.output == "-":
+            sys.stdout.write("---\n".join(files.values()))
+        else:
+            write_tree(Path(args.output), files)
+        if put_report is not None:
+            put_report()
     return EXIT_VIOLATIONS if result.has_errors else EXIT_OK
 
 
@@ -155,17 +164,27 @@ def write_tree(output: Path, files: dict[str, str]) -> None:
         raise UsageError(
             f"-o {output}: not empty and not written by trainc migrate; refusing to replace it"
         )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-    for name, text in files.items():
-        path = staging / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (staging / MARKER).write_text("", encoding="utf-8")
-    if output.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{output.name}.old.", dir=output.parent))
-        os.replace(output, old / "tree")
-        os.replace(staging, output)
-        shutil.rmtree(old)
-    else:
-        os.replace(staging, output)
+    staging: Path | None = None
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+        for name, text in files.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        (staging / MARKER).write_text("", encoding="utf-8")
+        if output.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{output.name}.old.", dir=output.parent))
+            os.replace(output, old / "tree")
+            os.replace(staging, output)
+            shutil.rmtree(old)
+        else:
+            os.replace(staging, output)
+    except OSError as error:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        where = error.filename or output
+        raise SetupError(
+            f"-o {output}: cannot write {where}: {error.strerror or error} "
+            "(the previous output is left as it was)"
+        ) from None

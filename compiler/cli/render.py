@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +24,11 @@ from compiler.cli.common import (
     jobs_of,
     note,
     one_plan,
+    prepared_file,
     report_problems,
     warn,
-    warn_all,
-    write_atomically,
 )
-from compiler.errors import EXIT_OK, UsageError
+from compiler.errors import EXIT_OK, SetupError, UsageError, listing
 
 if TYPE_CHECKING:
     from compiler.emit.incremental import BlobStore, PartBuild
@@ -89,6 +91,37 @@ def _secret_notes(build: Build) -> None:
         )
 
 
+class _Said:
+    """Notes and warnings, not said again when a render starts over (the render cache
+    pruned meanwhile: :func:`_run_parts`) and finds them again: each is said as often
+    as the attempt that said it most often."""
+
+    def __init__(self) -> None:
+        self._before: Counter[tuple[str, str, str | None]] = Counter()
+        self._now: Counter[tuple[str, str, str | None]] = Counter()
+
+    def start_over(self) -> None:
+        self._before, self._now = self._before | self._now, Counter()
+
+    def note(self, message: object, cluster: str | None = None) -> None:
+        if self._new("note", message, cluster):
+            note(message, cluster)
+
+    def warn(self, message: object, cluster: str | None = None) -> None:
+        if self._new("warning", message, cluster):
+            warn(message, cluster)
+
+    def warn_all(self, warnings: Iterable[object], cluster: str | None = None) -> None:
+        """Each warning as :func:`~compiler.cli.common.warn_all` bounds the list."""
+        for line in listing((str(w) for w in warnings), what=" warnings"):
+            self.warn(line, cluster)
+
+    def _new(self, kind: str, message: object, cluster: str | None) -> bool:
+        key = (kind, str(message), cluster)
+        self._now[key] += 1
+        return self._now[key] > self._before[key]
+
+
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here, not at the top: every verb's parser is built on each start, and a
     # pre-commit hook or an Argo CD plugin pays for what the other verbs import.
@@ -99,15 +132,17 @@ def run_verb(args: argparse.Namespace) -> int:
     project_mode = plans[0].cluster is not None
     if args.staged and (args.output == "-" or (args.output is None and not project_mode)):
         raise UsageError("trainc render: --staged compares an output folder with git's index")
+    said = _Said()
     if args.emit == "resolved" and not args.provenance:
-        done = _run_parts(args, plans, project_mode)
+        done = _run_parts(args, plans, project_mode, said)
         if done is not None:
             return _staged(args, plans, done)
+        said.start_over()
     builds = [run(plan) for plan in plans]
     for build in builds:
         for message in build.notes:
-            note(message, build.plan.cluster_name)
-        warn_all(build.warnings, build.plan.cluster_name)
+            said.note(message, build.plan.cluster_name)
+        said.warn_all(build.warnings, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
     for build in builds:
         _warn_if_empty(args, build.plan.cluster_name, len(build.summaries))
@@ -127,30 +162,38 @@ def run_verb(args: argparse.Namespace) -> int:
         from compiler.deliver.explain import provenance_document, trace_result
 
         provenance = provenance_document(trace_result(one_plan_build(args, builds)))
-    if args.output == "-" or (args.output is None and not project_mode):
-        for build in builds:
-            if project_mode:
-                sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
-            sys.stdout.write(stream_text(objects[id(build)]))
-            if not project_mode:
-                _secret_notes(build)
-        if provenance is not None:
-            write_atomically(Path(args.provenance), provenance, "--provenance")
-        return EXIT_OK
-    if project_mode:
-        target = plans[0].cluster
-        assert target is not None
-        output = Path(args.output) if args.output is not None else target.output
-        by_cluster = {build.plan.cluster_name or "": build for build in builds}
-        count = write_project(
-            by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
+    with ExitStack() as outputs:
+        # The provenance file is written first, beside its place, and put there last:
+        # a folder it cannot be written to stops the run before the objects are written.
+        put_provenance = (
+            outputs.enter_context(prepared_file(Path(args.provenance), provenance, "--provenance"))
+            if provenance is not None
+            else None
         )
-    else:
-        output = Path(args.output)
-        build = builds[0]
-        count = write_directory(objects[id(build)], output, build.secret_requirements)
-    if provenance is not None:
-        write_atomically(Path(args.provenance), provenance, "--provenance")
+        if args.output == "-" or (args.output is None and not project_mode):
+            for build in builds:
+                if project_mode:
+                    sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
+                sys.stdout.write(stream_text(objects[id(build)]))
+                if not project_mode:
+                    _secret_notes(build)
+            if put_provenance is not None:
+                put_provenance()
+            return EXIT_OK
+        if project_mode:
+            target = plans[0].cluster
+            assert target is not None
+            output = Path(args.output) if args.output is not None else target.output
+            by_cluster = {build.plan.cluster_name or "": build for build in builds}
+            count = write_project(
+                by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
+            )
+        else:
+            output = Path(args.output)
+            build = builds[0]
+            count = write_directory(objects[id(build)], output, build.secret_requirements)
+        if put_provenance is not None:
+            put_provenance()
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
     return _staged(args, plans, EXIT_OK)
@@ -180,7 +223,9 @@ def _staged(args: argparse.Namespace, plans: list[BuildPlan], code: int) -> int:
     return report.exit_code
 
 
-def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool) -> int | None:
+def _run_parts(
+    args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool, said: _Said
+) -> int | None:
     """Render chunk by chunk (:mod:`compiler.emit.incremental`): cached, in ``-j``
     processes, the objects streamed; None when a plan must be rendered whole."""
     from compiler.emit.incremental import forget, writable_render_cache
@@ -188,20 +233,26 @@ def _run_parts(args: argparse.Namespace, plans: list[BuildPlan], project_mode: b
 
     cache = None if args.no_cache else writable_render_cache()
     try:
-        try:
-            return _run_parts_with(args, plans, project_mode, cache)
-        except MissingBlob:
-            assert cache is not None
-            forget(cache)  # the cache was pruned: render into it again
-            return _run_parts_with(args, plans, project_mode, cache)
+        for _ in range(2):
+            try:
+                return _run_parts_with(args, plans, project_mode, cache, said)
+            except MissingBlob:
+                assert cache is not None
+                forget(cache)  # the cache was pruned: render into it again
+                said.start_over()
     except OSError:
         # the blob store cannot be written (a full disk): render whole, which needs no
         # store and says plainly if the output itself cannot be written
         return None
+    return None  # pruned again meanwhile: render whole, which needs no cache
 
 
 def _run_parts_with(
-    args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool, cache: Path | None
+    args: argparse.Namespace,
+    plans: list[BuildPlan],
+    project_mode: bool,
+    cache: Path | None,
+    said: _Said,
 ) -> int | None:
     from compiler.emit.incremental import blob_store, run_parts
     from compiler.emit.output import MissingBlob
@@ -229,14 +280,14 @@ def _run_parts_with(
             parts.append(part)
         for part in parts:
             for message in part.notes:
-                note(message, part.plan.cluster_name)
-            warn_all(part.warnings, part.plan.cluster_name)
+                said.note(message, part.plan.cluster_name)
+            said.warn_all(part.warnings, part.plan.cluster_name)
             _warn_if_empty(args, part.plan.cluster_name, len(part.summaries))
         if to_stdout:
             missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
             if missing is not None:  # found before the first byte is written
                 raise MissingBlob(store.path(missing.digest))
-            _stream_parts(parts, store, project_mode)
+            _stream_parts(parts, store, project_mode, args.server_defaults)
             return EXIT_OK
         assert output is not None
         records = None if cache is None else cache / "trees"
@@ -246,21 +297,52 @@ def _run_parts_with(
     return EXIT_OK
 
 
-def _stream_parts(parts: list[PartBuild], store: BlobStore, project_mode: bool) -> None:
+def _stream_parts(
+    parts: list[PartBuild], store: BlobStore, project_mode: bool, stored: bool
+) -> None:
     """The objects of each part as one YAML stream, in stream order, one blob at a time."""
+    again: dict[int, dict[str, bytes]] = {}  # blobs made again, by part (see _blob)
     for part in parts:
         if project_mode:
             sys.stdout.write(f"# cluster: {part.plan.cluster_name}\n")
         for index, obj in enumerate(part.objects):
             if index:
                 sys.stdout.write("---\n")
-            sys.stdout.write(store.read(obj.digest).decode("utf-8"))
+            sys.stdout.write(_blob(store, part, obj.digest, stored, again).decode("utf-8"))
         if not project_mode:
             for requirement in part.secret_requirements:
                 note(
                     f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
                     "not rendered (see requirements.yaml in an output folder)"
                 )
+
+
+def _blob(
+    store: BlobStore,
+    part: PartBuild,
+    digest: str,
+    stored: bool,
+    again: dict[int, dict[str, bytes]],
+) -> bytes:
+    """A blob of the stream. One pruned since its chunk was rendered (the render cache
+    removed mid-run, once part of the stream is written) is a cache miss: the part's
+    plan is rendered again, whole, and its digest names the same bytes."""
+    from compiler.emit.incremental import rendered_blobs
+    from compiler.emit.output import MissingBlob
+
+    try:
+        return store.read(digest)
+    except MissingBlob:
+        pass
+    blobs = again.get(id(part))
+    if blobs is None:
+        blobs = again[id(part)] = rendered_blobs(part.plan, stored)
+    if digest not in blobs:
+        raise SetupError(
+            f"the render cache lost {store.path(digest)} during the run, and rendering "
+            "again did not make it (are the inputs changing meanwhile?); run again"
+        )
+    return blobs[digest]
 
 
 def _write_parts(

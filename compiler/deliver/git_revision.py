@@ -43,6 +43,7 @@ from compiler.emit.incremental import (
     render_objects,
     writable_render_cache,
 )
+from compiler.emit.output import MissingBlob
 from compiler.errors import InputError, SetupError, sorted_problems
 from compiler.plan.build_plan import BuildPlan, plan_for_paths, plans_for_project
 from compiler.project import find_project, load_project
@@ -302,8 +303,14 @@ def diff_against(
         target = Target((), found[0], found[1], wanted, namespace, schemas)
     # Every render goes through the render cache by chunks: the impact renders (the base
     # with one changed file) redo only the chunks that file is in.
+    cache = writable_render_cache()
     try:
-        return _diff_trees(rev, root, commit, target, impact)
+        try:
+            return _diff_trees(rev, root, commit, target, impact, cache)
+        except MissingBlob:
+            # the render cache was pruned meanwhile: render again, into a store of this
+            # run's own that nothing else removes
+            return _diff_trees(rev, root, commit, target, impact, None)
     except OSError as error:  # a full disk, a read-only temporary folder, ...
         where = f" ({error.filename})" if error.filename else ""
         raise SetupError(
@@ -312,9 +319,12 @@ def diff_against(
         ) from None
 
 
-def _diff_trees(rev: str, root: Path, commit: str, target: Target, impact: bool) -> RenderDiff:
-    """Render ``target`` at ``commit`` and in the work tree at ``root``, and diff them."""
-    cache, jobs = writable_render_cache(), default_jobs()
+def _diff_trees(
+    rev: str, root: Path, commit: str, target: Target, impact: bool, cache: Path | None
+) -> RenderDiff:
+    """Render ``target`` at ``commit`` and in the work tree at ``root``, and diff them
+    (through the render ``cache``, if any)."""
+    jobs = default_jobs()
     with blob_store(cache, None) as store:
 
         def render(tree: Path) -> StoredRenders:

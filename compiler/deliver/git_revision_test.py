@@ -221,3 +221,35 @@ def test_a_full_disk_is_an_error_message_not_a_traceback(
     assert err.startswith("trainc diff: cannot write the base worktree, the render cache")
     assert "(/cache/blobs/ab/abc): No space left on device" in err and "Traceback" not in err
     assert len(run_git(example_repo, "worktree", "list").splitlines()) == 1  # removed
+
+
+def test_blobs_pruned_while_diffing_are_rendered_again(
+    example_repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Removing the render cache is safe while a diff reads it: the diff renders again."""
+    from compiler.emit import incremental
+
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: cache)
+    _edit(example_repo, RESNET, "accelerator: a100", "accelerator: h100")
+    monkeypatch.chdir(example_repo)
+    assert main(["diff", "--base", "HEAD", "inputs"]) == 0
+    expected = capsys.readouterr()
+    assert "h100" in expected.out
+    real = incremental.BlobStore.read
+    pruned: list[str] = []
+
+    def pruned_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+        blob = Path(self.path(digest))
+        if cache in blob.parents:
+            blob.unlink(missing_ok=True)
+            pruned.append(digest)
+        return real(self, digest)
+
+    monkeypatch.setattr(incremental.BlobStore, "read", pruned_at_read)
+    assert main(["diff", "--base", "HEAD", "inputs"]) == 0
+    assert capsys.readouterr() == expected
+    assert pruned

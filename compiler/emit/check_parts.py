@@ -297,6 +297,14 @@ def check_key(plan: BuildPlan, context: Sequence[InputFile], cue: Sequence[Sourc
     return digest.hexdigest()
 
 
+def _reached_a_limit(chunk: CheckChunk) -> bool:
+    """Whether cue ran out of its time or memory in the chunk: a result of the machine's
+    load and the limits set, not of the inputs alone, so not one to keep."""
+    from compiler.policy.cue import LIMIT_DETAIL
+
+    return any(key == LIMIT_DETAIL for f in chunk.findings for key, _ in f.details)
+
+
 def _cached_chunk(cache: Path, key: str) -> CheckChunk | None:
     try:
         with open(cache / "check" / key[:2] / f"{key}.pickle", "rb") as entry:
@@ -346,7 +354,7 @@ def check_and_store_parts(
 
     fresh = dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
     for i, result in fresh.items():
-        if i in keys:
+        if i in keys and not _reached_a_limit(result):
             assert cache is not None
             remember(cache / "check" / keys[i][:2] / f"{keys[i]}.pickle", result)
     base, *results = (found.get(i) or fresh[i] for i in indexes)

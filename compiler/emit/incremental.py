@@ -37,6 +37,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections import Counter
@@ -47,7 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from compiler.emit.output import requirement_text, requirements_file
+from compiler.emit.output import MissingBlob, requirement_text, requirements_file
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
 from compiler.load.discover import discover_collect
@@ -72,6 +73,7 @@ __all__ = [
     "remember",
     "render_cache_dir",
     "render_objects",
+    "rendered_blobs",
     "run_parts",
     "store_objects",
     "writable_render_cache",
@@ -158,8 +160,13 @@ class BlobStore:
         return digest
 
     def read(self, digest: str) -> bytes:
-        with open(self.path(digest), "rb") as blob:
-            return blob.read()
+        """The blob's bytes; :class:`~compiler.emit.output.MissingBlob` when it is gone
+        (the render cache was pruned since it was written)."""
+        try:
+            with open(self.path(digest), "rb") as blob:
+                return blob.read()
+        except FileNotFoundError:
+            raise MissingBlob(self.path(digest)) from None
 
     def has(self, digest: str) -> bool:
         return os.path.exists(self.path(digest))
@@ -505,12 +512,22 @@ def _remember(cache: Path, key: str, result: ChunkResult) -> None:
 
 # --- workers --------------------------------------------------------------------------
 
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+
 # The task forked workers run (set just before the pool starts: they inherit it).
 _TASK: list[Callable[[int], Any]] = []
 
 
 def _run_task(index: int) -> Any:
     return _TASK[0](index)
+
+
+def _worker_signals(mask: set[Any]) -> None:
+    """A worker ends by SIGTERM at once, as a process without a handler (one the CLI's
+    handler inherited can leave a worker the pool stops waiting for a lock forever);
+    a cue it waits for dies with it (PR_SET_PDEATHSIG)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> list[T]:
@@ -521,8 +538,22 @@ def map_chunks(task: Callable[[int], T], indexes: Sequence[int], jobs: int) -> l
     if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [task(i) for i in indexes]
     _TASK[:] = [task]
+    # The pool's threads (and the workers, until they start) are made with Ctrl-C and
+    # SIGTERM blocked: the kernel gives a signal to any thread that does not block it,
+    # and CPython runs the handler only when the main thread wakes, which, waiting for
+    # the results, it would not; the main thread alone takes them, and stops the pool.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes))) as pool:
+        pool = multiprocessing.get_context("fork").Pool(
+            min(jobs, len(indexes)), initializer=_worker_signals, initargs=(held,)
+        )
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _TASK.clear()
+        raise
+    try:
+        with pool:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # one held meanwhile: here
             return pool.map(_run_task, indexes, chunksize=1)
     finally:
         _TASK.clear()
@@ -564,6 +595,17 @@ def render_objects(
     if build.problems:
         return [], build.problems
     return store_objects(sorted_objects(build.objects), store), []
+
+
+def rendered_blobs(plan: BuildPlan, stored: bool) -> dict[str, bytes]:
+    """``plan`` rendered whole, each object serialised as a chunk's are (so under the
+    digest its blob had): what stands in for blobs pruned from the cache mid-run."""
+    build = run(plan)
+    blobs = {}
+    for obj in build.stored_objects() if stored else build.objects:
+        data = dump_document(obj.data).encode("utf-8")
+        blobs[hashlib.sha256(data).hexdigest()] = data
+    return blobs
 
 
 # --- the merged build -----------------------------------------------------------------

@@ -50,6 +50,7 @@ from compiler.errors import (
     Severity,
     SourceLocation,
     TraincError,
+    UsageError,
     finding_order,
 )
 from compiler.load.discover import discover_collect
@@ -208,7 +209,7 @@ def _cue_findings(
         if isinstance(error, TraincError):
             raise
         raise SetupError(f"cannot check the CUE policies: {error}") from None
-    except SetupError:
+    except (SetupError, UsageError):  # the machine or the command line, not a policy
         raise
     except TraincError as error:
         return _policy_problem_findings(error, "CUE")

@@ -27,6 +27,12 @@ incomplete value only when no conflict was found anywhere in the run, so when th
 run finds violations a second one checks the (policy, object) pairs that passed, to
 report the missing values too: at most two processes per run.
 
+A policy is code, and Argo CD runs trainc on repositories it does not trust: the ``cue``
+processes of a run share one deadline and each has a memory limit (:class:`CueLimits`,
+set with ``$TRAINC_CUE_TIMEOUT`` and ``$TRAINC_CUE_MEMORY``, see
+:mod:`compiler.policy.bounded` for how they are enforced). A policy that runs out of
+either is an input error located at the policy file; nothing of the run is kept.
+
 The ``cue`` binary is pinned (:data:`CUE_VERSION`): ``$TRAINC_CUE``, else the one ``make
 setup`` installs into the trainc cache (``scripts/install-cue.sh``), else ``cue`` on PATH.
 """
@@ -39,11 +45,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from compiler.apiserver.manifest import format_path
 from compiler.apiserver.yaml_source import read_source
@@ -55,11 +62,23 @@ from compiler.errors import (
     SetupError,
     Severity,
     SourceLocation,
+    UsageError,
 )
+from compiler.kube.quantity import Quantity, QuantityError
+from compiler.policy.bounded import LimitExceeded, run_bounded
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.artifacts import cache_root
 
-__all__ = ["CUE_VERSION", "CueUnavailable", "cue_binary", "run_cue"]
+__all__ = [
+    "CUE_VERSION",
+    "LIMIT_DETAIL",
+    "CueLimits",
+    "CueUnavailable",
+    "cue_binary",
+    "run_cue",
+]
+
+T = TypeVar("T")
 
 CUE_VERSION = "v0.17.1"
 _MODULE = "trainc.local/run"
@@ -68,6 +87,98 @@ _DEFAULT_PACKAGE = "policy"
 
 class CueUnavailable(SetupError):
     """The pinned ``cue`` CLI is not installed; says how to install it."""
+
+
+# --- limits -----------------------------------------------------------------------------
+
+TIMEOUT_ENV = "TRAINC_CUE_TIMEOUT"
+MEMORY_ENV = "TRAINC_CUE_MEMORY"
+# Argo CD gives a plugin's generate command 90 s (ARGOCD_EXEC_TIMEOUT) within a
+# repo-server call of 60 s (controller.repo.server.timeout.seconds): half of the smaller
+# leaves the render and the rest of the check their time.
+DEFAULT_TIMEOUT = 30.0
+# A check of 5,000 TrainJobs with violations peaks at 200 MiB in cue; a policy that
+# builds ever larger values stops at 2 GiB, not at the machine's memory.
+DEFAULT_MEMORY = 2 * 1024**3
+# Under about 100 MiB of RLIMIT_DATA the Go runtime of cue cannot start.
+MIN_MEMORY = 128 * 1024**2
+# The detail of a problem that is a limit reached, not something the policy says: a
+# check cache keeps no such result (the next run, less loaded or with more time, may pass).
+LIMIT_DETAIL = "cue-limit"
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(text: str) -> float:
+    """``"90"``, ``"90s"``, ``"1.5m"``, ``"500ms"`` -> seconds (> 0).
+
+    >>> _duration("1.5m"), _duration("45")
+    (90.0, 45.0)
+    """
+    match = _DURATION.match(text.strip())
+    seconds = float(match.group(1)) * _SECONDS[match.group(2) or "s"] if match else 0.0
+    if seconds <= 0:
+        raise ValueError(f"{text!r} is not a duration above zero (e.g. 30s, 2m, 500ms)")
+    return seconds
+
+
+def _memory(text: str) -> int:
+    """A Kubernetes quantity (``512Mi``, ``2Gi``, ``1G``) -> bytes, at least MIN_MEMORY."""
+    try:
+        value = Quantity.parse(text.strip()).value()
+    except QuantityError:
+        raise ValueError(f"{text!r} is not a quantity of bytes (e.g. 512Mi, 2Gi)") from None
+    if value < MIN_MEMORY:
+        raise ValueError(f"{text!r} is below {_bytes(MIN_MEMORY)}, what cue needs to start")
+    return value
+
+
+def _bytes(value: int) -> str:
+    """``2Gi``, ``640Mi``, or the bytes."""
+    for unit, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+        if value % size == 0:
+            return f"{value // size}{unit}"
+    return str(value)
+
+
+def _setting(environ: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
+    text = environ.get(name)
+    if not text:
+        return default
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise UsageError(f"${name}: {error}") from None
+
+
+@dataclass(frozen=True)
+class CueLimits:
+    """What the ``cue`` processes of one :func:`run_cue` may use: ``timeout`` seconds in
+    all (both passes share it) and ``memory`` bytes each (``RLIMIT_DATA``)."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    memory: int = DEFAULT_MEMORY
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> CueLimits:
+        """The defaults, or ``$TRAINC_CUE_TIMEOUT`` and ``$TRAINC_CUE_MEMORY`` when set.
+
+        Set by whoever runs trainc (an Argo CD sidecar's environment), never by the
+        repository checked: a ``trainc.yaml`` setting could raise the limits a
+        repository's own policy is held to.
+        """
+        environ = os.environ if environ is None else environ
+        return cls(
+            _setting(environ, TIMEOUT_ENV, _duration, DEFAULT_TIMEOUT),
+            _setting(environ, MEMORY_ENV, _memory, DEFAULT_MEMORY),
+        )
+
+    def describe(self, limit: str) -> str:
+        """``time limit of 30s ($TRAINC_CUE_TIMEOUT)``, for a message."""
+        if limit == "time":
+            return f"time limit of {self.timeout:g}s (${TIMEOUT_ENV})"
+        return f"memory limit of {_bytes(self.memory)} (${MEMORY_ENV})"
 
 
 def installed_path() -> Path:
@@ -204,6 +315,7 @@ def _write_module(root: Path, policies: list[_Policy], objects: list[PolicyObjec
 
 _LABEL = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_$#][A-Za-z0-9_$#]*|\d+')
 _POSITION = re.compile(r"^\s+(.+?):(\d+):(\d+)$")
+_GO_CRASH = re.compile(r"^(?:fatal error|panic): .*$", re.MULTILINE)
 
 
 @dataclass
@@ -267,25 +379,30 @@ def _parse_errors(text: str) -> list[_Error]:
 # --- running it -----------------------------------------------------------------------
 
 
-def _vet(binary: Path, root: Path, skip: set[tuple[int, int]]) -> list[_Error]:
+def _vet(
+    binary: Path, root: Path, skip: set[tuple[int, int]], deadline: float, limits: CueLimits
+) -> list[_Error]:
+    """One ``cue vet`` of the module at ``root``, ended by ``deadline`` (monotonic clock);
+    raises :class:`LimitExceeded` when it runs out of time or memory."""
     (root / "skip.json").write_text(
         json.dumps({f"{p}/{i}": True for p, i in sorted(skip)}), encoding="utf-8"
     )
     env = {**os.environ, "CUE_REGISTRY": "none"}  # policies import nothing from outside
     try:
-        done = subprocess.run(
+        done = run_bounded(
             [str(binary), "vet", "-c", "."],
             cwd=root,
-            capture_output=True,
-            encoding="utf-8",
-            errors="replace",
-            check=False,
             env=env,
+            timeout=deadline - time.monotonic(),
+            memory=limits.memory,
         )
     except OSError as error:
         raise CueUnavailable(f"cannot run {binary}: {error.strerror or error}") from None
     if done.returncode == 0:
         return []
+    crash = _GO_CRASH.search(done.stderr)
+    if crash is not None:  # a dump of goroutines is no report of CUE errors
+        return [_Error([], f"cue vet crashed: {crash.group(0)}", [])]
     errors = _parse_errors(done.stderr)
     if not errors:
         raise SetupError(f"cue vet failed without a report (exit {done.returncode})")
@@ -355,25 +472,51 @@ def _policy_problem(error: _Error, policies: list[_Policy]) -> Problem:
     return Problem(f"CUE policy: {message}", where, rule="policy")
 
 
-def run_cue(policy_files: list[Path], objects: list[PolicyObject]) -> list[Finding]:
+def _limit_problem(limit: str, limits: CueLimits, policies: list[_Policy]) -> Problem:
+    """A run stopped at a limit, at the policy file (all of them share one process)."""
+    files = ", ".join(str(p.path) for p in policies)
+    what = "CUE policy" if len(policies) == 1 else f"CUE policies ({files})"
+    return Problem(
+        f"{what}: cue vet ran past its {limits.describe(limit)} and was stopped; "
+        + (
+            "does a policy loop, or compute more than it needs?"
+            if limit == "time"
+            else "does a policy build ever larger values?"
+        ),
+        SourceLocation(str(policies[0].path)) if len(policies) == 1 else None,
+        rule="policy",
+        details=((LIMIT_DETAIL, limit),),
+    )
+
+
+def run_cue(
+    policy_files: list[Path], objects: list[PolicyObject], limits: CueLimits | None = None
+) -> list[Finding]:
     """Check every object against every policy file with one (at most two) ``cue vet``.
 
-    Raises :class:`CueUnavailable` when there are policies and no pinned cue, and
-    :class:`InputError` when a policy cannot be read or does not compile.
+    ``limits``: default from the environment (:meth:`CueLimits.from_environ`). Raises
+    :class:`CueUnavailable` when there are policies and no pinned cue, and
+    :class:`InputError` when a policy cannot be read or does not compile, or cue runs out
+    of its time or memory.
     """
     if not policy_files:
         return []
+    limits = limits or CueLimits.from_environ()
     policies = [_read_policy(Path(p)) for p in policy_files]
     binary = cue_binary(p.path for p in policies)
     with tempfile.TemporaryDirectory(prefix="trainc-cue-") as tmp:
         root = Path(tmp)
         _write_module(root, policies, objects)
-        errors = _vet(binary, root, set())
-        failed = {pair for pair in map(_pair, errors) if pair is not None}
-        if failed:
-            # CUE leaves out missing and incomplete values when it found a conflict:
-            # check the pairs that passed once more, without the ones that failed.
-            errors += _vet(binary, root, failed)
+        deadline = time.monotonic() + limits.timeout
+        try:
+            errors = _vet(binary, root, set(), deadline, limits)
+            failed = {pair for pair in map(_pair, errors) if pair is not None}
+            if failed:
+                # CUE leaves out missing and incomplete values when it found a conflict:
+                # check the pairs that passed once more, without the ones that failed.
+                errors += _vet(binary, root, failed, deadline, limits)
+        except LimitExceeded as reached:
+            raise InputError([_limit_problem(reached.limit, limits, policies)]) from None
     problems = [_policy_problem(e, policies) for e in errors if _pair(e) is None]
     if problems:
         raise InputError(problems)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 import compiler.policy.cue as cue
 from compiler.apiserver.manifest import Manifest
 from compiler.apiserver.yaml_source import parse_yaml
-from compiler.errors import InputError, Severity, SourceLocation
+from compiler.errors import InputError, Severity, SourceLocation, UsageError
 from compiler.policy.objects import PolicyObject
 
 
@@ -122,15 +124,19 @@ def test_clean_objects_give_no_findings_in_one_process(
     assert len(calls) == 1
 
 
-def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+def _count_runs(monkeypatch: pytest.MonkeyPatch, pids: list[int] | None = None) -> list[list[str]]:
+    """The command lines of the processes started (and their ``pids``)."""
     calls: list[list[str]] = []
-    real = subprocess.run
+    real = subprocess.Popen
 
     def counting(args: list[str], **kwargs: Any) -> Any:
         calls.append(list(args))
-        return real(args, **kwargs)
+        process = real(args, **kwargs)
+        if pids is not None:
+            pids.append(process.pid)
+        return process
 
-    monkeypatch.setattr(subprocess, "run", counting)
+    monkeypatch.setattr(subprocess, "Popen", counting)
     return calls
 
 
@@ -371,3 +377,68 @@ def test_cue_imports_reach_nothing_outside_the_module(
     assert (problem.location.file, problem.location.line) == (str(policy), 3)
     assert message in problem.message
     assert SECRET not in str(raised.value)
+
+
+# --- limits (issue 25; the end-to-end tests are in tests/test_cue_limits.py) ------------
+
+LOOP = """\
+package loop
+
+import "list"
+
+_r: list.Range(0, 2000, 1)
+TrainJob: metadata: annotations: n: "\\(len([for a in _r for b in _r for c in _r if a+b+c < 0 {a}]))"
+"""
+
+
+def test_limits_from_the_environment() -> None:
+    assert cue.CueLimits.from_environ({}) == cue.CueLimits(30.0, 2 * 1024**3)
+    limits = cue.CueLimits.from_environ(
+        {"TRAINC_CUE_TIMEOUT": "1.5m", "TRAINC_CUE_MEMORY": "512Mi"}
+    )
+    assert limits == cue.CueLimits(90.0, 512 * 1024**2)
+    assert cue.CueLimits.from_environ({"TRAINC_CUE_TIMEOUT": "500ms"}).timeout == 0.5
+    assert cue.CueLimits.from_environ({"TRAINC_CUE_TIMEOUT": "45"}).timeout == 45.0
+    assert cue.CueLimits.from_environ({"TRAINC_CUE_MEMORY": "1G"}).memory == 10**9
+    for name, value, says in [
+        ("TRAINC_CUE_TIMEOUT", "0", "not a duration above zero"),
+        ("TRAINC_CUE_TIMEOUT", "soon", "not a duration above zero"),
+        ("TRAINC_CUE_MEMORY", "lots", "not a quantity of bytes"),
+        ("TRAINC_CUE_MEMORY", "64Mi", "below 128Mi"),
+    ]:
+        with pytest.raises(UsageError) as raised:
+            cue.CueLimits.from_environ({name: value})
+        assert str(raised.value).startswith(f"${name}: {value!r} is ") and says in str(raised.value)
+
+
+@needs_cue
+def test_a_looping_policy_is_stopped_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[int] = []
+    _count_runs(monkeypatch, started)
+    policy = _policy(tmp_path, LOOP, "loop.cue")
+    begin = time.monotonic()
+    with pytest.raises(InputError) as raised:
+        cue.run_cue([policy], _objects(JOBS), cue.CueLimits(timeout=1.5))
+    assert time.monotonic() - begin < 10  # 1.5 s, on a busy machine
+    [problem] = raised.value.problems
+    assert problem.location == SourceLocation(str(policy))
+    assert problem.rule == "policy" and problem.details == (("cue-limit", "time"),)
+    assert "time limit of 1.5s ($TRAINC_CUE_TIMEOUT)" in problem.message
+    [pid] = started
+    with pytest.raises(ProcessLookupError):  # its group: nothing of it is left
+        os.killpg(pid, 0)
+    assert not Path(f"/proc/{pid}").exists()  # killed and reaped
+
+
+@needs_cue
+def test_several_policies_out_of_time_are_named_together(tmp_path: Path) -> None:
+    """One cue process checks them all, so the error cannot say which one loops."""
+    loop = _policy(tmp_path, LOOP, "loop.cue")
+    limits = _policy(tmp_path, POLICY)
+    with pytest.raises(InputError) as raised:
+        cue.run_cue([limits, loop], _objects(JOBS), cue.CueLimits(timeout=1))
+    [problem] = raised.value.problems
+    assert problem.location is None
+    assert problem.message.startswith(f"CUE policies ({limits}, {loop}): cue vet ran past")
