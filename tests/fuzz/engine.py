@@ -352,24 +352,31 @@ def run_case(
         if chosen.mode == "project":  # one repository: example/trainc.yaml names ../overlays
             (root / ".git").mkdir()
         write_case(base, files, rng)
-        argv = commands(chosen, root, rng)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        verdict, out, err = run_main(argv, limit)
-        if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before > GIB:
-            verdict.memory = True
-        verdict.unlocated = unlocated_errors(argv, verdict, out, err, root)
-        detail = {
-            "seed": chosen.name,
-            "argv": [a.replace(str(root), "$CASE") for a in argv],
-            "code": verdict.code,
-            "files": files,
-            "stderr": err.replace(str(root), "$CASE")[-4000:],
-            "traceback": verdict.traceback,
-            "unlocated": [u.replace(str(root), "$CASE") for u in verdict.unlocated],
-        }
-        return verdict, detail
+        return judged_run(commands(chosen, root, rng), root, chosen.name, files, limit)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def judged_run(
+    argv: list[str], root: Path, seed: str, files: dict[str, str | None], limit: float
+) -> tuple[Verdict, dict[str, Any]]:
+    """``main(argv)`` run on the case written under ``root`` and judged (memory growth,
+    errors without a location), with what reproduces it (``$CASE`` for ``root``)."""
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    verdict, out, err = run_main(argv, limit)
+    if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before > GIB:
+        verdict.memory = True
+    verdict.unlocated = unlocated_errors(argv, verdict, out, err, root)
+    detail = {
+        "seed": seed,
+        "argv": [a.replace(str(root), "$CASE") for a in argv],
+        "code": verdict.code,
+        "files": files,
+        "stderr": err.replace(str(root), "$CASE")[-4000:],
+        "traceback": verdict.traceback,
+        "unlocated": [u.replace(str(root), "$CASE") for u in verdict.unlocated],
+    }
+    return verdict, detail
 
 
 def limit_memory(extra: int = GIB) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import random
-import resource
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -24,15 +23,14 @@ from typing import Any
 import yaml
 
 from tests.fuzz.engine import (
-    GIB,
     HOSTILE,
     REPO,
     Seed,
     Verdict,
+    judged_run,
     limit_memory,
     mutate,
     run_main,
-    unlocated_errors,
     write_case,
 )
 
@@ -172,22 +170,7 @@ def run_case(
     try:
         (root / "in").mkdir()
         write_case(root / "in", files, rng)
-        argv = commands(root, rng)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        verdict, out, err = run_main(argv, limit)
-        if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before > GIB:
-            verdict.memory = True
-        verdict.unlocated = unlocated_errors(argv, verdict, out, err, root)
-        detail = {
-            "seed": chosen.name,
-            "argv": [a.replace(str(root), "$CASE") for a in argv],
-            "code": verdict.code,
-            "files": files,
-            "stderr": err.replace(str(root), "$CASE")[-4000:],
-            "traceback": verdict.traceback,
-            "unlocated": [u.replace(str(root), "$CASE") for u in verdict.unlocated],
-        }
-        return verdict, detail
+        return judged_run(commands(root, rng), root, chosen.name, files, limit)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
