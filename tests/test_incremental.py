@@ -511,7 +511,7 @@ def test_a_check_stopped_at_a_cue_limit_is_not_kept_in_the_cache(
     from compiler.policy import bounded, cue
 
     if not _cue_installed():
-        pytest.skip("the pinned cue CLI is not installed (make setup)")
+        pytest.fail("the pinned cue CLI is not installed (run `make setup`)", pytrace=False)
     shutil.copytree(REPO / "policies" / "gang-podgroup", project / "policies" / "gang-podgroup")
     edit(
         project / "trainc.yaml",

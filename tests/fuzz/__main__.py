@@ -19,6 +19,9 @@ _STATES: dict[str, Any] = {}
 
 
 def _init(names: list[str]) -> None:
+    # A case runs trainc's main() as its CLI process would, and a render by chunks starts
+    # a process pool of its own: a pool worker is daemonic, which would forbid that.
+    multiprocessing.current_process().daemon = False
     for name in names:
         _STATES[name] = surfaces.load(name).prepare()
 
