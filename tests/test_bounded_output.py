@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,29 +29,33 @@ def trainc(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
 
 def plugin_generate(repo: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], int]:
     """``trainc argocd generate`` as the sidecar runs it (cwd the source path, the
-    repo server's environment); the process and its peak RSS in bytes."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    process = subprocess.run(
-        [sys.executable, "-m", "compiler", "argocd", "generate"],
-        cwd=repo,
-        env=base_env(
-            PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-            ARGOCD_APP_NAME="vision-training",
-            ARGOCD_APP_NAMESPACE="vision",
-            ARGOCD_APP_SOURCE_PATH=".",
-            PARAM_CLUSTER="production",
-            **env,
-        ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of the children is the largest of any child so far: a larger earlier
-    # child hides this one's, never makes it look smaller than it is
-    return process, max(peak, before) * 1024
+    repo server's environment); the process and its own peak RSS in bytes (``wait4``:
+    this child's figure, not the largest of every child the test process has had)."""
+    argv = [sys.executable, "-m", "compiler", "argocd", "generate"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(
+            argv,
+            cwd=repo,
+            env=base_env(
+                PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+                ARGOCD_APP_NAME="vision-training",
+                ARGOCD_APP_NAMESPACE="vision",
+                ARGOCD_APP_SOURCE_PATH=".",
+                PARAM_CLUSTER="production",
+                **env,
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        process = subprocess.CompletedProcess(
+            argv, child.returncode, out.read().decode(), err.read().decode()
+        )
+    return process, usage.ru_maxrss * 1024
 
 
 # --- memory per input file ----------------------------------------------------------------
