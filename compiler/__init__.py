@@ -52,9 +52,10 @@ LAYERS: tuple[str, ...] = (
     "policy",
     "provenance",
     "project",
+    "model",
+    "emit",
     "plan",
     "migrate",
-    "emit",
     "deliver",
     "cli",
 )

@@ -27,15 +27,32 @@ def layer_of(module: str) -> int | None:
     return LAYERS.index(name) if name in LAYERS else None
 
 
-def imported_modules(source: str) -> list[tuple[int, str]]:
-    """The ``compiler`` modules a source imports, with their line numbers."""
+def imported_modules(source: str, submodules: bool = False) -> list[tuple[int, str]]:
+    """The ``compiler`` modules a source imports, with their line numbers; with
+    ``submodules``, ``from compiler.cli import render`` names ``compiler.cli.render``
+    too (when that is a module of the package).
+
+    >>> imported_modules("from compiler.cli import render", submodules=True)
+    [(1, 'compiler.cli'), (1, 'compiler.cli.render')]
+    """
     out: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append((node.lineno, node.module))
+            if submodules:
+                out += [
+                    (node.lineno, f"{node.module}.{alias.name}")
+                    for alias in node.names
+                    if _is_module(f"{node.module}.{alias.name}")
+                ]
         elif isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
     return [(line, name) for line, name in out if name.split(".")[0] == "compiler"]
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def upward_imports(module: str, source: str) -> list[str]:
@@ -94,13 +111,15 @@ def sideways_verb_imports(module: str, source: str) -> list[str]:
     ['compiler.cli.diff:1 imports compiler.cli.apply']
     >>> sideways_verb_imports("compiler.cli.diff", "from compiler.cli.common import x")
     []
+    >>> sideways_verb_imports("compiler.cli.diff", "from compiler.cli import apply")
+    ['compiler.cli.diff:1 imports compiler.cli.apply']
     """
     if not module.startswith("compiler.cli.") or module == "compiler.cli.common":
         return []
     shared = ("compiler.cli", "compiler.cli.common")
     return [
         f"{module}:{line} imports {target}"
-        for line, target in imported_modules(source)
+        for line, target in imported_modules(source, submodules=True)
         if target.startswith("compiler.cli") and target not in shared and target != module
     ]
 
@@ -113,3 +132,39 @@ def test_no_verb_imports_another_verb() -> None:
         for problem in sideways_verb_imports(module, path.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+# The packages that only hold or write what the driver made: they import nothing of plan/
+# (the driver, the stage chains, the chunks: everything there runs a chain or feeds one).
+WRITERS = ("compiler.model", "compiler.emit")
+
+
+def chain_imports(module: str, source: str) -> list[str]:
+    """Each import by a writer (``compiler.emit``) or a record (``compiler.model``) of
+    ``compiler.plan``: what runs a chain is the driver's, and the driver hands writers
+    what it made. Whatever the order of :data:`compiler.LAYERS` says.
+
+    >>> chain_imports("compiler.emit.output", "from compiler.plan.driver import render")
+    ['compiler.emit.output:1 imports compiler.plan.driver']
+    >>> chain_imports("compiler.emit.output", "from compiler.plan import driver")
+    ['compiler.emit.output:1 imports compiler.plan', 'compiler.emit.output:1 imports compiler.plan.driver']
+    >>> chain_imports("compiler.emit.output", "from compiler.model.build import Build")
+    []
+    """
+    if not module.startswith(tuple(f"{w}." for w in WRITERS)) and module not in WRITERS:
+        return []
+    return [
+        f"{module}:{line} imports {target}"
+        for line, target in imported_modules(source, submodules=True)
+        if target == "compiler.plan" or target.startswith("compiler.plan.")
+    ]
+
+
+def test_no_writer_imports_the_driver() -> None:
+    found = [
+        problem
+        for module, path in _modules()
+        if not module.endswith("_test")
+        for problem in chain_imports(module, path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "emit/ writes what the driver hands it: pass it in, do not run a chain"

@@ -299,7 +299,7 @@ def test_an_empty_result_names_the_project_file(
 
 
 def test_the_parameter_env_name_is_argo_cds() -> None:
-    from compiler.cli.argocd import _escaped
+    from compiler.deliver.argocd import _escaped
 
     # Argo CD: upper case, then every character but A-Z, 0-9 and _ as _
     assert _escaped("cluster") == "PARAM_CLUSTER"

@@ -239,7 +239,7 @@ def test_sigterm_to_a_check_by_chunks_leaves_no_cue(tmp_path: Path, started: lis
     second.write_text(JOB.replace("name: llm", "name: llm2"))
     script = (
         "import sys\n"
-        "from compiler.emit import check_parts\n"
+        "from compiler.plan import check_chunks as check_parts\n"
         "check_parts.CHECK_CHUNK_JOBS = 1  # a chunk per job file\n"
         "from compiler.cli import main\n"
         "raise SystemExit(main(sys.argv[1:]))\n"

@@ -23,7 +23,7 @@ import pytest
 
 from compiler.cli import VERBS
 from compiler.cli import parser as trainc_parser
-from compiler.plan.check import RULE_DESCRIPTIONS
+from compiler.model.check import RULE_DESCRIPTIONS
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 from tests.conformance.oracle import BUILDS
 

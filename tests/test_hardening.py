@@ -462,7 +462,7 @@ def test_output_overlay_results_are_checked_like_inputs(
 def test_names_differing_only_in_case_are_refused() -> None:
     from compiler.emit.output import planned_files
     from compiler.errors import InputError
-    from compiler.plan.compile import RenderedObject
+    from compiler.model.objects import RenderedObject
 
     def obj(kind: str) -> RenderedObject:
         return RenderedObject(

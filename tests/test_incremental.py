@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from compiler.cli import main
-from compiler.emit import incremental
+from compiler.emit import blobs
 from compiler.emit import tree as tree_module
+from compiler.model.parts import PartBuild
+from compiler.plan import chunks as incremental
 
 REPO = Path(__file__).resolve().parents[1]
 in_place: list[bool] = []  # per output folder the last cached render wrote: in place?
@@ -145,7 +147,7 @@ def render(capsys: pytest.CaptureFixture[str], project: Path, out: Path, *flags:
     return code, captured.out.replace(str(out), "OUT"), captured.err, files
 
 
-Parts = list["incremental.PartBuild | None"]
+Parts = list["PartBuild | None"]
 
 
 @pytest.fixture
@@ -166,7 +168,7 @@ def renders(
     real_write_tree = tree_module.write_tree
     parts: Parts = []
 
-    def recorded(*args: object, **kwargs: object) -> incremental.PartBuild | None:
+    def recorded(*args: object, **kwargs: object) -> PartBuild | None:
         part = real_run_parts(*args, **kwargs)  # type: ignore[arg-type]
         parts.append(part)
         return part
@@ -336,7 +338,7 @@ def test_check_by_chunks_reports_as_a_whole_check(
     capsys: pytest.CaptureFixture[str],
     format: str,
 ) -> None:
-    from compiler.emit import check_parts
+    from compiler.plan import check_chunks as check_parts
 
     monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
     monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
@@ -400,7 +402,7 @@ def test_check_from_the_cache_reports_as_a_whole_check(
     """``check -j 2`` keeps each chunk's findings in the render cache; after each kind
     of change (and a CUE policy edit) its report is the whole check's, byte for byte, and
     an edited TrainJob file is the one chunk checked again."""
-    from compiler.emit import check_parts
+    from compiler.plan import check_chunks as check_parts
 
     if shutil.which("cue") is None and not _cue_installed():
         pytest.fail(
@@ -478,7 +480,7 @@ def test_a_cache_that_cannot_be_written_mid_run_is_no_error(
     render renders whole and check keeps nothing; both answer as without a cache."""
     import errno
 
-    from compiler.emit import check_parts
+    from compiler.plan import check_chunks as check_parts
 
     monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
     monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
@@ -491,8 +493,8 @@ def test_a_cache_that_cannot_be_written_mid_run_is_no_error(
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(incremental.BlobStore, "put", full)
-    monkeypatch.setattr(incremental, "write_pickle", full)
+    monkeypatch.setattr(blobs.BlobStore, "put", full)
+    monkeypatch.setattr(blobs, "write_pickle", full)
     assert render(capsys, project, tmp_path / "out", "-j", "2") == fresh
     checked = main(["check", "--project", str(project / "trainc.yaml"), "-j", "2"])
     assert (checked, capsys.readouterr()) == fresh_check
@@ -507,7 +509,7 @@ def test_a_check_stopped_at_a_cue_limit_is_not_kept_in_the_cache(
 ) -> None:
     """cue running out of its time depends on the machine's load and the limits set: the
     next run checks again instead of replaying the error from the cache."""
-    from compiler.emit import check_parts
+    from compiler.plan import check_chunks as check_parts
     from compiler.policy import bounded, cue
 
     if not _cue_installed():
@@ -583,16 +585,16 @@ def test_a_blob_pruned_while_streaming_is_rendered_again(
     fresh = stream("--no-cache")
     assert fresh[0] == 0 and fresh[1].count("# cluster:") == 2
     assert stream() == fresh  # fills the cache
-    real = incremental.BlobStore.read
+    real = blobs.BlobStore.read
     reads: list[str] = []
 
-    def pruned_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+    def pruned_at_read(self: blobs.BlobStore, digest: str) -> bytes:
         if len(reads) % 3 == 2:  # every third blob, from the third on
             Path(self.path(digest)).unlink(missing_ok=True)
         reads.append(digest)
         return real(self, digest)
 
-    monkeypatch.setattr(incremental.BlobStore, "read", pruned_at_read)
+    monkeypatch.setattr(blobs.BlobStore, "read", pruned_at_read)
     assert stream() == fresh
     assert len(reads) > 3
 
@@ -605,7 +607,7 @@ def test_argocd_generate_by_chunks_survives_a_removed_blob(
 ) -> None:
     """A blob gone from generate's own store when it is read: the answer is the whole
     way's, never a traceback."""
-    from compiler.emit import check_parts
+    from compiler.plan import check_chunks as check_parts
 
     edit(project / "trainc.yaml", "    policies: [policies/required-labels]\n", "")
     monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
@@ -615,15 +617,15 @@ def test_argocd_generate_by_chunks_survives_a_removed_blob(
     capsys.readouterr()
     expected = (main(command), capsys.readouterr())
     assert expected[0] == 0 and expected[1].out.startswith("# cluster: production\n")
-    real = incremental.BlobStore.read
+    real = blobs.BlobStore.read
     reads: list[str] = []
 
-    def removed_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+    def removed_at_read(self: blobs.BlobStore, digest: str) -> bytes:
         if not reads:
             Path(self.path(digest)).unlink()
         reads.append(digest)
         return real(self, digest)
 
-    monkeypatch.setattr(incremental.BlobStore, "read", removed_at_read)
+    monkeypatch.setattr(blobs.BlobStore, "read", removed_at_read)
     assert (main(command), capsys.readouterr()) == expected
     assert reads

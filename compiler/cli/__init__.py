@@ -131,7 +131,7 @@ def terminate_unwinds() -> Iterator[None]:
     """While the verb runs, ``SIGTERM`` raises :class:`Terminated` in this process, once
     (a second one, sent while it cleans up, would break that off). Processes forked
     meanwhile end by the signal, as without the handler (``-j`` workers reset it: see
-    :func:`compiler.emit.incremental.map_chunks`). ``SIGKILL`` still ends trainc at once."""
+    :func:`compiler.plan.chunks.map_chunks`). ``SIGKILL`` still ends trainc at once."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set handlers (a test calling main() in a thread)
         return

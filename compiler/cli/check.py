@@ -19,8 +19,9 @@ from compiler.cli.common import (
     Commands,
     add_build_flags,
     add_jobs,
+    add_no_cache,
     build_plans,
-    jobs_of,
+    how_to_run,
     note,
     previous_inputs,
     write_atomically,
@@ -28,8 +29,7 @@ from compiler.cli.common import (
 from compiler.errors import UsageError
 
 if TYPE_CHECKING:
-    from compiler.plan.build_plan import BuildPlan
-    from compiler.plan.check import CheckResult
+    from compiler.model.check import CheckResult
 
 FORMATS = ("text", "json", "sarif", "junit")
 
@@ -85,34 +85,23 @@ def add_parser(commands: Commands) -> None:
         "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
     )
     add_jobs(parser)
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="check every TrainJob again (default with -j above 1: reuse the findings "
+    add_no_cache(
+        parser,
+        "check every TrainJob again (default with -j above 1: reuse the findings "
         "$TRAINC_CACHE/render holds for unchanged chunks; the report is the same either way)",
     )
 
 
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here: see compiler/cli/render.py.
-    from compiler.emit.check_parts import check_parts
-    from compiler.emit.incremental import writable_render_cache
-    from compiler.plan.check import check, check_plans
+    from compiler.plan import driver
 
     if args.previous is not None and not args.paths:
         raise UsageError("trainc check: --previous takes PATHs")
-    jobs = jobs_of(args)
-
-    cache = None if args.no_cache else writable_render_cache()
-
-    def check_one(plan: BuildPlan) -> CheckResult:
-        # --rendered compares the whole build's objects with the committed tree
-        chunked = jobs > 1 and args.rendered is None
-        parts = check_parts(plan, jobs, cache) if chunked else None
-        return parts if parts is not None else check(plan)
-
+    how = how_to_run(args)
     with previous_inputs(args.previous, args.paths) as previous:
-        result = check_plans(build_plans(args, previous), check_one=check_one)
+        # --rendered compares the whole build's objects with the committed tree
+        result = driver.check(build_plans(args, previous), how, whole=args.rendered is not None)
     report = _report(args.format)(result)
     if args.output is None:
         sys.stdout.writelines(report)

@@ -23,16 +23,13 @@ from compiler.errors import (
     UsageError,
     listing,
 )
-from compiler.plan.build_plan import (
-    BuildPlan,
-    plan_for_paths,
-    plans_for_project,
-    select_project,
-)
+from compiler.model.plan import BuildPlan
+from compiler.plan.build_plan import plan_for_paths, plans_for_project, select_project
 
 if TYPE_CHECKING:
     from compiler.deliver.apply.client import Connection
     from compiler.deliver.apply.plan import ApplyPlan
+    from compiler.plan.driver import Run
     from compiler.project import Project
 
 
@@ -173,11 +170,16 @@ def add_jobs(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def jobs_of(args: argparse.Namespace) -> int:
-    from compiler.emit.incremental import default_jobs
+def add_no_cache(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--no-cache``: run without the render cache (``help`` says what that redoes)."""
+    parser.add_argument("--no-cache", action="store_true", help=help)
 
-    jobs: int | None = getattr(args, "jobs", None)
-    return jobs if jobs is not None else default_jobs()
+
+def how_to_run(args: argparse.Namespace) -> Run:
+    """How the driver may run the chain for this command line (``-j``, ``--no-cache``)."""
+    from compiler.plan.driver import Run
+
+    return Run(getattr(args, "jobs", None), cache=not getattr(args, "no_cache", False))
 
 
 # --- the build plan of a command line ---------------------------------------------------
@@ -376,14 +378,14 @@ def connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, s
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.apply.client import connect
     from compiler.deliver.apply.plan import apply_plan
-    from compiler.plan.stages import run
+    from compiler.plan.driver import render_whole
 
     connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
     try:
         args.namespace = connection.namespace
         args.strict = getattr(args, "strict", False)
         plan = one_plan(args, build_plans(args))
-        build = run(plan)
+        [build] = render_whole([plan])
         for message in build.notes:
             note(message, plan.cluster_name)
         warn_all(build.warnings, plan.cluster_name)

@@ -33,9 +33,9 @@ def add_parser(commands: Commands) -> None:
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.explain import explain, trace_result
-    from compiler.plan.stages import run
+    from compiler.plan.driver import render_whole
 
-    build = run(one_plan(args, build_plans(args)))
+    [build] = render_whole([one_plan(args, build_plans(args))])
     build.raise_problems()
     sys.stdout.write(explain(trace_result(build), *args.object))
     return EXIT_OK

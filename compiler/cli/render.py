@@ -20,20 +20,23 @@ from compiler.cli.common import (
     Commands,
     add_build_flags,
     add_jobs,
+    add_no_cache,
     build_plans,
-    jobs_of,
+    how_to_run,
     note,
     one_plan,
     prepared_file,
     report_problems,
     warn,
 )
-from compiler.errors import EXIT_OK, SetupError, UsageError, listing
+from compiler.errors import EXIT_OK, UsageError, listing
 
 if TYPE_CHECKING:
-    from compiler.emit.incremental import BlobStore, PartBuild
-    from compiler.plan.build_plan import BuildPlan
-    from compiler.plan.stages import Build
+    from compiler.emit.blobs import BlobStore
+    from compiler.model.build import Build
+    from compiler.model.parts import PartBuild
+    from compiler.model.plan import BuildPlan
+    from compiler.plan.driver import Rendered
 
 
 def add_parser(commands: Commands) -> None:
@@ -75,10 +78,9 @@ def add_parser(commands: Commands) -> None:
         help="also write where every output field came from, as JSON, to FILE",
     )
     add_jobs(parser)
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="render every TrainJob again (default: reuse what $TRAINC_CACHE/render holds "
+    add_no_cache(
+        parser,
+        "render every TrainJob again (default: reuse what $TRAINC_CACHE/render holds "
         "for unchanged inputs; the output is the same either way)",
     )
 
@@ -93,7 +95,7 @@ def _secret_notes(build: Build) -> None:
 
 class _Said:
     """Notes and warnings, not said again when a render starts over (the render cache
-    pruned meanwhile: :func:`_run_parts`) and finds them again: each is said as often
+    pruned meanwhile: :func:`compiler.plan.driver.render`) and finds them again: each is said as often
     as the attempt that said it most often."""
 
     def __init__(self) -> None:
@@ -125,20 +127,48 @@ class _Said:
 def run_verb(args: argparse.Namespace) -> int:
     # Imported here, not at the top: every verb's parser is built on each start, and a
     # pre-commit hook or an Argo CD plugin pays for what the other verbs import.
-    from compiler.emit.output import stream_text, write_directory, write_project
-    from compiler.plan.stages import run
+    from compiler.plan import driver
 
     plans = build_plans(args)
     project_mode = plans[0].cluster is not None
-    if args.staged and (args.output == "-" or (args.output is None and not project_mode)):
+    to_stdout = args.output == "-" or (args.output is None and not project_mode)
+    if args.staged and to_stdout:
         raise UsageError("trainc render: --staged compares an output folder with git's index")
+    output = None
+    if not to_stdout:
+        cluster = plans[0].cluster
+        output = Path(args.output) if args.output is not None else None
+        output = output or (cluster.output if cluster is not None else None)
     said = _Said()
-    if args.emit == "resolved" and not args.provenance:
-        done = _run_parts(args, plans, project_mode, said)
-        if done is not None:
-            return _staged(args, plans, done)
-        said.start_over()
-    builds = [run(plan) for plan in plans]
+
+    def write(rendered: driver.Rendered) -> int:
+        said.start_over()  # a render started over: say again only what is new
+        if rendered.parts is not None:
+            return _write_parts_of(args, rendered, output, project_mode, said)
+        assert rendered.builds is not None
+        return _write_builds(args, rendered.builds, project_mode, said)
+
+    # the whole builds, for what only they have: the TrainJobs themselves, provenance
+    whole = args.emit != "resolved" or bool(args.provenance)
+    near = None if output is None else output.resolve().parent
+    code = driver.render(
+        plans,
+        how_to_run(args),
+        write,
+        whole=whole,
+        stored=args.server_defaults,
+        files=not to_stdout,
+        near=near,
+    )
+    return _staged(args, plans, code)
+
+
+def _write_builds(
+    args: argparse.Namespace, builds: list[Build], project_mode: bool, said: _Said
+) -> int:
+    """Write the whole builds: their objects as a stream or a tree, and the summary."""
+    from compiler.emit.output import stream_text, write_directory, write_project
+
     for build in builds:
         for message in build.notes:
             said.note(message, build.plan.cluster_name)
@@ -181,7 +211,7 @@ def run_verb(args: argparse.Namespace) -> int:
                 put_provenance()
             return EXIT_OK
         if project_mode:
-            target = plans[0].cluster
+            target = builds[0].plan.cluster
             assert target is not None
             output = Path(args.output) if args.output is not None else target.output
             by_cluster = {build.plan.cluster_name or "": build for build in builds}
@@ -196,7 +226,7 @@ def run_verb(args: argparse.Namespace) -> int:
             put_provenance()
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
-    return _staged(args, plans, EXIT_OK)
+    return EXIT_OK
 
 
 def _warn_if_empty(args: argparse.Namespace, cluster: str | None, jobs: int) -> None:
@@ -223,126 +253,54 @@ def _staged(args: argparse.Namespace, plans: list[BuildPlan], code: int) -> int:
     return report.exit_code
 
 
-def _run_parts(
-    args: argparse.Namespace, plans: list[BuildPlan], project_mode: bool, said: _Said
-) -> int | None:
-    """Render chunk by chunk (:mod:`compiler.emit.incremental`): cached, in ``-j``
-    processes, the objects streamed; None when a plan must be rendered whole."""
-    from compiler.emit.incremental import forget, writable_render_cache
-    from compiler.emit.output import MissingBlob
-
-    cache = None if args.no_cache else writable_render_cache()
-    try:
-        for _ in range(2):
-            try:
-                return _run_parts_with(args, plans, project_mode, cache, said)
-            except MissingBlob:
-                assert cache is not None
-                forget(cache)  # the cache was pruned: render into it again
-                said.start_over()
-    except OSError:
-        # the blob store cannot be written (a full disk): render whole, which needs no
-        # store and says plainly if the output itself cannot be written
-        return None
-    return None  # pruned again meanwhile: render whole, which needs no cache
-
-
-def _run_parts_with(
+def _write_parts_of(
     args: argparse.Namespace,
-    plans: list[BuildPlan],
+    rendered: Rendered,
+    output: Path | None,
     project_mode: bool,
-    cache: Path | None,
     said: _Said,
-) -> int | None:
-    from compiler.emit.incremental import blob_store, run_parts
+) -> int:
+    """Write a render by chunks (:mod:`compiler.plan.chunks`): the objects streamed from
+    their blobs, or an output tree linked to them (updated in place from the cache)."""
     from compiler.emit.output import MissingBlob
 
-    to_stdout = args.output == "-" or (args.output is None and not project_mode)
-    output = None
-    if not to_stdout:
-        cluster = plans[0].cluster
-        output = Path(args.output) if args.output is not None else None
-        output = output or (cluster.output if cluster is not None else None)
-    near = None if output is None else output.resolve().parent
-    with blob_store(cache, near) as store:
-        parts: list[PartBuild] = []
-        for plan in plans:
-            part = run_parts(
-                plan,
-                jobs=jobs_of(args),
-                cache=cache,
-                store=store,
-                stored=args.server_defaults,
-                files=not to_stdout,
-            )
-            if part is None:
-                return None
-            parts.append(part)
-        for part in parts:
-            for message in part.notes:
-                said.note(message, part.plan.cluster_name)
-            said.warn_all(part.warnings, part.plan.cluster_name)
-            _warn_if_empty(args, part.plan.cluster_name, len(part.summaries))
-        if to_stdout:
-            missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
-            if missing is not None:  # found before the first byte is written
-                raise MissingBlob(store.path(missing.digest))
-            _stream_parts(parts, store, project_mode, args.server_defaults)
-            return EXIT_OK
-        assert output is not None
-        records = None if cache is None else cache / "trees"
-        count = _write_parts(args, parts, store, output, project_mode, records)
+    parts, store, cache = rendered.parts, rendered.store, rendered.cache
+    assert parts is not None and store is not None
+    for part in parts:
+        for message in part.notes:
+            said.note(message, part.plan.cluster_name)
+        said.warn_all(part.warnings, part.plan.cluster_name)
+        _warn_if_empty(args, part.plan.cluster_name, len(part.summaries))
+    if output is None:
+        missing = next((o for p in parts for o in p.objects if not store.has(o.digest)), None)
+        if missing is not None:  # found before the first byte is written
+            raise MissingBlob(store.path(missing.digest))
+        _stream_parts(rendered, project_mode)
+        return EXIT_OK
+    records = None if cache is None else cache / "trees"
+    count = _write_parts(args, parts, store, output, project_mode, records)
     if not args.quiet:
         _print_part_summary(parts, count, output, project_mode)
     return EXIT_OK
 
 
-def _stream_parts(
-    parts: list[PartBuild], store: BlobStore, project_mode: bool, stored: bool
-) -> None:
-    """The objects of each part as one YAML stream, in stream order, one blob at a time."""
-    again: dict[int, dict[str, bytes]] = {}  # blobs made again, by part (see _blob)
-    for part in parts:
+def _stream_parts(rendered: Rendered, project_mode: bool) -> None:
+    """The objects of each part as one YAML stream, in stream order, one blob at a time
+    (one pruned meanwhile made again: :meth:`~compiler.plan.driver.Rendered.blob`)."""
+    assert rendered.parts is not None
+    for part in rendered.parts:
         if project_mode:
             sys.stdout.write(f"# cluster: {part.plan.cluster_name}\n")
         for index, obj in enumerate(part.objects):
             if index:
                 sys.stdout.write("---\n")
-            sys.stdout.write(_blob(store, part, obj.digest, stored, again).decode("utf-8"))
+            sys.stdout.write(rendered.blob(part, obj.digest).decode("utf-8"))
         if not project_mode:
             for requirement in part.secret_requirements:
                 note(
                     f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
                     "not rendered (see requirements.yaml in an output folder)"
                 )
-
-
-def _blob(
-    store: BlobStore,
-    part: PartBuild,
-    digest: str,
-    stored: bool,
-    again: dict[int, dict[str, bytes]],
-) -> bytes:
-    """A blob of the stream. One pruned since its chunk was rendered (the render cache
-    removed mid-run, once part of the stream is written) is a cache miss: the part's
-    plan is rendered again, whole, and its digest names the same bytes."""
-    from compiler.emit.incremental import rendered_blobs
-    from compiler.emit.output import MissingBlob
-
-    try:
-        return store.read(digest)
-    except MissingBlob:
-        pass
-    blobs = again.get(id(part))
-    if blobs is None:
-        blobs = again[id(part)] = rendered_blobs(part.plan, stored)
-    if digest not in blobs:
-        raise SetupError(
-            f"the render cache lost {store.path(digest)} during the run, and rendering "
-            "again did not make it (are the inputs changing meanwhile?); run again"
-        )
-    return blobs[digest]
 
 
 def _write_parts(
@@ -356,18 +314,19 @@ def _write_parts(
     """Write the parts' trees; ``records``: where the render cache keeps what each output
     tree holds, so that a tree can be updated in place (:mod:`compiler.emit.tree`)."""
     from compiler.emit.kustomization import cluster_extra_files
+    from compiler.emit.output import part_requirements
     from compiler.emit.tree import ClusterFiles, write_files, write_project_files
 
     def files_of(part: PartBuild) -> list[tuple[str, str]]:
         return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]
 
     if not project_mode:
-        return write_files(files_of(parts[0]), output, parts[0].requirements_text(), None, records)
+        return write_files(files_of(parts[0]), output, part_requirements(parts[0]), None, records)
     clusters: dict[str, ClusterFiles] = {}
     for part in parts:
         files = files_of(part)
         extra = cluster_extra_files(part.plan.cluster, (relative for relative, _ in files))
-        clusters[part.plan.cluster_name or ""] = (files, part.requirements_text(), extra)
+        clusters[part.plan.cluster_name or ""] = (files, part_requirements(part), extra)
     return write_project_files(clusters, output, whole=args.cluster is None, records=records)
 
 

@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from compiler.emit.incremental import ObjectFile
 from compiler.errors import TraincError
-from compiler.plan.compile import RenderedObject
+from compiler.model.objects import RenderedObject
+from compiler.model.parts import ObjectFile
 
 __all__ = [
     "MERGE_KEYS",
@@ -383,7 +383,7 @@ def _canonical(objects: Iterable[RenderedObject]) -> dict[tuple[str, str], list[
     return {k: sorted(v) for k, v in out.items()}
 
 
-# Renders kept as blobs (compiler.emit.incremental): cluster -> the objects' files
+# Renders kept as blobs (compiler.plan.chunks): cluster -> the objects' files
 StoredRenders = Mapping[str, Sequence[ObjectFile]]
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from compiler.deliver.diff import InputImpact, diff_renders
 from compiler.deliver.diff_format import render_markdown, render_text
-from compiler.plan.compile import RenderedObject
+from compiler.model.objects import RenderedObject
 
 
 def _cm(name: str, value: str) -> RenderedObject:

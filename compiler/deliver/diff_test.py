@@ -10,7 +10,7 @@ from compiler.deliver.diff import (
     format_path,
     format_value,
 )
-from compiler.plan.compile import RenderedObject
+from compiler.model.objects import RenderedObject
 
 
 def _jobset(name: str, image: str, extra_env: list[dict[str, Any]] | None = None) -> RenderedObject:

@@ -19,8 +19,8 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import InputError, ObjectRef, Problem
+from compiler.model.build import Build
 from compiler.plan.compile import extension_plugins, priority_classes
-from compiler.plan.stages import Build
 from compiler.provenance.trace import (
     FieldOrigin,
     FieldPath,

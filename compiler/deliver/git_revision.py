@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.yaml_source import parse_yaml
 from compiler.deliver.diff import (
@@ -35,18 +35,15 @@ from compiler.deliver.diff import (
     diff_renders,
     read_changes,
 )
-from compiler.emit.incremental import (
-    BlobStore,
-    ObjectFile,
-    blob_store,
-    default_jobs,
-    render_objects,
-    writable_render_cache,
-)
-from compiler.emit.output import MissingBlob
+from compiler.emit.blobs import BlobStore
 from compiler.errors import InputError, SetupError, sorted_problems
-from compiler.plan.build_plan import BuildPlan, plan_for_paths, plans_for_project
+from compiler.model.parts import ObjectFile
+from compiler.model.plan import BuildPlan
+from compiler.plan.build_plan import plan_for_paths, plans_for_project
 from compiler.project import find_project, load_project
+
+if TYPE_CHECKING:
+    from compiler.plan.driver import Renderer
 
 __all__ = [
     "Target",
@@ -196,19 +193,17 @@ def target_plans(root: Path, target: Target) -> list[BuildPlan]:
     return [plan_for_paths(paths, default_namespace=target.namespace, schemas=target.schemas)]
 
 
-def render_target(
-    root: Path, target: Target, store: BlobStore, cache: Path | None, jobs: int
-) -> dict[str, list[ObjectFile]]:
-    """Render ``target`` in the tree at ``root`` into ``store``: cluster (``""`` for
-    PATHs) -> its objects' files, by chunks and from the render cache where it can
-    (:func:`compiler.emit.incremental.render_objects`)."""
+def render_target(root: Path, target: Target, renderer: Renderer) -> dict[str, list[ObjectFile]]:
+    """Render ``target`` in the tree at ``root`` into the renderer's store: cluster
+    (``""`` for PATHs) -> its objects' files, by chunks and from the render cache where
+    it can (:meth:`compiler.plan.driver.Renderer.objects`)."""
     plans = target_plans(root, target)
     if not plans and target.project_file is None:
         return {"": []}
     rendered: dict[str, list[ObjectFile]] = {}
     problems = []
     for plan in plans:
-        objects, found = render_objects(plan, store, cache, jobs)
+        objects, found = renderer.objects(plan)
         rendered[plan.cluster_name or ""] = objects
         problems += found
     if problems:
@@ -302,15 +297,14 @@ def diff_against(
         wanted = tuple(clusters) if clusters else None
         target = Target((), found[0], found[1], wanted, namespace, schemas)
     # Every render goes through the render cache by chunks: the impact renders (the base
-    # with one changed file) redo only the chunks that file is in.
-    cache = writable_render_cache()
+    # with one changed file) redo only the chunks that file is in. The cache pruned
+    # meanwhile: the driver runs it again, into a store of this run's own.
+    from compiler.plan import driver
+
     try:
-        try:
-            return _diff_trees(rev, root, commit, target, impact, cache)
-        except MissingBlob:
-            # the render cache was pruned meanwhile: render again, into a store of this
-            # run's own that nothing else removes
-            return _diff_trees(rev, root, commit, target, impact, None)
+        return driver.renders(
+            lambda renderer: _diff_trees(rev, root, commit, target, impact, renderer)
+        )
     except OSError as error:  # a full disk, a read-only temporary folder, ...
         where = f" ({error.filename})" if error.filename else ""
         raise SetupError(
@@ -320,50 +314,48 @@ def diff_against(
 
 
 def _diff_trees(
-    rev: str, root: Path, commit: str, target: Target, impact: bool, cache: Path | None
+    rev: str, root: Path, commit: str, target: Target, impact: bool, renderer: Renderer
 ) -> RenderDiff:
-    """Render ``target`` at ``commit`` and in the work tree at ``root``, and diff them
-    (through the render ``cache``, if any)."""
-    jobs = default_jobs()
-    with blob_store(cache, None) as store:
+    """Render ``target`` at ``commit`` and in the work tree at ``root`` (by ``renderer``),
+    and diff them."""
 
-        def render(tree: Path) -> StoredRenders:
-            return render_target(tree, target, store, cache, jobs)
+    def render(tree: Path) -> StoredRenders:
+        return render_target(tree, target, renderer)
 
-        head = render(root)
-        with base_worktree(root, commit) as tree:
-            base = render(tree)
-            result = diff_renders(*read_changes(base, head, _read_object(store)), rev)
-            if not impact:
-                return result
-            changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]
-            head_files = {
-                p: ((root / p).read_bytes() if (root / p).is_file() else None) for p, _ in changed
-            }
-            reconstructed: dict[str, StoredRenders] = {}
+    head = render(root)
+    with base_worktree(root, commit) as tree:
+        base = render(tree)
+        result = diff_renders(*read_changes(base, head, _read_object(renderer.store)), rev)
+        if not impact:
+            return result
+        changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]
+        head_files = {
+            p: ((root / p).read_bytes() if (root / p).is_file() else None) for p, _ in changed
+        }
+        reconstructed: dict[str, StoredRenders] = {}
 
-            def base_with(path: str) -> StoredRenders:
-                with _replaced(tree, {path: head_files[path]}):
-                    return render(tree)
+        def base_with(path: str) -> StoredRenders:
+            with _replaced(tree, {path: head_files[path]}):
+                return render(tree)
 
-            def head_without(path: str) -> StoredRenders:
-                others = {p: c for p, c in head_files.items() if p != path}
-                with _replaced(tree, others):
-                    return render(tree)
+        def head_without(path: str) -> StoredRenders:
+            others = {p: c for p, c in head_files.items() if p != path}
+            with _replaced(tree, others):
+                return render(tree)
 
-            def head_rebuilt() -> StoredRenders:
-                if "head" not in reconstructed:
-                    with _replaced(tree, head_files):
-                        reconstructed["head"] = render(tree)
-                return reconstructed["head"]
+        def head_rebuilt() -> StoredRenders:
+            if "head" not in reconstructed:
+                with _replaced(tree, head_files):
+                    reconstructed["head"] = render(tree)
+            return reconstructed["head"]
 
-            result.impact = compute_impact(
-                changed,
-                base,
-                head,
-                base_with,
-                head_without,
-                head_rebuilt,
-                compare=changed_stored_trainjobs,
-            )
+        result.impact = compute_impact(
+            changed,
+            base,
+            head,
+            base_with,
+            head_without,
+            head_rebuilt,
+            compare=changed_stored_trainjobs,
+        )
     return result

@@ -162,7 +162,7 @@ def test_diff_by_chunks_says_what_the_whole_way_says(
 ) -> None:
     """Rendered by chunks through the render cache (base, head and every impact render),
     the diff and its impact section are those of whole renders."""
-    from compiler.emit import incremental
+    from compiler.plan import chunks as incremental
 
     jobs = example_repo / "inputs" / "jobs"
     smoke = (jobs / "smoke.yaml").read_text()
@@ -208,12 +208,12 @@ def test_a_full_disk_is_an_error_message_not_a_traceback(
 ) -> None:
     import errno
 
-    from compiler.emit import incremental
+    from compiler.emit import blobs
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", "/cache/blobs/ab/abc")
 
-    monkeypatch.setattr(incremental.BlobStore, "put", full)
+    monkeypatch.setattr(blobs.BlobStore, "put", full)
     _edit(example_repo, RESNET, "accelerator: a100", "accelerator: h100")
     monkeypatch.chdir(example_repo)
     assert main(["diff", "--base", "HEAD", "inputs"]) == 2
@@ -230,7 +230,8 @@ def test_blobs_pruned_while_diffing_are_rendered_again(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Removing the render cache is safe while a diff reads it: the diff renders again."""
-    from compiler.emit import incremental
+    from compiler.emit import blobs
+    from compiler.plan import chunks as incremental
 
     cache = tmp_path / "cache"
     monkeypatch.setattr(incremental, "render_cache_dir", lambda: cache)
@@ -239,17 +240,17 @@ def test_blobs_pruned_while_diffing_are_rendered_again(
     assert main(["diff", "--base", "HEAD", "inputs"]) == 0
     expected = capsys.readouterr()
     assert "h100" in expected.out
-    real = incremental.BlobStore.read
+    real = blobs.BlobStore.read
     pruned: list[str] = []
 
-    def pruned_at_read(self: incremental.BlobStore, digest: str) -> bytes:
+    def pruned_at_read(self: blobs.BlobStore, digest: str) -> bytes:
         blob = Path(self.path(digest))
         if cache in blob.parents:
             blob.unlink(missing_ok=True)
             pruned.append(digest)
         return real(self, digest)
 
-    monkeypatch.setattr(incremental.BlobStore, "read", pruned_at_read)
+    monkeypatch.setattr(blobs.BlobStore, "read", pruned_at_read)
     assert main(["diff", "--base", "HEAD", "inputs"]) == 0
     assert capsys.readouterr() == expected
     assert pruned

@@ -19,8 +19,8 @@ from compiler.emit.kustomization import extra_files
 from compiler.emit.output import MARKER, planned_files, requirements_text
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, InputError, sorted_problems
-from compiler.plan.compile import RenderedObject
-from compiler.plan.stages import Build
+from compiler.model.build import Build
+from compiler.model.objects import RenderedObject
 from compiler.render.info import SecretRequirement
 
 __all__ = ["StaleReport", "check_rendered", "compare_tree", "expected_files", "read_tree"]

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from compiler.deliver.diff import RenderDiff, Renders, diff_renders
 from compiler.deliver.diff_format import render_markdown, render_text
 from compiler.errors import InputError, sorted_problems
-from compiler.plan.build_plan import BuildPlan
-from compiler.plan.compile import RenderedObject
-from compiler.plan.stages import Build, run
+from compiler.model.build import Build
+from compiler.model.objects import RenderedObject
+from compiler.model.plan import BuildPlan
+from compiler.plan.driver import render_whole
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = ["Verdict", "VersionDiff", "diff_between_versions", "render_version_diff"]
@@ -113,7 +114,7 @@ def diff_between_versions(plans: Iterable[BuildPlan], old: str, new: str) -> Ver
     verdicts: list[Verdict] = []
     for plan in plans:
         cluster = plan.cluster_name or ""
-        old_build, new_build = run(plan.for_trainer(old)), run(plan.for_trainer(new))
+        old_build, new_build = render_whole([plan.for_trainer(old), plan.for_trainer(new)])
         verdicts += _changed_verdicts(cluster, old_build, new_build)
         before[cluster], after[cluster] = old_build.objects, new_build.objects
     base: Renders = before

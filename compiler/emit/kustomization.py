@@ -25,8 +25,8 @@ from compiler.emit.output import planned_files
 from compiler.emit.yaml_text import dump_document
 
 if TYPE_CHECKING:
-    from compiler.plan.build_plan import ClusterTarget
-    from compiler.plan.stages import Build
+    from compiler.model.build import Build
+    from compiler.model.plan import ClusterTarget
 
 __all__ = ["KUSTOMIZATION", "cluster_extra_files", "extra_files", "kustomization_text"]
 

@@ -33,8 +33,9 @@ from pathlib import Path
 
 from compiler.emit.yaml_text import dump_document, dump_documents
 from compiler.errors import InputError, TraincError, escape_text
-from compiler.plan.compile import RenderedObject, sorted_objects
-from compiler.plan.stages import Build
+from compiler.model.build import Build
+from compiler.model.objects import RenderedObject, sorted_objects
+from compiler.model.parts import PartBuild
 from compiler.render.info import SecretRequirement
 
 MARKER = ".trainc-output"
@@ -75,6 +76,12 @@ def requirements_text(requirements: Iterable[SecretRequirement]) -> str:
     """The requirements file: plain data for the apply step, not Kubernetes objects."""
     ordered = sorted(requirements, key=lambda r: (r.namespace, r.name))
     return requirements_file(requirement_text(r) for r in ordered)
+
+
+def part_requirements(part: PartBuild) -> str | None:
+    """The requirements file of a build by chunks (None: no Secret is required)."""
+    entries = part.requirement_entries()
+    return requirements_file(entries) if entries else None
 
 
 def requirements_file(entries: Iterable[str]) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from compiler.emit.output import MARKER, stream_text, write_directory
 from compiler.errors import InputError
-from compiler.plan.compile import RenderedObject
+from compiler.model.objects import RenderedObject
 
 
 def _obj(kind: str, name: str, api: str = "jobset.x-k8s.io/v1alpha2") -> RenderedObject:

@@ -42,7 +42,7 @@ from typing import Any
 
 from compiler import __version__
 from compiler.errors import Finding, Severity, SourceLocation
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 
 __all__ = [
     "SCHEMA_VERSION",

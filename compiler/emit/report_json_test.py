@@ -13,7 +13,7 @@ from compiler.emit.report_json import (
     report_json,
 )
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 from compiler.policy.objects import PolicyObject
 
 

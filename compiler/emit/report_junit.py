@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from compiler.errors import Finding, Severity
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 from compiler.policy.objects import PolicyObject
 
 __all__ = ["render_junit"]

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit.report_junit import render_junit
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 from compiler.policy.objects import PolicyObject
 
 

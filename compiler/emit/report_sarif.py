@@ -35,7 +35,7 @@ from urllib.parse import quote
 from compiler import __version__
 from compiler.errors import Finding, Severity
 from compiler.load.discover import repository_root
-from compiler.plan.check import RULE_DESCRIPTIONS, CheckResult
+from compiler.model.check import RULE_DESCRIPTIONS, CheckResult
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "render_sarif", "report_sarif"]
 

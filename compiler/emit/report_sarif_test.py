@@ -18,7 +18,8 @@ import compiler.plan.check as check_module
 from compiler.emit.report_sarif import SRCROOT, render_sarif, report_sarif
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
 from compiler.load.discover import repository_root
-from compiler.plan.check import CheckResult, check_paths
+from compiler.model.check import CheckResult
+from compiler.plan.check import check_paths
 
 REPO = Path(__file__).resolve().parents[2]
 VIOLATIONS = REPO / "tests" / "fixtures" / "check" / "violations"

@@ -31,7 +31,7 @@ from compiler.errors import (
     clip,
     escape_text,
 )
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 
 __all__ = ["render_text", "snippet", "snippet_of_lines", "text_chunks"]
 

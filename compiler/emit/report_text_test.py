@@ -10,7 +10,7 @@ from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.emit import report_text
 from compiler.emit.report_text import render_text, snippet, text_chunks
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
-from compiler.plan.check import CheckResult
+from compiler.model.check import CheckResult
 from compiler.policy.objects import PolicyObject
 
 JOB = (

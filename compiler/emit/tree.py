@@ -1,6 +1,6 @@
 """Write an output tree from the blob store: in place when few of its files change.
 
-A render by chunks (:mod:`compiler.emit.incremental`) leaves every object in a blob of
+A render by chunks (:mod:`compiler.plan.chunks`) leaves every object in a blob of
 the render cache, and an output tree is hard links to those blobs. Building a whole new
 tree and swapping it in (:func:`compiler.emit.output.staged_directory`) costs a link per
 file: 0.23 s for the 16,667 files of 10,000 TrainJobs, most of a one-file re-render. So
@@ -34,7 +34,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.emit.incremental import remember
+from compiler.emit.blobs import remember
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,

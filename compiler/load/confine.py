@@ -7,7 +7,7 @@ repository names is never trusted to stay in it. The rule, applied here and only
 * The **root** of a project is the repository holding its ``trainc.yaml``: the nearest
   folder at or above the project file's folder that holds ``.git``, else that folder
   (:meth:`Root.of`). For ``trainc argocd generate`` it is the checkout the repo server
-  gave the plugin (:func:`compiler.cli.argocd.checkout_root`).
+  gave the plugin (:func:`compiler.deliver.argocd.checkout_root`).
 * Every path the project file names (inputs, overlays, policies, output), the project
   file itself, a patch file an overlay names with ``path:`` and the plugin's ``project``
   parameter must resolve, following symbolic links, inside the root

@@ -1,138 +1,32 @@
-"""The build plan: what one command works on, decided once.
+"""The build plans of a command: what it works on, decided once.
 
 A command line with PATHs gives one plan; without PATHs the project file
 (``trainc.yaml``) gives one plan per cluster, carrying that cluster's overlays,
-policies, schedulers and namespaces. Every verb takes its plans from here and hands
-each to the stage chain (:mod:`compiler.plan.stages`); none re-decides between paths
-and project.
+policies, schedulers and namespaces (the record, :class:`compiler.model.plan.BuildPlan`).
+Every verb takes its plans from here and hands them to the driver
+(:mod:`compiler.plan.driver`); none re-decides between paths and project.
 
-    >>> plan = BuildPlan(inputs=("jobs/",))
+    >>> plan = plan_for_paths(["jobs/"])
     >>> (plan.cluster_name, plan.default_namespace, plan.trainer_version)
     (None, 'default', 'v2.3.0')
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.apiserver.crds import (
-    DEFAULT_KUBERNETES,
-    CrdSet,
-    crds_with_schemas_from,
-    parse_kubernetes_version,
-    trainer_crds,
-)
+from compiler.apiserver.crds import DEFAULT_KUBERNETES, parse_kubernetes_version
 from compiler.errors import UsageError
+from compiler.model.plan import BuildPlan, ClusterTarget
 from compiler.render.framework import RenderOptions
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
-    from compiler.load.confine import Root
     from compiler.project import Project
-    from compiler.project.model import Cluster, GitOps
 
-__all__ = [
-    "BuildPlan",
-    "ClusterTarget",
-    "plan_for_paths",
-    "plans_for_project",
-    "select_project",
-]
-
-
-OverlayLayer = tuple[str | None, tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class ClusterTarget:
-    """One cluster of a project, as a build sees it."""
-
-    name: str
-    project_file: Path
-    output: Path  # the project's output folder (the cluster renders into output/<name>)
-    # None: the project does not say, so nothing is checked; () : no gang scheduler, no Kueue
-    schedulers: tuple[str, ...] | None = None
-    # declared namespaces with their labels (for policies' namespaceSelector)
-    namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    # (namespace or None, overlay paths), in layer order base -> cluster -> namespace
-    overlay_layers: tuple[OverlayLayer, ...] = ()
-    delivery: str = "resolved"  # resolved | trainjobs: what apply pushes
-    # delivery hints for GitOps controllers (compiler.plan.gitops); None: none set
-    gitops: GitOps | None = None
-    # opt-in extensions the cluster enables (compiler.render.extensions)
-    extensions: tuple[str, ...] = ()
-    # what the paths the overlays name stay inside (compiler.load.confine); not in the
-    # repr, which keys the render cache: where the repository is changes no output
-    root: Root | None = field(default=None, repr=False)
-
-    def has_scheduler(self, scheduler: str) -> bool | None:
-        """Whether the cluster runs ``scheduler``; None when the project does not say."""
-        return None if self.schedulers is None else scheduler in self.schedulers
-
-    @classmethod
-    def of(cls, project: Project, cluster: Cluster) -> ClusterTarget:
-        return cls(
-            name=cluster.name,
-            project_file=project.path,
-            output=project.output,
-            schedulers=None if cluster.schedulers is None else tuple(cluster.schedulers),
-            namespaces=project.namespace_labels(cluster),
-            overlay_layers=tuple(
-                (namespace, tuple(paths)) for namespace, paths in project.overlay_layers(cluster)
-            ),
-            delivery=cluster.delivery,
-            gitops=cluster.gitops,
-            extensions=tuple(cluster.extensions),
-            root=project.confinement,
-        )
-
-
-@dataclass(frozen=True)
-class BuildPlan:
-    """The inputs of one build and everything that is not in them."""
-
-    inputs: tuple[
-        str, ...
-    ]  # files, folders or '-' (stdin): runtimes, jobs, and in paths mode policies
-    policies: tuple[str, ...] = ()  # a project cluster's policy files: checked, never rendered
-    default_namespace: str = "default"
-    trainer_version: str = DEFAULT_TRAINER_VERSION
-    schemas: Path | None = None  # --schemas DIR: CRDs exported from a cluster
-    render: RenderOptions = field(default_factory=RenderOptions)
-    strict: bool = False  # an overlay target that matches nothing is an error
-    # --previous: the inputs as a previous revision had them; objects found there make
-    # the load an update, so the CRDs' transition rules (oldSelf) run
-    previous: tuple[Path, ...] | None = None
-    cluster: ClusterTarget | None = None
-    # the target cluster's Kubernetes (major, minor): the API server's message texts
-    kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
-
-    def __post_init__(self) -> None:
-        if self.render.trainer_version != self.trainer_version:
-            raise ValueError("the render options name another Trainer version than the plan")
-
-    def for_trainer(self, version: str) -> BuildPlan:
-        """The same build on a cluster running Trainer ``version``."""
-        return replace(
-            self, trainer_version=version, render=replace(self.render, trainer_version=version)
-        )
-
-    @property
-    def cluster_name(self) -> str | None:
-        return None if self.cluster is None else self.cluster.name
-
-    @cached_property
-    def crds(self) -> CrdSet:
-        """The Trainer CRDs of the emulated version, replaced kind by kind by ``schemas``."""
-        if self.schemas is not None:
-            crds = crds_with_schemas_from(self.schemas, self.trainer_version)
-        else:
-            crds = trainer_crds(self.trainer_version)
-        return crds.served_by(self.kubernetes)
+__all__ = ["plan_for_paths", "plans_for_project", "select_project"]
 
 
 def plan_for_paths(

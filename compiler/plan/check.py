@@ -30,18 +30,13 @@ exit 2 on the same inputs (any error of the render chain: rules ``input``, ``yam
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compiler.apiserver.manifest import Manifest, parse_field_path
 from compiler.apiserver.yaml_source import read_source
 from compiler.errors import (
-    EXIT_INPUT_ERROR,
-    EXIT_OK,
-    EXIT_VIOLATIONS,
     Finding,
     InputError,
     JsonPath,
@@ -54,8 +49,11 @@ from compiler.errors import (
     finding_order,
 )
 from compiler.load.discover import discover_collect
-from compiler.plan.build_plan import BuildPlan, plan_for_paths
-from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
+from compiler.model.build import Build, Stage
+from compiler.model.check import CheckResult
+from compiler.model.plan import BuildPlan
+from compiler.plan.build_plan import plan_for_paths
+from compiler.plan.stages import RENDER_STAGES, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
 from compiler.policy.objects import PolicyObject
 from compiler.policy.vap import PolicySet
@@ -63,85 +61,14 @@ from compiler.provenance.locate import locate_output
 
 __all__ = [
     "CHECK_STAGES",
-    "INPUT_ERROR_RULES",
-    "RULE_DESCRIPTIONS",
-    "CheckResult",
     "check",
     "check_paths",
     "check_plans",
 ]
 
-# Findings that mean trainc could not read the inputs as intended: exit code 2.
-INPUT_ERROR_RULES = frozenset({"input", "yaml", "policy", "overlay"})
-
-# The built-in rules, for reports that describe them (SARIF ``tool.driver.rules``).
-RULE_DESCRIPTIONS: dict[str, str] = {
-    "input": "Every path exists and is readable; no two objects share a kind and name",
-    "yaml": "Every document is YAML that Kubernetes reads, and a Kubernetes object",
-    "crd-schema": "Trainer objects match the CRD schema (fields, types, formats, ObjectMeta)",
-    "crd-cel": "Trainer objects pass the CRD's CEL validation rules (x-kubernetes-validations)",
-    "webhook": "Trainer admission webhooks accept the runtimes and TrainJobs",
-    "resolve": "The runtime each TrainJob references exists and is admitted",
-    "render": "The Trainer controller can build the objects of every TrainJob",
-    "output-schema": "Rendered JobSets and PodGroups match their CRDs (schema and CEL rules)",
-    "policy": "Policies (ValidatingAdmissionPolicy, CUE) can be read and evaluated",
-    "overlay": "The cluster's overlays can be read and applied",
-    "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
-    "project": "The project file is valid and its clusters declare the namespaces used",
-}
-
 _VAP_GROUP = "admissionregistration.k8s.io/"
 _VAP_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 _NAMESPACE_LABEL = "kubernetes.io/metadata.name"
-
-
-@dataclass
-class CheckResult:
-    """Every finding (sorted by place), the objects checked, and the source texts."""
-
-    findings: list[Finding]
-    objects: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
-    texts: dict[str, str] = field(default_factory=dict)  # source text by display name
-    policy_files: list[str] = field(default_factory=list)  # .cue files found
-    notes: list[str] = field(default_factory=list)  # checks skipped, and why
-    # the builds checked, one per plan (their rendered objects, for check --rendered)
-    builds: list[Build] = field(default_factory=list, repr=False, compare=False)
-    # the render chain failed on some plan: `trainc render` would exit 2 on these inputs
-    render_failed: bool = False
-
-    def count(self, severity: Severity) -> int:
-        return self.counts()[severity]
-
-    def counts(self) -> Counter[Severity]:
-        """The findings by severity, in one pass."""
-        return Counter(f.severity for f in self.findings)
-
-    @property
-    def input_error(self) -> bool:
-        """Exit 2: wherever ``trainc render`` would exit 2 on the same inputs (any problem
-        of the render chain: schema, CEL, webhook, resolve, overlay, scheduler, ...), and
-        when a policy cannot be read."""
-        return self.render_failed or any(
-            f.rule in INPUT_ERROR_RULES and f.severity is Severity.ERROR for f in self.findings
-        )
-
-    @property
-    def exit_code(self) -> int:
-        if self.input_error:
-            return EXIT_INPUT_ERROR
-        if self.count(Severity.ERROR):
-            return EXIT_VIOLATIONS
-        return EXIT_OK
-
-    def summary(self) -> str:
-        """``2 errors, 1 warning, 0 audit``."""
-        counts = self.counts()
-        errors, warnings = counts[Severity.ERROR], counts[Severity.WARNING]
-        return (
-            f"{errors} error{'' if errors == 1 else 's'}, "
-            f"{warnings} warning{'' if warnings == 1 else 's'}, "
-            f"{counts[Severity.AUDIT]} audit"
-        )
 
 
 # --- policies ---------------------------------------------------------------------------

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 from compiler.errors import Problem, SourceLocation
 
 if TYPE_CHECKING:
-    from compiler.plan.compile import TrainJobSummary
-    from compiler.plan.stages import Build
+    from compiler.model.build import Build
+    from compiler.model.objects import TrainJobSummary
     from compiler.project.model import GitOps
 
 __all__ = [
@@ -166,7 +166,7 @@ def substitution_warnings(build: Build) -> list[Problem]:
     gitops = cluster.gitops if cluster is not None else None
     if cluster is None or (gitops is not None and gitops.flux_substitute == "disabled"):
         return []
-    from compiler.plan.compile import RenderedObject
+    from compiler.model.objects import RenderedObject
 
     warnings = []
     for summary in build.summaries:

@@ -14,14 +14,13 @@ it. Objects of core kinds (ConfigMap, Secret) have no CRD and are kept as render
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from compiler.apiserver.crd_rules import NOT_CHECKED, check_rules
 from compiler.apiserver.crds import CrdInfo, CrdSet, admit, load_crd
 from compiler.errors import FieldError, ObjectRef, Problem
-from compiler.plan.compile import RenderedObject, TrainJobSummary
+from compiler.model.objects import AdmittedOutput, RenderedObject, TrainJobSummary
 from compiler.provenance.locate import locate_output
 from compiler.render.info import json_copy
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
@@ -56,17 +55,6 @@ def _ref(data: dict[str, Any]) -> ObjectRef:
     return ObjectRef(
         str(data.get("kind", "")), str(metadata.get("name", "")), metadata.get("namespace")
     )
-
-
-@dataclass
-class AdmittedOutput:
-    """One rendered object after the API server's create path."""
-
-    summary: TrainJobSummary
-    rendered: RenderedObject
-    stored: dict[str, Any] | None  # as the server stores it; None when it refuses it
-    problems: list[Problem]
-    validated: bool  # False: no CRD of its kind is known (the object is kept as rendered)
 
 
 def admit_output(

@@ -1,7 +1,9 @@
-"""The stage chain: a build plan in, a :class:`Build` out.
+"""The stage chain: a build plan in, a :class:`~compiler.model.build.Build` out.
 
-Each stage is a small function that reads the build so far and adds to it; a chain is a
-tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
+Each stage is a small function that reads the build so far and adds to it (its
+docstring says which fields it reads and which it adds); a chain is a tuple of stages,
+so what the driver (:mod:`compiler.plan.driver`) runs is data a reader (and mypy) can
+follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
                      overlay_outputs, annotate_for_gitops, admit_outputs, check_cluster)
@@ -21,17 +23,15 @@ TrainJob in a namespace the cluster does not declare is a warning (rule ``projec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.apiserver.crds import CrdSet
 from compiler.apiserver.crds import admit as admit_object
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import (
     FieldError,
-    Finding,
     InputError,
     ObjectRef,
     Problem,
@@ -39,11 +39,12 @@ from compiler.errors import (
     location_order,
     sorted_problems,
 )
-from compiler.load.loader import LoadResult, load_collect, load_previous
-from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
+from compiler.load.loader import load_collect, load_previous
+from compiler.model.build import Build, Stage
+from compiler.model.objects import TrainJobSummary
+from compiler.model.plan import BuildPlan, ClusterTarget
+from compiler.plan.build_plan import plan_for_paths
 from compiler.plan.compile import (
-    RenderedObject,
-    TrainJobSummary,
     admit_runtimes,
     extension_refusals,
     render_trainjobs,
@@ -51,19 +52,14 @@ from compiler.plan.compile import (
     trainjob_name_problems,
 )
 from compiler.plan.gitops import annotate_for_gitops
-from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
-from compiler.policy.objects import PolicyObject
+from compiler.plan.outputs import admit_output, output_crds
 from compiler.render.framework import RenderOptions
-from compiler.render.info import SecretRequirement
-from compiler.resolve.runtimes import Resolved, RuntimeIndex
 
 if TYPE_CHECKING:  # overlays are loaded only by plans that have some (startup time)
     from compiler.overlay.overlays import Overlay
 
 __all__ = [
     "RENDER_STAGES",
-    "Build",
-    "Stage",
     "compile_paths",
     "run",
     "run_each",
@@ -72,55 +68,6 @@ __all__ = [
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 _GANG_SCHEDULERS = ("coscheduling", "volcano")
-
-
-@dataclass
-class Build:
-    """Everything a chain has found so far about one plan."""
-
-    plan: BuildPlan
-    loaded: LoadResult = field(default_factory=LoadResult)  # after input overlays
-    originals: list[Manifest] = field(default_factory=list)  # inputs as loaded, before overlays
-    overlays: list[Overlay] = field(default_factory=list)
-    runtimes: RuntimeIndex | None = None
-    resolved: list[tuple[Manifest, Resolved | Problem]] = field(default_factory=list)
-    summaries: list[TrainJobSummary] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)  # errors: the verb's exit 2 (or 1)
-    warnings: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # every rendered object after the API server's create path (admit_outputs)
-    outputs: list[AdmittedOutput] = field(default_factory=list)
-    # filled by trainc check's validation stages
-    findings: list[Finding] = field(default_factory=list)
-    checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
-
-    @property
-    def objects(self) -> list[RenderedObject]:
-        return [o for s in self.summaries for o in s.objects]
-
-    @property
-    def secret_requirements(self) -> list[SecretRequirement]:
-        return [r for s in self.summaries for r in s.secret_requirements]
-
-    def stored_objects(self) -> list[RenderedObject]:
-        """The rendered objects as the API server stores them: their CRD's defaults applied
-        (kinds without a known CRD as rendered)."""
-        return [
-            replace(o.rendered, data=o.stored) if o.stored is not None else o.rendered
-            for o in self.outputs
-        ]
-
-    @property
-    def crds(self) -> CrdSet:
-        return self.plan.crds
-
-    def raise_problems(self) -> None:
-        """An InputError with every problem, sorted, if there is any."""
-        if self.problems:
-            raise InputError(sorted_problems(self.problems))
-
-
-Stage = Callable[[Build], None]
 
 
 def _with_rule(items: Iterable[Problem], rule: str) -> list[Problem]:
@@ -147,12 +94,14 @@ def _load(build: Build, paths: list[str]) -> None:
 
 
 def load(build: Build) -> None:
-    """Read the inputs: YAML, the API server's create path for Trainer kinds."""
+    """Read the inputs: YAML, the API server's create path for Trainer kinds.
+
+    Reads ``plan``; adds ``loaded``, ``originals``, ``problems``, ``warnings``."""
     _load(build, list(build.plan.inputs))
 
 
 def load_with_policies(build: Build) -> None:
-    """Read the inputs and the plan's policy files (``trainc check``)."""
+    """Read the inputs and the plan's policy files (``trainc check``); as :func:`load`."""
     _load(build, [*build.plan.inputs, *build.plan.policies])
 
 
@@ -192,7 +141,9 @@ def _layer_overlays(
 
 
 def load_overlays_of_cluster(build: Build) -> None:
-    """Read the cluster's overlays, layer by layer (none without a project cluster)."""
+    """Read the cluster's overlays, layer by layer (none without a project cluster).
+
+    Reads ``plan.cluster``; adds ``overlays``, ``problems``."""
     cluster = build.plan.cluster
     if cluster is None:
         return
@@ -203,7 +154,10 @@ def load_overlays_of_cluster(build: Build) -> None:
 
 
 def overlay_inputs(build: Build) -> None:
-    """Input-stage patches on the runtimes and TrainJobs, then the locks."""
+    """Input-stage patches on the runtimes and TrainJobs, then the locks.
+
+    Reads ``overlays``, ``loaded``; replaces ``loaded`` (patched objects admitted again);
+    adds ``problems``, ``warnings``."""
     if not build.overlays:
         return
     from compiler.overlay.overlays import apply_input_overlays
@@ -262,7 +216,10 @@ def _readmit(
 
 
 def overlay_outputs(build: Build) -> None:
-    """Output-stage patches on every rendered object; objects stay with their TrainJob."""
+    """Output-stage patches on every rendered object; objects stay with their TrainJob.
+
+    Reads ``overlays``, ``summaries``; replaces each summary's ``objects``; adds
+    ``problems``, ``warnings``."""
     owners = [(summary, obj) for summary in build.summaries for obj in summary.objects]
     if not build.overlays or not owners:
         return
@@ -308,7 +265,9 @@ def _patched_output_problems(
 
 
 def admit(build: Build) -> None:
-    """The runtime webhook; rejected runtimes are never created."""
+    """The runtime webhook; rejected runtimes are never created.
+
+    Reads ``loaded``; adds ``runtimes``, ``problems``, ``warnings``."""
     admitted = admit_runtimes(build.loaded, build.plan.trainer_version)
     build.runtimes = admitted.index
     build.problems += admitted.problems
@@ -316,14 +275,18 @@ def admit(build: Build) -> None:
 
 
 def resolve(build: Build) -> None:
-    """The runtime each TrainJob references."""
+    """The runtime each TrainJob references.
+
+    Reads ``loaded``, ``runtimes``; adds ``resolved``, ``problems``."""
     assert build.runtimes is not None, "admit runs before resolve"
     build.resolved = resolve_trainjobs(build.loaded, build.runtimes)
     build.problems += trainjob_name_problems(build.resolved, build.plan.trainer_version)
 
 
 def render(build: Build) -> None:
-    """The TrainJob webhook and the Trainer runtime framework, per TrainJob."""
+    """The TrainJob webhook and the Trainer runtime framework, per TrainJob.
+
+    Reads ``resolved``, ``loaded``; adds ``summaries``, ``problems``."""
     cluster = build.plan.cluster
     summaries, problems = render_trainjobs(
         build.resolved,
@@ -340,7 +303,9 @@ def render(build: Build) -> None:
 
 def admit_outputs(build: Build) -> None:
     """Each rendered object through its CRD's create path: what the API server refuses,
-    the controller cannot create (:mod:`compiler.plan.outputs`)."""
+    the controller cannot create (:mod:`compiler.plan.outputs`).
+
+    Reads ``summaries``; adds ``outputs``, ``problems``, ``notes``."""
     crds = output_crds(build.crds, build.plan.trainer_version)
     unvalidated: set[str] = set()
     for summary in build.summaries:
@@ -427,7 +392,9 @@ def _namespace_warnings(cluster: ClusterTarget, summaries: list[TrainJobSummary]
 
 
 def check_cluster(build: Build) -> None:
-    """What the target cluster must run for these jobs (project clusters only)."""
+    """What the target cluster must run for these jobs (project clusters only).
+
+    Reads ``plan.cluster``, ``summaries``; adds ``problems``, ``warnings``."""
     cluster = build.plan.cluster
     if cluster is None:
         return
@@ -466,7 +433,7 @@ def run(plan: BuildPlan, stages: tuple[Stage, ...] = RENDER_STAGES) -> Build:
 def warning_order(warning: Problem) -> tuple[tuple[str, int, int], str, str]:
     """Warnings by place, then object, then message: one order whatever found them first,
     so that a build put together from parts says them in the order a whole build does
-    (:mod:`compiler.emit.incremental`)."""
+    (:mod:`compiler.plan.chunks`)."""
     return (location_order(warning.location), str(warning.object or ""), warning.message)
 
 

@@ -10,8 +10,9 @@ import yaml
 
 from compiler.cli import main
 from compiler.emit.output import write_project
+from compiler.model.build import Build
 from compiler.plan.build_plan import plans_for_project
-from compiler.plan.stages import Build, run_each
+from compiler.plan.stages import run_each
 from compiler.project import Project, load_project
 
 

@@ -97,7 +97,7 @@ def cli_reference() -> str:
 
 def rules_reference() -> str:
     """The built-in rules of ``trainc check`` as its reports describe them."""
-    from compiler.plan.check import RULE_DESCRIPTIONS
+    from compiler.model.check import RULE_DESCRIPTIONS
 
     rows = ["| rule | what it checks |", "| --- | --- |"]
     for rule, text in RULE_DESCRIPTIONS.items():

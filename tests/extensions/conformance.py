@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from compiler.plan.build_plan import BuildPlan, ClusterTarget
+from compiler.model.plan import BuildPlan, ClusterTarget
 from compiler.plan.stages import run
 
 ROOT = Path(__file__).resolve().parents[2]

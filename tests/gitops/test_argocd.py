@@ -271,8 +271,9 @@ def test_generate_by_chunks_answers_as_the_whole_way(
     the objects kept in a blob store; the answer is the whole way's, byte for byte."""
     import argparse
 
-    from compiler.cli import argocd
-    from compiler.emit import check_parts, incremental
+    from compiler.deliver import argocd
+    from compiler.plan import check_chunks as check_parts
+    from compiler.plan import chunks as incremental
 
     project = write_project(tmp_path / "repo", jobs=12)
     if case == "policy violation":
@@ -295,7 +296,7 @@ def test_generate_by_chunks_answers_as_the_whole_way(
     answers = []
     for cores in (2, 1):  # by chunks, then whole
         monkeypatch.setattr(incremental, "default_jobs", lambda: cores)  # noqa: B023
-        answers.append(argocd.generate(args, {}))
+        answers.append(argocd.generate(args.cluster, args.delivery, args.project, {}))
     assert answers[0] == answers[1]
     code, out, err = answers[0]
     if case == "clean":

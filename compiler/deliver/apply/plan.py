@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from compiler.errors import InputError
-from compiler.plan.compile import RenderedObject, TrainJobSummary, extension_refusals
+from compiler.model.objects import RenderedObject, TrainJobSummary
+from compiler.plan.compile import extension_refusals
 from compiler.plan.gitops import annotate_objects
 from compiler.render.info import SecretRequirement
 from compiler.upstream.names import (
@@ -29,7 +30,7 @@ from compiler.upstream.names import (
 )
 
 if TYPE_CHECKING:
-    from compiler.plan.stages import Build
+    from compiler.model.build import Build
 
 __all__ = [
     "DELIVERIES",

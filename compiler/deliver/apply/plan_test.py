@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.deliver.apply.plan import apply_plan
+from compiler.model.build import Build
 from compiler.plan.build_plan import plan_for_paths
-from compiler.plan.stages import Build, run
+from compiler.plan.stages import run
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1

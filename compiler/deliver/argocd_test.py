@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli.argocd import checkout_root
+from compiler.deliver.argocd import checkout_root
 
 WORK = Path("/var/cmp/8d0c7a52-5f0e-4a57-9d43-2b4f6c1e9a11")
 

@@ -1,6 +1,6 @@
 """``trainc check -j N``: the check chain on chunks of job files, in worker processes.
 
-The chunks are those of :mod:`compiler.emit.incremental`: each runs the whole check chain
+The chunks are those of :mod:`compiler.plan.chunks`: each runs the whole check chain
 (:data:`compiler.plan.check.CHECK_STAGES`) on the context files (runtimes, policies, ...)
 and its own job files. Findings located in a chunk's own files are that chunk's; a
 finding elsewhere (a runtime, a policy, an overlay) is the context's when the context
@@ -23,10 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from compiler.apiserver.manifest import Manifest, SourceMap
-from compiler.emit.incremental import (
-    BlobStore,
+from compiler.emit.blobs import BlobStore, remember
+from compiler.errors import Finding, ObjectRef, Severity, SourceLocation, finding_order
+from compiler.load.discover import Source, discover_collect
+from compiler.model.check import CheckResult
+from compiler.model.parts import ObjectFile
+from compiler.model.plan import BuildPlan
+from compiler.plan.check import CHECK_STAGES
+from compiler.plan.chunks import (
     InputFile,
-    ObjectFile,
     chunk_build,
     chunk_contents,
     chunk_files,
@@ -35,13 +40,8 @@ from compiler.emit.incremental import (
     context_key,
     map_chunks,
     read_inputs,
-    remember,
     store_objects,
 )
-from compiler.errors import Finding, ObjectRef, Severity, SourceLocation, finding_order
-from compiler.load.discover import Source, discover_collect
-from compiler.plan.build_plan import BuildPlan
-from compiler.plan.check import CHECK_STAGES, CheckResult
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINJOB_KIND
 
@@ -189,7 +189,7 @@ def _unmatched(finding: Finding) -> bool:
 def _merge_findings(
     base: list[Finding], chunks: list[list[InputFile]], results: list[CheckChunk]
 ) -> list[Finding] | None:
-    """Like :func:`compiler.emit.incremental._merge_warnings`, for findings."""
+    """Like :func:`compiler.plan.chunks._merge_warnings`, for findings."""
     base_count = Counter(_identity(f) for f in base if not _unmatched(f))
     merged = [f for f in base if not _unmatched(f)]
     seen: set[tuple[str, ...]] = set()
@@ -271,7 +271,7 @@ def check_parts(plan: BuildPlan, jobs: int, cache: Path | None = None) -> CheckR
 
 def check_key(plan: BuildPlan, context: Sequence[InputFile], cue: Sequence[Source]) -> str | None:
     """What every chunk's check depends on besides its own files: the render chain's
-    context (:func:`compiler.emit.incremental.context_key`: the plan, trainc, upstream
+    context (:func:`compiler.plan.chunks.context_key`: the plan, trainc, upstream
     artifacts, overlays, the project file, the context files with the YAML policies and
     their parameters), the ``.cue`` policies and the cue CLI that runs them. None when
     the cue CLI is missing (the check says so; nothing is cached)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pickle
 
-from compiler.emit.check_parts import CheckChunk
 from compiler.errors import Finding, ObjectRef, Severity, SourceLocation
+from compiler.plan.check_chunks import CheckChunk
 
 
 def test_a_chunk_reads_back_as_it_was_pickled() -> None:

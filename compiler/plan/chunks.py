@@ -1,4 +1,4 @@
-"""Render by parts: TrainJob files in chunks, each rendered alone, cached, in parallel.
+"""The driver's chunks: TrainJob files in chunks, each rendered alone, cached, in parallel.
 
 A repo's input files fall in two groups. A *job file* holds TrainJobs only (every
 top-level ``kind:`` line of it says ``TrainJob``); every other file (runtimes,
@@ -19,8 +19,8 @@ trainc's own code (a hash of the ``compiler`` package's sources), so an edit any
 that could change an object makes a new key.
 
 Nothing here decides an outcome: whenever a chunk's result could depend on another chunk
-the merged build is given up and the caller renders the plan whole (:func:`run_parts`
-returns None). That happens on any error (messages such as "duplicate object ... also
+the merged build is given up and the driver (:mod:`compiler.plan.driver`) renders the
+plan whole (:func:`run_parts` returns None). That happens on any error (messages such as "duplicate object ... also
 defined at" name places in other chunks), on a TrainJob defined in two chunks, on two
 objects written to one path, on a job file that turns out to hold anything but
 TrainJobs, and on a warning located outside a chunk's own files that the context alone
@@ -39,45 +39,38 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
-from compiler.emit.output import MissingBlob, requirement_text, requirements_file
+from compiler.emit.blobs import BlobStore, remember
+from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
 from compiler.load.discover import discover_collect
 from compiler.load.loader import LoadResult, load_texts_collect
-from compiler.plan.build_plan import BuildPlan
-from compiler.plan.compile import RenderedObject, sorted_objects
-from compiler.plan.stages import RENDER_STAGES, Build, Stage, run, warning_order
-from compiler.render.info import SecretRequirement
+from compiler.model.build import Build, Stage
+from compiler.model.objects import RenderedObject
+from compiler.model.parts import JobSummary, ObjectFile, PartBuild
+from compiler.model.plan import BuildPlan
+from compiler.plan.stages import RENDER_STAGES, warning_order
 from compiler.upstream.artifacts import cache_root, upstream
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
     "CHUNK_JOBS",
-    "BlobStore",
-    "ObjectFile",
-    "PartBuild",
     "chunk_key",
     "clashes",
     "context_key",
     "default_jobs",
     "forget",
-    "remember",
     "render_cache_dir",
-    "render_objects",
-    "rendered_blobs",
     "run_parts",
     "store_objects",
     "writable_render_cache",
-    "write_pickle",
 ]
 
 T = TypeVar("T")
@@ -115,78 +108,6 @@ def writable_render_cache() -> Path | None:
     except OSError:
         return None
     return path if os.access(path, os.W_OK | os.X_OK) else None
-
-
-# --- the blob store -------------------------------------------------------------------
-
-
-def _file_mode() -> int:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-_FILE_MODE = _file_mode()
-
-
-class BlobStore:
-    """Files named by the SHA-256 of their bytes; written once, atomically, never changed
-    (output trees hard-link them, so an object file must never be edited in place)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._prefix = f"{root}/"  # (a 10,000-TrainJob tree asks for 16,667 paths)
-        self.written = 0  # blobs this process wrote
-
-    def path(self, digest: str) -> str:
-        return f"{self._prefix}{digest[:2]}/{digest}"
-
-    def put(self, data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        path = self.path(digest)
-        if not os.path.exists(path):
-            folder = os.path.dirname(path)
-            os.makedirs(folder, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            try:
-                with os.fdopen(descriptor, "wb") as out:
-                    out.write(data)
-                os.chmod(temporary, _FILE_MODE)  # as a file trainc writes itself
-                os.replace(temporary, path)
-                self.written += 1
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        return digest
-
-    def read(self, digest: str) -> bytes:
-        """The blob's bytes; :class:`~compiler.emit.output.MissingBlob` when it is gone
-        (the render cache was pruned since it was written)."""
-        try:
-            with open(self.path(digest), "rb") as blob:
-                return blob.read()
-        except FileNotFoundError:
-            raise MissingBlob(self.path(digest)) from None
-
-    def has(self, digest: str) -> bool:
-        return os.path.exists(self.path(digest))
-
-
-@contextmanager
-def blob_store(cache: Path | None, near: Path | None) -> Iterator[BlobStore]:
-    """The render cache's blobs, or (no cache) a temporary store removed afterwards, made
-    beside ``near`` so that its files can be hard-linked into the output."""
-    if cache is not None:
-        yield BlobStore(cache / "blobs")
-        return
-    from compiler.emit.output import remove_tree
-
-    parent = near if near is not None and near.is_dir() else None
-    store = BlobStore(Path(tempfile.mkdtemp(prefix=".trainc-blobs-", dir=parent)))
-    try:
-        yield store
-    finally:
-        remove_tree(store.root, store.written)
 
 
 # --- inputs ---------------------------------------------------------------------------
@@ -312,11 +233,18 @@ def _upstream_files(version: str) -> list[Path]:
     return [found.manifest_path, found.typeinfo_path]
 
 
-def context_key(plan: BuildPlan, context: Sequence[InputFile], stored: bool) -> str:
-    """Everything but a chunk's own files that a chunk's output depends on."""
+def context_key(
+    plan: BuildPlan,
+    context: Sequence[InputFile],
+    stored: bool,
+    stages: tuple[Stage, ...] = RENDER_STAGES,
+) -> str:
+    """Everything but a chunk's own files that a chunk's output depends on (the chain
+    ``stages`` too: another chain, another output)."""
     from dataclasses import replace
 
     digest = hashlib.sha256(f"trainc-render-{CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
+    digest.update(" ".join(f"{s.__module__}.{s.__qualname__}" for s in stages).encode())
     digest.update(repr(replace(plan, inputs=(), policies=())).encode())
     digest.update(f"\0stored={stored}\0".encode())
     for path in _upstream_files(plan.trainer_version):
@@ -342,26 +270,6 @@ def chunk_key(context: str, files: Sequence[InputFile], first: bool) -> str:
 
 
 # --- one chunk ------------------------------------------------------------------------
-
-
-class ObjectFile(NamedTuple):
-    """A rendered object, serialised: where it goes, how it sorts, which blob holds it.
-    (A tuple: a 10,000-TrainJob repo has 16,667 of them to unpickle on every run.)"""
-
-    sort_key: tuple[str, str, str, str, str]
-    relative_path: str
-    digest: str
-    trainjob: tuple[str, str]  # namespace, name
-    kind: str
-
-
-class JobSummary(NamedTuple):
-    """What ``trainc render`` says of one TrainJob."""
-
-    key: tuple[str, str]  # namespace, name
-    line: str
-    secret_requirements: tuple[SecretRequirement, ...]
-    requirement_texts: tuple[str, ...]  # their entries in requirements.yaml
 
 
 @dataclass
@@ -445,9 +353,11 @@ def render_chunk(
     keep_context: bool,
     stored: bool,
     store: BlobStore,
+    stages: tuple[Stage, ...] = RENDER_STAGES,
 ) -> ChunkResult:
-    """Render one chunk and put its objects in ``store``."""
-    build = chunk_build(plan, context, own, keep_context)
+    """Render one chunk (``stages``, a chain that starts with its load) and put its
+    objects in ``store``."""
+    build = chunk_build(plan, context, own, keep_context, stages[1:])
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
@@ -484,26 +394,6 @@ def _cached(cache: Path, key: str, store: BlobStore) -> ChunkResult | None:
 def forget(cache: Path) -> None:
     """Drop every chunk result (their blobs stay): what a pruned blob store needs."""
     shutil.rmtree(cache / "chunks", ignore_errors=True)
-
-
-def write_pickle(path: Path, value: object) -> None:
-    """Store ``value`` in ``path`` atomically (a reader sees the old file or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(descriptor, "wb") as out:
-            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def remember(path: Path, value: object) -> None:
-    """:func:`write_pickle` for a cache entry: one that cannot be written (a full disk)
-    is simply not kept, and the run goes on."""
-    with suppress(OSError):
-        write_pickle(path, value)
 
 
 def _remember(cache: Path, key: str, result: ChunkResult) -> None:
@@ -567,75 +457,19 @@ def _render_missing(
     stored: bool,
     store: BlobStore,
     jobs: int,
+    stages: tuple[Stage, ...],
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
     if missing:
         plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
 
     def task(index: int) -> ChunkResult:
-        return render_chunk(plan, context, chunks[index], index == 0, stored, store)
+        return render_chunk(plan, context, chunks[index], index == 0, stored, store, stages)
 
     return dict(zip(missing, map_chunks(task, missing, jobs), strict=True))
 
 
-def render_objects(
-    plan: BuildPlan, store: BlobStore, cache: Path | None, jobs: int
-) -> tuple[list[ObjectFile], list[Problem]]:
-    """``plan``'s objects put in ``store`` as ``render -o -`` would print them (by chunks
-    when it can, from the cache, else whole), in stream order; or, when it does not
-    render, its problems (sorted) and no objects."""
-    for _ in range(2):
-        part = run_parts(plan, jobs=jobs, cache=cache, store=store, files=False)
-        if part is None:
-            break
-        if cache is None or all(store.has(o.digest) for o in part.objects):
-            return part.objects, []
-        forget(cache)  # blobs pruned from the cache: render the chunks again
-    build = run(plan)
-    if build.problems:
-        return [], build.problems
-    return store_objects(sorted_objects(build.objects), store), []
-
-
-def rendered_blobs(plan: BuildPlan, stored: bool) -> dict[str, bytes]:
-    """``plan`` rendered whole, each object serialised as a chunk's are (so under the
-    digest its blob had): what stands in for blobs pruned from the cache mid-run."""
-    build = run(plan)
-    blobs = {}
-    for obj in build.stored_objects() if stored else build.objects:
-        data = dump_document(obj.data).encode("utf-8")
-        blobs[hashlib.sha256(data).hexdigest()] = data
-    return blobs
-
-
 # --- the merged build -----------------------------------------------------------------
-
-
-@dataclass
-class PartBuild:
-    """A plan's render put together from its chunks (objects in ``store``)."""
-
-    plan: BuildPlan
-    objects: list[ObjectFile]  # sorted as in a stream
-    summaries: list[JobSummary]  # sorted by namespace, name
-    warnings: list[Problem]
-    notes: list[str]
-    store: BlobStore
-    rendered: int = 0  # chunks rendered in this run (the others came from the cache)
-    chunks: int = 0
-
-    @property
-    def secret_requirements(self) -> list[SecretRequirement]:
-        return [r for s in self.summaries for r in s.secret_requirements]
-
-    def requirements_text(self) -> str | None:
-        """The requirements file (None: no Secret is required)."""
-        entries = sorted(
-            ((r.namespace, r.name), text)
-            for s in self.summaries
-            for r, text in zip(s.secret_requirements, s.requirement_texts, strict=True)
-        )
-        return requirements_file(text for _, text in entries) if entries else None
 
 
 def _location_file(problem: Problem) -> str | None:
@@ -706,10 +540,11 @@ def run_parts(
     store: BlobStore,
     stored: bool = False,
     files: bool = True,
+    stages: tuple[Stage, ...] = RENDER_STAGES,
 ) -> PartBuild | None:
-    """``plan`` rendered chunk by chunk (see the module docstring); None when it must be
-    rendered whole (a single chunk, stdin, ``--previous``, or a result that depends on
-    more than one chunk)."""
+    """``plan`` rendered chunk by chunk (see the module docstring) by the chain
+    ``stages``; None when it must be rendered whole (a single chunk, stdin,
+    ``--previous``, or a result that depends on more than one chunk)."""
     if plan.previous is not None:
         return None
     inputs = read_inputs(plan.inputs)
@@ -719,7 +554,7 @@ def run_parts(
     if len(chunks) < 2:
         return None
     context = [f for f in inputs if not f.trainjobs]
-    shared = context_key(plan, context, stored)
+    shared = context_key(plan, context, stored, stages)
     keys = [chunk_key(shared, chunk, i == 0) for i, chunk in enumerate(chunks)]
     base_key = chunk_key(shared, [], False)
     found: dict[int, ChunkResult] = {}
@@ -731,18 +566,18 @@ def run_parts(
             if hit is not None:
                 found[i] = hit
     if base is None:
-        base = render_chunk(plan, context, [], False, stored, store)
+        base = render_chunk(plan, context, [], False, stored, store, stages)
         if cache is not None:
             _remember(cache, base_key, base)
     if base.problems or base.objects:
         return None
     missing = [i for i in range(len(chunks)) if i not in found]
-    fresh = _render_missing(plan, context, chunks, missing, stored, store, jobs)
+    fresh = _render_missing(plan, context, chunks, missing, stored, store, jobs, stages)
     if cache is not None:
         for i, result in fresh.items():
             _remember(cache, keys[i], result)
     results = [found.get(i) or fresh[i] for i in range(len(chunks))]
-    return _merge(plan, base, chunks, results, store, files, len(fresh))
+    return _merge(plan, base, chunks, results, files, len(fresh))
 
 
 def _merge(
@@ -750,7 +585,6 @@ def _merge(
     base: ChunkResult,
     chunks: list[list[InputFile]],
     results: list[ChunkResult],
-    store: BlobStore,
     files: bool,
     rendered: int,
 ) -> PartBuild | None:
@@ -770,4 +604,4 @@ def _merge(
         return None
     summaries = sorted((s for r in results for s in r.summaries), key=lambda s: s.key)
     notes = sorted({note for r in (base, *results) for note in r.notes})
-    return PartBuild(plan, objects, summaries, warnings, notes, store, rendered, len(results))
+    return PartBuild(plan, objects, summaries, warnings, notes, rendered, len(results))
