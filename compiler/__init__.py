@@ -21,20 +21,26 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     policy       ValidatingAdmissionPolicy and CUE evaluation
     provenance   where each output field came from
     project      the project file, trainc.yaml
-    plan         the build plan (what a command works on) and the stage chain every
-                 verb runs: compile, check, GitOps hints, policy tests
+    model        the records that flow between stages and out to writers: the build
+                 plan, rendered objects and summaries, the build, check results, a
+                 build by chunks (imports no stage)
+    emit         writers of what the driver made: canonical YAML, the output tree,
+                 the blob store, reports, a cluster's kustomization
+    plan         the stage chains (render, check; GitOps hints, policy tests) and the
+                 driver that runs them over build plans, by chunks (the render cache,
+                 -j) or whole
     migrate      front ends that turn other job kinds into TrainJobs
-    emit         canonical YAML, the output tree, reports; render by chunks, the
-                 render cache, -j
-    deliver      diff, explain, check --rendered, apply
-    cli          one module per verb
+    deliver      diff, explain, check --rendered, the Argo CD plugin, apply
+    cli          one module per verb: parse, call the driver, hand the result on
 
 Where new work goes (docs/contributing/architecture.md): behaviour upstream lacks (as
 Intel MPI is) is an extension module in ``render/extensions/`` listed in
 ``render/extensions/catalog.py``; an upstream plugin is a module in ``render/plugins/``
-registered in ``render/registry.py``; an apply step is a module in ``deliver/`` with its
-verb in ``cli/``; a migrator for another job kind is a module in ``migrate/`` listed in
-its ``TRANSLATORS``.
+registered in ``render/registry.py``; a new depth of the render (the Jobs and Pods a
+JobSet becomes) is a stage in ``plan/stages.py`` appended to its chain, its records in
+``model/`` (``plan/driver.py`` says how); an apply step is a module in ``deliver/`` with
+its verb in ``cli/``; a migrator for another job kind is a module in ``migrate/`` listed
+in its ``TRANSLATORS``.
 """
 
 __version__ = "0.1.0"

@@ -13,9 +13,12 @@
     trainc argocd generate [--cluster NAME] [--delivery resolved|trainjobs]   (Argo CD CMP)
 
 docs/reference/cli.md is generated from these parsers when the manual is built.
-A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``; every verb
-turns its command line into build plans (:func:`compiler.cli.common.build_plans`) and
-runs the stage chain on them. A new verb is a module here and a line in :data:`VERBS`.
+A verb module has ``add_parser(commands)`` and ``run_verb(args) -> int``: it parses,
+turns its command line into build plans (:func:`compiler.cli.common.build_plans`), calls
+the driver (:mod:`compiler.plan.driver`) and hands the result to a writer
+(:mod:`compiler.emit`) or a delivery step (:mod:`compiler.deliver`). Flags two verbs
+share are in :mod:`compiler.cli.common`; no verb imports another. A new verb is a module
+here and a line in :data:`VERBS`.
 
 Exit codes: 0 success, 1 policy violations, 2 input or usage error; 130 interrupted
 (Ctrl-C), 143 stopped by ``SIGTERM``, 141 when standard output is closed before

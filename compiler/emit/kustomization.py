@@ -5,7 +5,9 @@ With ``gitops: {kustomization: true}`` on a project cluster, ``trainc render`` w
 sorted, and nothing else (no transformers, no namespace, no labels), so
 ``kubectl kustomize rendered/<cluster>`` and a Flux ``Kustomization`` pointing at the
 folder build exactly the rendered objects. ``requirements.yaml`` is not a Kubernetes
-object and is not listed.
+object and is not listed. (A writer, as it is a file of the output tree; the GitOps
+annotations on the objects are a stage of the chain, :mod:`compiler.plan.gitops`, so
+that the API server's create path and the policies see them.)
 
     >>> print(kustomization_text(["b/x.yaml", "a/y.yaml"]), end="")
     # rendered by trainc: every object file of this folder, nothing else

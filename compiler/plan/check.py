@@ -201,7 +201,9 @@ def _decode(text: str | bytes) -> str:
 
 
 def findings_of_problems(build: Build) -> None:
-    """Every problem of load, admission, render and overlays as a finding."""
+    """Every problem of load, admission, render and overlays as a finding.
+
+    Reads ``problems``, ``warnings``; adds ``findings``."""
     build.findings += [Finding.of_problem(p, p.rule or "input") for p in build.problems]
     build.findings += [
         Finding.of_problem(w, w.rule or "webhook", Severity.WARNING) for w in build.warnings
@@ -210,7 +212,9 @@ def findings_of_problems(build: Build) -> None:
 
 def policy_objects(build: Build) -> None:
     """What policies see: every input as loaded, then every output as the API server
-    stores it (what it refuses, no policy sees)."""
+    stores it (what it refuses, no policy sees).
+
+    Reads ``loaded``, ``outputs``; adds ``checked``."""
     loaded = build.loaded
     build.checked = [PolicyObject(m.data, m) for m in [*loaded.objects, *loaded.others]]
     for output in build.outputs:
@@ -231,7 +235,9 @@ def _outputs(build: Build) -> list[PolicyObject]:
 
 
 def evaluate_policies(build: Build) -> None:
-    """ValidatingAdmissionPolicies among the loaded objects, on every checked object."""
+    """ValidatingAdmissionPolicies among the loaded objects, on every checked object.
+
+    Reads ``loaded``, ``checked``, ``plan.cluster``; adds ``findings``."""
     declared = build.plan.cluster.namespaces if build.plan.cluster is not None else None
     # findings about outputs are placed at their inputs as they are made
     build.findings += _vap_findings(build.loaded.others, build.checked, build.notes, declared)
@@ -243,7 +249,9 @@ def _cue_files(build: Build) -> list[Path]:
 
 
 def evaluate_cue(build: Build) -> None:
-    """``.cue`` files among the inputs and policies, by the pinned ``cue`` CLI."""
+    """``.cue`` files among the inputs and policies, by the pinned ``cue`` CLI.
+
+    Reads ``plan``, ``checked``; adds ``findings``."""
     found = _cue_findings(_cue_files(build), build.checked, build.notes)
     build.findings.extend(_relocate_outputs(found, _outputs(build)))
 

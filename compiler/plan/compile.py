@@ -1,6 +1,8 @@
-"""Admission, resolution and render of loaded inputs, and what they produce.
+"""Admission, resolution and render of loaded inputs.
 
-Three steps, each a function the stage chain (:mod:`compiler.plan.stages`) calls:
+Three steps, each a function the stage chain (:mod:`compiler.plan.stages`) calls; what
+they make (:class:`~compiler.model.objects.TrainJobSummary`, its rendered objects) is in
+:mod:`compiler.model.objects`:
 
     admit_runtimes    the runtime webhook: rejected runtimes are never created
     resolve_trainjobs the runtime each TrainJob references (or why there is none)

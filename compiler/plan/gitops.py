@@ -13,7 +13,9 @@ each hint on; with none set (the default) this stage changes nothing::
 
 ``Replace`` and ``Force`` are destructive: a replaced JobSet restarts its pods from
 scratch. The stage runs after the output overlays and before the API server's create
-path, so the annotations are validated and policies see them.
+path, so the annotations are validated and policies see them: that is why it is a stage
+of the chain here, not a writer (the kustomization the same ``gitops:`` block asks for
+is a file of the output tree: :mod:`compiler.emit.kustomization`).
 
 :func:`substitution_warnings` warns (rule ``gitops``) about a rendered container
 command or argument holding ``${``: Flux's ``postBuild`` substitution would replace it
@@ -99,7 +101,10 @@ def annotate_objects(build: Build) -> None:
 
 
 def annotate_for_gitops(build: Build) -> None:
-    """The stage: annotate every rendered object, and warn where Flux would substitute."""
+    """The stage: annotate every rendered object, and warn where Flux would substitute.
+
+    Reads ``plan.cluster``, ``summaries``; replaces each summary's ``objects``; adds
+    ``warnings``."""
     cluster = build.plan.cluster
     if cluster is None or cluster.gitops is None:
         return
