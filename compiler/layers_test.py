@@ -7,6 +7,7 @@ is still a cycle between packages, only a hidden one.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from compiler import LAYERS
@@ -85,14 +86,19 @@ def test_every_module_is_in_a_layer() -> None:
     assert strays == [], "add the package to compiler.LAYERS, at its place"
 
 
-def test_no_import_points_up() -> None:
-    found = [
+def _found(check: Callable[[str, str], list[str]]) -> list[str]:
+    """What ``check`` finds in every module of the package but tests (a test may use
+    anything to set up a case)."""
+    return [
         problem
         for module, path in _modules()
-        if not module.endswith("_test")  # tests may use anything to set up a case
-        for problem in upward_imports(module, path.read_text(encoding="utf-8"))
+        if not module.endswith("_test")
+        for problem in check(module, path.read_text(encoding="utf-8"))
     ]
-    assert found == []
+
+
+def test_no_import_points_up() -> None:
+    assert _found(upward_imports) == []
 
 
 def test_an_upward_import_is_caught_even_inside_a_function() -> None:
@@ -101,6 +107,16 @@ def test_an_upward_import_is_caught_even_inside_a_function() -> None:
         "compiler.render.framework:2 imports compiler.plan.stages (render -> plan)"
     ]
     assert upward_imports("compiler.plan.check", source) == []
+
+
+def _imports_of(module: str, source: str, wanted: Callable[[str], bool]) -> list[str]:
+    """``module:line imports target`` for each other module ``source`` imports that is
+    ``wanted``."""
+    return [
+        f"{module}:{line} imports {target}"
+        for line, target in imported_modules(source, submodules=True)
+        if wanted(target) and target != module
+    ]
 
 
 def sideways_verb_imports(module: str, source: str) -> list[str]:
@@ -117,21 +133,15 @@ def sideways_verb_imports(module: str, source: str) -> list[str]:
     if not module.startswith("compiler.cli.") or module == "compiler.cli.common":
         return []
     shared = ("compiler.cli", "compiler.cli.common")
-    return [
-        f"{module}:{line} imports {target}"
-        for line, target in imported_modules(source, submodules=True)
-        if target.startswith("compiler.cli") and target not in shared and target != module
-    ]
+    return _imports_of(
+        module,
+        source,
+        lambda target: target.startswith("compiler.cli") and target not in shared,
+    )
 
 
 def test_no_verb_imports_another_verb() -> None:
-    found = [
-        problem
-        for module, path in _modules()
-        if not module.endswith("_test")
-        for problem in sideways_verb_imports(module, path.read_text(encoding="utf-8"))
-    ]
-    assert found == []
+    assert _found(sideways_verb_imports) == []
 
 
 # The packages that only hold or write what the driver made: they import nothing of plan/
@@ -153,18 +163,13 @@ def chain_imports(module: str, source: str) -> list[str]:
     """
     if not module.startswith(tuple(f"{w}." for w in WRITERS)) and module not in WRITERS:
         return []
-    return [
-        f"{module}:{line} imports {target}"
-        for line, target in imported_modules(source, submodules=True)
-        if target == "compiler.plan" or target.startswith("compiler.plan.")
-    ]
+    return _imports_of(
+        module,
+        source,
+        lambda target: target == "compiler.plan" or target.startswith("compiler.plan."),
+    )
 
 
 def test_no_writer_imports_the_driver() -> None:
-    found = [
-        problem
-        for module, path in _modules()
-        if not module.endswith("_test")
-        for problem in chain_imports(module, path.read_text(encoding="utf-8"))
-    ]
+    found = _found(chain_imports)
     assert found == [], "emit/ writes what the driver hands it: pass it in, do not run a chain"

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from compiler.cli.common import Commands
-from compiler.deliver.argocd import DELIVERIES, answer
+from compiler.deliver.argocd import DELIVERIES, Flags, answer
 
 
 def add_parser(commands: Commands) -> None:
@@ -39,7 +39,8 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
-    code, out, err = answer(args.cluster, args.delivery, args.project, dict(os.environ))
+    flags = Flags(args.cluster, args.delivery, args.project)
+    code, out, err = answer(flags, dict(os.environ))
     if err:
         sys.stderr.write(err)
     if out:

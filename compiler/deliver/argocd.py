@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from compiler.errors import (
     EXIT_INPUT_ERROR,
@@ -270,14 +270,17 @@ def one_screen(header: str, lines: Iterable[str], limit: int = SCREEN_LINES) -> 
     return "\n".join(body) + "\n"
 
 
-def generate(
-    cluster_flag: str | None,
-    delivery_flag: str | None,
-    project_flag: Path | None,
-    environ: dict[str, str],
-) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``generate`` given its flags (``--cluster``,
-    ``--delivery``, ``--project``) and environment; stdout is empty unless the code is 0."""
+class Flags(NamedTuple):
+    """``generate``'s command line flags (None: not given)."""
+
+    cluster: str | None = None
+    delivery: str | None = None
+    project: Path | None = None
+
+
+def generate(flags: Flags, environ: dict[str, str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``generate`` given its flags and environment;
+    stdout is empty unless the code is 0."""
     from compiler.emit.output import stream_text
     from compiler.plan import driver
     from compiler.plan.build_plan import plans_for_project, select_project
@@ -285,7 +288,7 @@ def generate(
     _parameters(environ)  # checked whole, whichever setting is asked first
     root = checkout_root(Path(os.getcwd()), environ)
     project_setting, source = setting_and_source(
-        "project", str(project_flag) if project_flag else None, environ
+        "project", str(flags.project) if flags.project else None, environ
     )
     try:
         given = _project_in_checkout(root, project_setting, source)
@@ -294,7 +297,7 @@ def generate(
         if source is None:
             raise
         raise _named_by(error, source) from None
-    cluster, source = setting_and_source("cluster", cluster_flag, environ)
+    cluster, source = setting_and_source("cluster", flags.cluster, environ)
     if cluster is not None and cluster not in project.cluster_names:
         known = ", ".join(project.cluster_names)
         raise InputError.single(
@@ -311,7 +314,7 @@ def generate(
                 "(or env TRAINC_CLUSTER in the Application's plugin.env)"
             )
         cluster = project.cluster_names[0]
-    delivery, source = setting_and_source("delivery", delivery_flag, environ)
+    delivery, source = setting_and_source("delivery", flags.delivery, environ)
     if delivery is None:
         delivery, source = (
             str(getattr(project.cluster(cluster), "delivery", None) or "resolved"),
@@ -373,16 +376,11 @@ def _refuse_empty(plan: BuildPlan, cluster: str) -> tuple[int, str, str]:
     )
 
 
-def answer(
-    cluster_flag: str | None,
-    delivery_flag: str | None,
-    project_flag: Path | None,
-    environ: dict[str, str],
-) -> tuple[int, str, str]:
+def answer(flags: Flags, environ: dict[str, str]) -> tuple[int, str, str]:
     """:func:`generate`, and any error said as the contract wants it: one screen on
     stderr, nothing on stdout, the error's exit code."""
     try:
-        return generate(cluster_flag, delivery_flag, project_flag, environ)
+        return generate(flags, environ)
     except TraincError as error:
         lines = (
             [str(p) for p in error.problems] if isinstance(error, InputError) else error.lines()

@@ -296,7 +296,8 @@ def test_generate_by_chunks_answers_as_the_whole_way(
     answers = []
     for cores in (2, 1):  # by chunks, then whole
         monkeypatch.setattr(incremental, "default_jobs", lambda: cores)  # noqa: B023
-        answers.append(argocd.generate(args.cluster, args.delivery, args.project, {}))
+        flags = argocd.Flags(args.cluster, args.delivery, args.project)
+        answers.append(argocd.generate(flags, {}))
     assert answers[0] == answers[1]
     code, out, err = answers[0]
     if case == "clean":
