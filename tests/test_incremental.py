@@ -546,12 +546,10 @@ def test_two_prunes_during_one_render_render_again(
 ) -> None:
     """Removing the render cache is always safe, even twice while one render runs: each
     time the blobs are gone when the tree is linked; the render renders again."""
-    from compiler.cli import render as render_verb
-
     monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
     monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
     fresh = render(capsys, project, tmp_path / "fresh", "-j", "2", "--no-cache")
-    real = render_verb._write_parts
+    real = tree_module.write_parts
     prunes: list[int] = []
 
     def pruned_first(*args: Any, **kwargs: Any) -> int:
@@ -559,7 +557,7 @@ def test_two_prunes_during_one_render_render_again(
         prunes.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(render_verb, "_write_parts", pruned_first)
+    monkeypatch.setattr(tree_module, "write_parts", pruned_first)
     assert render(capsys, project, tmp_path / "out", "-j", "2") == fresh
     assert len(prunes) == 2  # then rendered whole
 

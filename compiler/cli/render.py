@@ -32,7 +32,6 @@ from compiler.cli.common import (
 from compiler.errors import EXIT_OK, UsageError, listing
 
 if TYPE_CHECKING:
-    from compiler.emit.blobs import BlobStore
     from compiler.model.build import Build
     from compiler.model.parts import PartBuild
     from compiler.model.plan import BuildPlan
@@ -277,8 +276,10 @@ def _write_parts_of(
             raise MissingBlob(store.path(missing.digest))
         _stream_parts(rendered, project_mode)
         return EXIT_OK
+    from compiler.emit import tree
+
     records = None if cache is None else cache / "trees"
-    count = _write_parts(args, parts, store, output, project_mode, records)
+    count = tree.write_parts(parts, store, output, project_mode, args.cluster is None, records)
     if not args.quiet:
         _print_part_summary(parts, count, output, project_mode)
     return EXIT_OK
@@ -301,33 +302,6 @@ def _stream_parts(rendered: Rendered, project_mode: bool) -> None:
                     f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
                     "not rendered (see requirements.yaml in an output folder)"
                 )
-
-
-def _write_parts(
-    args: argparse.Namespace,
-    parts: list[PartBuild],
-    store: BlobStore,
-    output: Path,
-    project_mode: bool,
-    records: Path | None,
-) -> int:
-    """Write the parts' trees; ``records``: where the render cache keeps what each output
-    tree holds, so that a tree can be updated in place (:mod:`compiler.emit.tree`)."""
-    from compiler.emit.kustomization import cluster_extra_files
-    from compiler.emit.output import part_requirements
-    from compiler.emit.tree import ClusterFiles, write_files, write_project_files
-
-    def files_of(part: PartBuild) -> list[tuple[str, str]]:
-        return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]
-
-    if not project_mode:
-        return write_files(files_of(parts[0]), output, part_requirements(parts[0]), None, records)
-    clusters: dict[str, ClusterFiles] = {}
-    for part in parts:
-        files = files_of(part)
-        extra = cluster_extra_files(part.plan.cluster, (relative for relative, _ in files))
-        clusters[part.plan.cluster_name or ""] = (files, part_requirements(part), extra)
-    return write_project_files(clusters, output, whole=args.cluster is None, records=records)
 
 
 def _print_part_summary(

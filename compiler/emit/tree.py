@@ -34,23 +34,26 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.emit.blobs import remember
+from compiler.emit.blobs import BlobStore, remember
+from compiler.emit.kustomization import cluster_extra_files
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
     check_replaceable,
     link_new_file,
     os_errors,
+    part_requirements,
     staged_directory,
     write_new_file,
 )
+from compiler.model.parts import PartBuild
 
 try:
     import fcntl
 except ImportError:  # not POSIX: no lock, so every tree is replaced whole
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ClusterFiles", "write_files", "write_project_files", "write_tree"]
+__all__ = ["ClusterFiles", "write_files", "write_parts", "write_project_files", "write_tree"]
 
 RECORD_FORMAT = 1
 FOLDER = "folder"  # what a folder holds, in a record
@@ -330,3 +333,30 @@ def write_project_files(
                     contents[f"{name}/{path}"] = source
             write_tree(directory, contents, records)
     return sum(len(files) for files, _, _ in clusters.values())
+
+
+def write_parts(
+    parts: Sequence[PartBuild],
+    store: BlobStore,
+    output: Path,
+    project_mode: bool,
+    whole: bool,
+    records: Path | None,
+) -> int:
+    """Write the trees of a render by chunks (each object a hard link to its blob in
+    ``store``): one folder of PATHs, or a project's folder per cluster (``whole``: every
+    cluster of the project, so a folder of another is stale); ``records``: where the
+    render cache keeps what each tree holds, so that it can be updated in place. The
+    number of objects written."""
+
+    def files_of(part: PartBuild) -> list[tuple[str, str]]:
+        return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]
+
+    if not project_mode:
+        return write_files(files_of(parts[0]), output, part_requirements(parts[0]), None, records)
+    clusters: dict[str, ClusterFiles] = {}
+    for part in parts:
+        files = files_of(part)
+        extra = cluster_extra_files(part.plan.cluster, (relative for relative, _ in files))
+        clusters[part.plan.cluster_name or ""] = (files, part_requirements(part), extra)
+    return write_project_files(clusters, output, whole=whole, records=records)
