@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from compiler.deliver.apply.client import Connection
     from compiler.deliver.apply.plan import ApplyPlan
     from compiler.plan.driver import Run
-    from compiler.project import Project
 
 
 class Parser(argparse.ArgumentParser):
@@ -185,11 +184,6 @@ def how_to_run(args: argparse.Namespace) -> Run:
 # --- the build plan of a command line ---------------------------------------------------
 
 
-def project_of(args: argparse.Namespace) -> Project:
-    """The project of a command given no PATHs (a UsageError if there is none)."""
-    return select_project(args.command, args.project)
-
-
 def build_plans(
     args: argparse.Namespace, previous: Iterable[Path] | None = None
 ) -> list[BuildPlan]:
@@ -212,7 +206,7 @@ def build_plans(
             )
         ]
     plans = plans_for_project(
-        project_of(args),
+        select_project(args.command, args.project),  # a UsageError if there is none
         args.cluster,
         schemas=args.schemas,
         owner_uid=owner_uid,
