@@ -59,9 +59,11 @@ from compiler.model.check import CheckResult
 from compiler.model.objects import sorted_objects
 from compiler.model.parts import ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
-from compiler.plan import check as check_chain
-from compiler.plan import check_chunks, chunks
+from compiler.plan import chunks
 from compiler.plan.stages import RENDER_STAGES, run
+
+# The check chain (plan/check.py, plan/check_chunks.py) is imported where it runs: it
+# loads the policy engines, which a render does not need (startup time).
 
 __all__ = [
     "Generated",
@@ -229,6 +231,9 @@ def check(plans: list[BuildPlan], how: Run, *, whole: bool = False) -> CheckResu
     """Every plan checked and merged (:func:`compiler.plan.check.check_plans`): by chunks
     in ``-j`` processes when there are several (their findings through the render cache),
     else whole; always whole with ``whole`` (the caller reads the builds)."""
+    from compiler.plan import check as check_chain
+    from compiler.plan import check_chunks
+
     jobs = how.processes()
     cache = how.cache_dir()
 
@@ -257,6 +262,8 @@ def check_and_render(plan: BuildPlan, *, whole: bool = False) -> Generated:
     from the store before it is removed. Whole on one core (chunks only cost there),
     when the plan cannot go by chunks (:mod:`compiler.plan.check_chunks`), or when the
     temporary store cannot be written or loses a blob."""
+    from compiler.plan import check as check_chain
+
     jobs = chunks.default_jobs()
     if not whole and jobs >= 2:
         try:
@@ -267,6 +274,9 @@ def check_and_render(plan: BuildPlan, *, whole: bool = False) -> Generated:
 
 
 def _check_and_render_by_chunks(plan: BuildPlan, jobs: int) -> Generated:
+    from compiler.plan import check as check_chain
+    from compiler.plan import check_chunks
+
     rendered: list[list[ObjectFile]] = []
     with blob_store(None, None) as store:
 
