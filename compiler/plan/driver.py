@@ -48,19 +48,21 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from compiler.emit.blobs import BlobStore, blob_store
 from compiler.emit.output import MissingBlob
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
 from compiler.model.build import Build, Stage
-from compiler.model.check import CheckResult
 from compiler.model.objects import sorted_objects
 from compiler.model.parts import ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
 from compiler.plan import chunks
 from compiler.plan.stages import RENDER_STAGES, run
+
+if TYPE_CHECKING:
+    from compiler.model.check import CheckResult
 
 # The check chain (plan/check.py, plan/check_chunks.py) is imported where it runs: it
 # loads the policy engines, which a render does not need (startup time).
