@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from compiler.cli.common import Commands
-from compiler.deliver.argocd import DELIVERIES, Flags, answer
+from compiler.model.plan import DELIVERIES
 
 
 def add_parser(commands: Commands) -> None:
@@ -39,6 +39,9 @@ def add_parser(commands: Commands) -> None:
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    # Imported here: see compiler/cli/render.py.
+    from compiler.deliver.argocd import Flags, answer
+
     flags = Flags(args.cluster, args.delivery, args.project)
     code, out, err = answer(flags, dict(os.environ))
     if err:

@@ -58,12 +58,12 @@ from compiler.errors import (
     listing,
 )
 from compiler.load.confine import Outside, Root
+from compiler.model.plan import DELIVERIES
 
 if TYPE_CHECKING:
     from compiler.model.check import CheckResult
     from compiler.model.plan import BuildPlan
 
-DELIVERIES = ("resolved", "trainjobs")
 SCREEN_LINES = 40
 SCREEN_WIDTH = 500  # characters of one line; longer ones lose their middle (clip)
 ENV_PREFIX = "ARGOCD_ENV_TRAINC_"

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.emit.blobs import BlobStore, remember
-from compiler.emit.kustomization import cluster_extra_files
 from compiler.emit.output import (
     MARKER,
     MARKER_TEXT,
@@ -348,6 +347,8 @@ def write_parts(
     cluster of the project, so a folder of another is stale); ``records``: where the
     render cache keeps what each tree holds, so that it can be updated in place. The
     number of objects written."""
+
+    from compiler.emit.kustomization import cluster_extra_files  # project mode only
 
     def files_of(part: PartBuild) -> list[tuple[str, str]]:
         return [(obj.relative_path, store.path(obj.digest)) for obj in part.objects]

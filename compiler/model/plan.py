@@ -31,7 +31,11 @@ if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a proje
     from compiler.project import Project
     from compiler.project.model import Cluster, GitOps
 
-__all__ = ["BuildPlan", "ClusterTarget", "OverlayLayer"]
+__all__ = ["DELIVERIES", "BuildPlan", "ClusterTarget", "OverlayLayer"]
+
+# What a cluster is delivered as: the objects the controller makes, or the TrainJobs and
+# runtimes themselves (``delivery:`` in trainc.yaml, ``--delivery`` of argocd generate).
+DELIVERIES = ("resolved", "trainjobs")
 
 
 OverlayLayer = tuple[str | None, tuple[str, ...]]
@@ -50,7 +54,7 @@ class ClusterTarget:
     namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # (namespace or None, overlay paths), in layer order base -> cluster -> namespace
     overlay_layers: tuple[OverlayLayer, ...] = ()
-    delivery: str = "resolved"  # resolved | trainjobs: what apply pushes
+    delivery: str = "resolved"  # one of DELIVERIES: what apply pushes
     # delivery hints for GitOps controllers (compiler.plan.gitops); None: none set
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
