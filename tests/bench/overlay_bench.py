@@ -56,6 +56,7 @@ def make_project(parent: Path, count: int) -> Path:
 def measure(project: Path, cluster: str) -> dict[str, float]:
     """Run in this process: the cluster's build, the overlay stages timed on their own."""
     from compiler.cli import tune_gc
+    from compiler.model.build import Build, Stage
     from compiler.plan import stages
     from compiler.plan.build_plan import plans_for_project
     from compiler.project.loader import load_project
@@ -68,8 +69,8 @@ def measure(project: Path, cluster: str) -> dict[str, float]:
     ]
     cpu: dict[str, float] = {}
 
-    def timed(stage: stages.Stage) -> stages.Stage:
-        def run(build: stages.Build) -> None:
+    def timed(stage: Stage) -> Stage:
+        def run(build: Build) -> None:
             started = time.process_time()
             stage(build)
             cpu[stage.__name__] = time.process_time() - started
