@@ -9,8 +9,12 @@
     secrets      required Secrets after the JobSets, created only if absent (:mod:`.secrets`)
     prune        with an ApplySet (:mod:`.applyset`), members no longer rendered are deleted
 
-A refused object (conflict, immutable field, invalid, or a 2xx that is not the object
-applied) is reported and the rest goes on; the run then exits 2. Anything that stops the
+A server dry run cannot check an object in a namespace that this apply would create
+(the API server refuses any write into a namespace that does not exist, and a dry run
+creates nothing): such an object is ``unchecked``, not sent, and not a failure.
+
+A refused object (conflict, immutable field, invalid, denied by admission, or a 2xx
+that is not the object applied) is reported and the rest goes on; the run then exits 2. Anything that stops the
 run (an API server that stops answering within the timeout, 401, 403, an answer that
 cannot be used: a malformed LIST, ApplySet parent or discovery) raises
 :class:`Interrupted`, which names what was applied and what was not: a second run
@@ -62,7 +66,16 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
-STATUSES = ("created", "configured", "recreated", "unchanged", "pruned", "skipped", "failed")
+STATUSES = (
+    "created",
+    "configured",
+    "recreated",
+    "unchanged",
+    "pruned",
+    "skipped",
+    "unchecked",
+    "failed",
+)
 CHANGED = frozenset({"created", "configured", "recreated", "pruned"})
 
 
@@ -200,6 +213,8 @@ class _Run:
         self.jobset_uids: dict[tuple[str, str], str] = {}
         self.applyset: ApplySet | None = None
         self.applied_keys: set[tuple[str, str, str, str]] = set()
+        # dry run: the namespaces this apply would create (they do not exist meanwhile)
+        self.new_namespaces: set[str] = set()
 
     def record(self, title: str, status: str, detail: str = "") -> None:
         outcome = Outcome(title, status, detail)
@@ -208,6 +223,20 @@ class _Run:
 
     # objects -----------------------------------------------------------------------
 
+    def unchecked(self, title: str, namespace: str) -> bool:
+        """In a dry run, record ``title`` as unchecked if its namespace is one this apply
+        would create: the API server refuses a write into a namespace that does not
+        exist, so nothing in it can be checked before a real apply creates it."""
+        if not (self.options.dry_run and namespace in self.new_namespaces):
+            return False
+        self.record(
+            title,
+            "unchecked",
+            f"namespace {namespace} does not exist yet: this apply creates it, and the API "
+            "server cannot check an object in it before it exists",
+        )
+        return True
+
     def apply_object(self, desired: Desired) -> None:
         options = self.options
         resource = self.connection.resource(desired.api_version, desired.kind)
@@ -215,6 +244,8 @@ class _Run:
         live = self.live.get(desired.api_version, desired.kind, namespace, desired.name)
         group = desired.api_version.rpartition("/")[0]
         self.applied_keys.add((group, desired.kind, namespace, desired.name))
+        if self.unchecked(desired.title, namespace):
+            return
         status_prefix = ""
         if live is not None:
             owned = owned_fields(live, options.field_manager)
@@ -252,6 +283,8 @@ class _Run:
             return
         self._remember(desired, applied.obj)
         status = "recreated" if status_prefix else applied.status
+        if desired.kind == "Namespace" and options.dry_run and status == "created":
+            self.new_namespaces.add(desired.name)
         self.record(desired.title, status)
 
     def _remember(self, desired: Desired, obj: Json) -> None:
@@ -281,6 +314,8 @@ class _Run:
     def ensure_secret(self, required: Required) -> None:
         requirement = required.requirement
         self.applied_keys.add(("", "Secret", requirement.namespace, requirement.name))
+        if self.unchecked(required.title, requirement.namespace):
+            return
         if self.live.get("v1", "Secret", requirement.namespace, requirement.name) is not None:
             self.record(required.title, "unchanged", "exists: left alone")
             return
@@ -325,6 +360,8 @@ class _Run:
 
     def _apply_parent(self, widened: bool) -> None:
         assert self.applyset is not None
+        if self.options.dry_run and self.applyset.namespace in self.new_namespaces:
+            return  # nothing to check: the namespace of the parent does not exist yet
         parent = self.applyset.parent(widened=widened)
         try:
             server_side_apply(
@@ -431,9 +468,16 @@ class _Run:
 
     def run(self) -> ApplyReport:
         pending = [d.title for d in self.plan.objects] + [r.title for r in self.plan.secrets]
+        # the project's Namespaces first (they are never members): the ApplySet parent
+        # may live in one of them
+        namespaces = [d for d in self.plan.objects if d.kind == "Namespace"]
+        others = [d for d in self.plan.objects if d.kind != "Namespace"]
         try:
+            for desired in namespaces:
+                self.apply_object(desired)
+                pending.remove(desired.title)
             self.start_applyset()
-            for desired in self.plan.objects:
+            for desired in others:
                 self.apply_object(desired)
                 pending.remove(desired.title)
             for required in self.plan.secrets:

@@ -1,0 +1,206 @@
+"""``trainc apply`` on first use, against the real kube-apiserver (issue 29, points 3 and 4):
+a server dry run on a cluster whose namespaces do not exist yet, an admission webhook
+that denies one TrainJob, and ApplySet membership that a plain apply keeps."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.live.apply_support import (
+    JOBSETS,
+    admin,
+    get,
+    names,
+    new_namespace,
+    runtime,
+    trainc,
+    write,
+)
+from tests.live.apply_support import trainjob as trainjob_text
+from tests.live.controlplane import ControlPlane
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs"
+WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+
+
+def _kc(plane: ControlPlane) -> tuple[str, str]:
+    return ("--kubeconfig", str(plane.kubeconfig))
+
+
+def _project(tmp_path: Path, ns: str, jobs: tuple[str, ...], cluster_extra: str = "") -> Path:
+    files = {"runtime.yaml": runtime(ns)}
+    files.update({f"{j}.yaml": trainjob_text(ns, j) for j in jobs})
+    write(tmp_path / "inputs", files)
+    project = tmp_path / "trainc.yaml"
+    project.write_text(
+        "inputs:\n  runtimes: [inputs/runtime.yaml]\n  jobs: ['inputs/[a-z]*.yaml']\n"
+        "clusters:\n"
+        f"  - name: one\n    defaultNamespace: {ns}\n"
+        f"    namespaces: [{{name: {ns}, labels: {{team: vision}}}}]\n" + cluster_extra
+    )
+    return project
+
+
+def _fresh(prefix: str) -> str:
+    return f"{prefix}-{os.getpid()}-{next(_counter)}"
+
+
+_counter = iter(range(10**6))
+
+
+# --- point 4: a server dry run before the namespace exists ----------------------------------
+
+
+def test_dry_run_on_a_fresh_cluster_is_not_a_failure(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = _fresh("fresh")
+        project = _project(tmp_path, ns, ("a", "b"))
+        argv = ("apply", "--project", project, "--cluster", "one", *_kc(control_plane))
+        dry = trainc(*argv, "--dry-run=server")
+        assert dry.code == 0, dry.out + dry.err
+        assert dry.status_of(f"Namespace {ns}") == "created"
+        assert dry.status_of(f"JobSet {ns}/a") == "unchecked"
+        assert f"namespace {ns} does not exist yet" in dry.out
+        assert "failed" not in dry.out
+        assert dry.out.splitlines()[-1] == (
+            "trainc apply (one): 1 changed: 1 created, 0 configured, 0 unchanged, "
+            "2 unchecked (server dry run: nothing was written)"
+        )
+        assert get(client, f"/api/v1/namespaces/{ns}") is None  # nothing written
+        # the real apply of the same tree is accepted, and a dry run then checks all
+        real = trainc(*argv)
+        assert real.code == 0, real.out + real.err
+        assert names(client, JOBSETS.format(ns=ns)) == ["a", "b"]
+        again = trainc(*argv, "--dry-run=server", "--prune")
+        assert again.code == 0, again.out + again.err
+        assert "unchecked" not in again.out
+
+
+def test_dry_run_with_prune_and_a_parent_in_a_new_namespace(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = _fresh("fresh-set")
+        project = _project(tmp_path, ns, ("a",))
+        argv = ("apply", "--project", project, "--cluster", "one", "--prune", "-n", ns)
+        dry = trainc(*argv, "--dry-run=server", *_kc(control_plane))
+        assert dry.code == 0, dry.out + dry.err
+        assert get(client, f"/api/v1/namespaces/{ns}") is None
+        # and for real: the parent's namespace is made before the parent
+        real = trainc(*argv, *_kc(control_plane))
+        assert real.code == 0, real.out + real.err
+        assert get(client, f"/api/v1/namespaces/{ns}/secrets/trainc-one") is not None
+
+
+# --- point 4: an admission webhook denies one TrainJob --------------------------------------
+
+
+class _Deny(BaseHTTPRequestHandler):
+    """A validating webhook that denies TrainJobs named ``deny-*`` as controller-runtime
+    webhooks deny (allowed: false, code 403)."""
+
+    def do_POST(self) -> None:
+        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        request = review["request"]
+        name = request["name"] or request["object"]["metadata"]["name"]
+        allowed = not name.startswith("deny-")
+        response: dict[str, Any] = {"uid": request["uid"], "allowed": allowed}
+        if not allowed:
+            response["status"] = {
+                "code": 403,
+                "reason": "Forbidden",
+                "message": "spec.trainer.numNodes: Invalid value: 1: not on this cluster",
+            }
+        body = json.dumps({**review, "response": response}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _denying_webhook(plane: ControlPlane, ns: str) -> Iterator[None]:
+    key, crt = plane.pki.issue(f"deny-{ns}", "deny-webhook", server=True, client=False)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(crt, key)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Deny)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
+    thread.daemon = True
+    thread.start()
+    name = f"deny-{ns}"
+    configuration = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": "deny.trainc.test",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 5,
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{server.server_address[1]}/validate",
+                    "caBundle": base64.b64encode(plane.pki.ca_cert.read_bytes()).decode(),
+                },
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                "rules": [
+                    {
+                        "apiGroups": ["trainer.kubeflow.org"],
+                        "apiVersions": ["v1alpha1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["trainjobs"],
+                    }
+                ],
+            }
+        ],
+    }
+    with admin(plane) as client:
+        client.request("POST", WEBHOOKS, configuration)
+        try:
+            yield
+        finally:
+            client.request("DELETE", f"{WEBHOOKS}/{name}")
+            server.shutdown()
+            server.server_close()
+
+
+def test_a_webhook_denial_of_one_trainjob_applies_the_others(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = new_namespace(client, "webhook")
+        files = {"runtime.yaml": runtime(ns)}
+        files.update({f"{j}.yaml": trainjob_text(ns, j) for j in ("a", "deny-b", "c")})
+        tree = write(tmp_path / "inputs", files)
+        with _denying_webhook(control_plane, ns):
+            result = trainc("apply", tree, "--emit", "trainjobs", *_kc(control_plane))
+        assert result.code == 2, result.out + result.err
+        assert result.status_of(f"TrainJob {ns}/deny-b") == "failed"
+        assert 'admission webhook "deny.trainc.test" denied the request' in result.out
+        assert result.status_of(f"TrainJob {ns}/a") == "created"
+        assert result.status_of(f"TrainJob {ns}/c") == "created"
+        assert result.out.splitlines()[-1] == (
+            "trainc apply: 3 changed: 3 created, 0 configured, 0 unchanged, 1 failed"
+        )
+        assert names(client, TRAINJOBS.format(ns=ns)) == ["a", "c"]
