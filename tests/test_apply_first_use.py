@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from compiler.deliver.apply.applyset import PART_OF_LABEL, applyset_id
 from tests.fake_apiserver import FakeApiServer, Reply, Request, status
 from tests.fuzz.engine import run_main
 from tests.test_apply_hostile import EXAMPLE, Run
@@ -34,6 +36,7 @@ def server() -> Iterator[FakeApiServer]:
 @pytest.fixture
 def api(server: FakeApiServer) -> FakeApiServer:
     server.reset()
+    server.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
     server.script(_namespace_lifecycle(server))
     return server
 
@@ -57,15 +60,22 @@ def _namespace_lifecycle(api: FakeApiServer) -> object:
     return script
 
 
-def apply(api: FakeApiServer, tmp_path: Path, *args: str, project: str | None = None) -> Run:
-    """``trainc apply`` of the example (its PATH, or ``project``: one cluster of its
-    trainc.yaml) against ``api``, within 30 seconds."""
-    where = (
-        ["--project", project or str(PROJECT), "--cluster", "staging"]
-        if project or (args and args[0] == "--project")
-        else [str(EXAMPLE)]
-    )
-    args = args[1:] if args and args[0] == "--project" else args
+def apply(
+    api: FakeApiServer,
+    tmp_path: Path,
+    *args: str,
+    project: Path | None = None,
+    tree: Path = EXAMPLE,
+) -> Run:
+    """``trainc apply`` of ``tree`` (or ``project``, cluster ``one``; or with ``--project``
+    first, the example's cluster ``staging``) against ``api``, within 30 seconds."""
+    if project is not None:
+        where = ["--project", str(project), "--cluster", "one"]
+    elif args and args[0] == "--project":
+        where = ["--project", str(PROJECT), "--cluster", "staging"]
+        args = args[1:]
+    else:
+        where = [str(tree)]
     argv = ["apply", *where, "--kubeconfig", str(api.kubeconfig(tmp_path)), *args]
     verdict, out, err = run_main(argv, 30.0)
     return Run(verdict, out, err, 0.0)
@@ -92,7 +102,7 @@ def test_dry_run_into_a_namespace_this_apply_creates_is_not_a_failure(
     # what cannot be checked is not sent (it would only be refused for the namespace)
     assert not [r for r in api.requests if "/namespaces/vision/" in r.path and r.method != "GET"]
     assert "4 unchecked" in run.out.splitlines()[-1]
-    assert api.objects == {}  # a dry run writes nothing
+    assert list(api.objects) == ["/api/v1/namespaces/default"]  # a dry run writes nothing
 
 
 def test_dry_run_json_counts_unchecked_and_exits_0(api: FakeApiServer, tmp_path: Path) -> None:
@@ -129,7 +139,7 @@ def test_dry_run_with_an_applyset_in_a_new_namespace(api: FakeApiServer, tmp_pat
     )
     run.clean()
     assert run.code == 0, run.out + run.err
-    assert api.objects == {}
+    assert list(api.objects) == ["/api/v1/namespaces/default"]
 
 
 # --- point 4: a webhook denies one TrainJob --------------------------------------------------
@@ -185,3 +195,105 @@ def test_an_authorization_denial_still_stops_the_run(api: FakeApiServer, tmp_pat
     assert run.code == 2
     assert 'User "ci" cannot patch' in run.err
     assert "not applied (2): TrainJob vision/resnet, TrainJob vision/smoke" in run.err
+
+
+# --- point 3: ApplySet membership on every apply --------------------------------------------
+
+JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/vision/jobsets"
+
+
+def _tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    for folder in ("jobs", "runtimes"):
+        shutil.copytree(EXAMPLE / folder, tree / folder)
+    return tree
+
+
+def _member_of(api: FakeApiServer, path: str) -> str | None:
+    labels: dict[str, str] = api.objects[path]["metadata"].get("labels") or {}
+    return labels.get(PART_OF_LABEL)
+
+
+def test_a_plain_apply_between_prunes_keeps_the_membership(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    api.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vision"}})
+    tree = _tree(tmp_path)
+    set_id = applyset_id("set", "default")
+    first = apply(api, tmp_path, "--prune", "--applyset", "set", tree=tree)
+    assert first.code == 0, first.out + first.err
+    assert _member_of(api, f"{JOBSETS}/smoke") == set_id
+    plain = apply(api, tmp_path, tree=tree)
+    assert plain.code == 0, plain.out + plain.err
+    assert plain.status_of("JobSet vision/smoke") == "unchanged"
+    assert _member_of(api, f"{JOBSETS}/smoke") == set_id
+    assert f"(label {PART_OF_LABEL}: {set_id} (4))" in plain.err
+    (tree / "jobs" / "smoke.yaml").unlink()
+    pruned = apply(api, tmp_path, "--prune", "--applyset", "set", tree=tree)
+    assert pruned.code == 0, pruned.out + pruned.err
+    assert pruned.status_of("JobSet vision/smoke") == "pruned"
+    assert f"{JOBSETS}/smoke" not in api.objects
+    assert f"{JOBSETS}/resnet" in api.objects
+
+
+def _project_file(tmp_path: Path, applyset: str) -> Path:
+    tree = _tree(tmp_path)
+    project = tmp_path / "trainc.yaml"
+    project.write_text(
+        f"inputs:\n  runtimes: [{tree}/runtimes]\n  jobs: ['{tree}/jobs/*.yaml']\n"
+        "clusters:\n  - name: one\n    namespaces: [{name: vision}]\n"
+        f"    applyset: {applyset}\n"
+    )
+    return project
+
+
+def test_the_cluster_applyset_prunes_every_apply(api: FakeApiServer, tmp_path: Path) -> None:
+    project = _project_file(tmp_path, "{prune: true}")
+    set_id = applyset_id("trainc-one", "default")
+    first = apply(api, tmp_path, project=project)
+    assert first.code == 0, first.out + first.err
+    assert _member_of(api, f"{JOBSETS}/smoke") == set_id
+    assert "/api/v1/namespaces/default/secrets/trainc-one" in api.objects
+    (tmp_path / "tree" / "jobs" / "smoke.yaml").unlink()
+    again = apply(api, tmp_path, project=project)
+    assert again.code == 0, again.out + again.err
+    assert again.status_of("JobSet vision/smoke") == "pruned"
+    assert f"{JOBSETS}/smoke" not in api.objects
+    assert _member_of(api, f"{JOBSETS}/resnet") == set_id
+
+
+def test_the_cluster_applyset_without_prune_keeps_members_until_prune(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    project = _project_file(tmp_path, "{name: team-a, namespace: vision}")
+    set_id = applyset_id("team-a", "vision")
+    first = apply(api, tmp_path, project=project)
+    assert first.code == 0, first.out + first.err
+    (tmp_path / "tree" / "jobs" / "smoke.yaml").unlink()
+    kept = apply(api, tmp_path, project=project)
+    assert kept.code == 0, kept.out + kept.err
+    assert "pruned" not in kept.out
+    assert _member_of(api, f"{JOBSETS}/smoke") == set_id  # still there, still a member
+    parent = api.objects["/api/v1/namespaces/vision/secrets/team-a"]["metadata"]
+    kinds = parent["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
+    assert "JobSet.jobset.x-k8s.io" in kinds
+    pruned = apply(api, tmp_path, "--prune", project=project)
+    assert pruned.code == 0, pruned.out + pruned.err
+    assert pruned.status_of("JobSet vision/smoke") == "pruned"
+    assert f"{JOBSETS}/smoke" not in api.objects
+    before = len(api.requests)
+    other = apply(api, tmp_path, "--prune", "--applyset", "other", project=project)
+    assert other.code == 2
+    assert "one ApplySet per cluster" in other.err
+    assert not [r for r in api.requests[before:] if r.method != "GET"]
+
+
+def test_the_live_diff_carries_the_membership(api: FakeApiServer, tmp_path: Path) -> None:
+    project = _project_file(tmp_path, "{}")
+    first = apply(api, tmp_path, project=project)
+    assert first.code == 0, first.out + first.err
+    same = apply(api, tmp_path, "--diff", project=project)
+    assert same.code == 0, same.out + same.err
+    tree = tmp_path / "tree"
+    plain = apply(api, tmp_path, "--diff", tree=tree)  # kept: no change either
+    assert plain.code == 0, plain.out + plain.err

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from compiler.deliver.apply.applyset import ID_LABEL, PART_OF_LABEL, applyset_id
 from tests.live.apply_support import (
     JOBSETS,
     admin,
@@ -204,3 +205,63 @@ def test_a_webhook_denial_of_one_trainjob_applies_the_others(
             "trainc apply: 3 changed: 3 created, 0 configured, 0 unchanged, 1 failed"
         )
         assert names(client, TRAINJOBS.format(ns=ns)) == ["a", "c"]
+
+
+# --- point 3: every apply carries the ApplySet membership -----------------------------------
+
+
+def _member_of(client: Any, ns: str, name: str) -> str | None:
+    found = get(client, JOBSETS.format(ns=ns) + f"/{name}")
+    assert found is not None, name
+    labels: dict[str, str] = found["metadata"].get("labels") or {}
+    return labels.get(PART_OF_LABEL)
+
+
+def test_prune_plain_apply_prune_removes_the_dropped_job(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = new_namespace(client, "member")
+        files = {"runtime.yaml": runtime(ns), "a.yaml": trainjob_text(ns, "a")}
+        files["b.yaml"] = trainjob_text(ns, "b")
+        tree = write(tmp_path / "inputs", files)
+        prune = ("apply", tree, "--prune", "--applyset", "set", "-n", ns, *_kc(control_plane))
+        set_id = applyset_id("set", ns)
+        first = trainc(*prune)
+        assert first.code == 0, first.out + first.err
+        plain = trainc("apply", tree, "-n", ns, *_kc(control_plane))
+        assert plain.code == 0, plain.out + plain.err
+        assert "0 changed" in plain.out and plain.writes == []
+        assert _member_of(client, ns, "a") == set_id and _member_of(client, ns, "b") == set_id
+        # a new job applied without the ApplySet: the note says it joins none
+        write(tree, {**files, "c.yaml": trainjob_text(ns, "c")})
+        joined = trainc("apply", tree, "-n", ns, *_kc(control_plane))
+        assert joined.code == 0, joined.out + joined.err
+        assert f"1 new objects are members of no ApplySet (JobSet {ns}/c)" in joined.err
+        write(tree, {k: v for k, v in files.items() if k != "b.yaml"})
+        pruned = trainc(*prune)
+        assert pruned.code == 0, pruned.out + pruned.err
+        assert pruned.status_of(f"JobSet {ns}/b") == "pruned"
+        assert names(client, JOBSETS.format(ns=ns)) == ["a", "c"]  # c was never a member
+
+
+def test_the_cluster_applyset_makes_every_apply_a_member(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = _fresh("set")
+        project = _project(tmp_path, ns, ("a", "b"), "    applyset: {prune: true}\n")
+        argv = ("apply", "--project", project, "--cluster", "one", *_kc(control_plane))
+        set_id = applyset_id("trainc-one", ns)  # in the cluster's defaultNamespace
+        first = trainc(*argv, "-n", "default")  # the context's namespace changes nothing
+        assert first.code == 0, first.out + first.err
+        assert _member_of(client, ns, "b") == set_id
+        parent = client.get(f"/api/v1/namespaces/{ns}/secrets/trainc-one")
+        assert parent["metadata"]["labels"][ID_LABEL] == set_id
+        (tmp_path / "inputs" / "b.yaml").unlink()
+        again = trainc(*argv)
+        assert again.code == 0, again.out + again.err
+        assert again.status_of(f"JobSet {ns}/b") == "pruned"
+        assert names(client, JOBSETS.format(ns=ns)) == ["a"]
+        kept = trainc(*argv, "--no-prune")
+        assert kept.code == 0 and "0 changed" in kept.out, kept.out + kept.err

@@ -7,7 +7,9 @@
                  ``recreate``, the JobSet is deleted and created again; else a
                  server-side apply (:mod:`.ssa`)
     secrets      required Secrets after the JobSets, created only if absent (:mod:`.secrets`)
-    prune        with an ApplySet (:mod:`.applyset`), members no longer rendered are deleted
+    prune        with an ApplySet (:mod:`.applyset`) that prunes, members no longer
+                 rendered are deleted; with none, each object keeps the membership its
+                 live version has (:func:`.applyset.kept_membership`)
 
 A server dry run cannot check an object in a namespace that this apply would create
 (the API server refuses any write into a namespace that does not exist, and a dry run
@@ -37,6 +39,7 @@ from compiler.deliver.apply.answers import (
 from compiler.deliver.apply.applyset import (
     PART_OF_LABEL,
     ApplySet,
+    kept_membership,
     members_to_prune,
     split_group_kind,
 )
@@ -85,8 +88,9 @@ class ApplyOptions:
     force_conflicts: bool = False
     dry_run: bool = False
     recreate: bool = False
-    applyset: str | None = None  # --prune: the ApplySet parent Secret's name
+    applyset: str | None = None  # the ApplySet parent Secret's name: a member of it
     applyset_namespace: str = "default"
+    prune: bool = True  # with an ApplySet: delete its members no longer rendered
 
 
 @dataclass
@@ -105,6 +109,7 @@ class Outcome:
 class ApplyReport:
     outcomes: list[Outcome] = field(default_factory=list)
     applied_jobsets: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said once, after the objects
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
@@ -215,6 +220,9 @@ class _Run:
         self.applied_keys: set[tuple[str, str, str, str]] = set()
         # dry run: the namespaces this apply would create (they do not exist meanwhile)
         self.new_namespaces: set[str] = set()
+        # a member of no ApplySet: objects whose membership was kept, objects created
+        self.kept: dict[str, int] = {}
+        self.created_outside: list[str] = []
 
     def record(self, title: str, status: str, detail: str = "") -> None:
         outcome = Outcome(title, status, detail)
@@ -249,6 +257,11 @@ class _Run:
         status_prefix = ""
         if live is not None:
             owned = owned_fields(live, options.field_manager)
+            kept = None if self.applyset is not None else kept_membership(desired.obj, live, owned)
+            if kept is not None:
+                metadata = desired.obj.setdefault("metadata", {})
+                metadata.setdefault("labels", {})[PART_OF_LABEL] = kept
+                self.kept[kept] = self.kept.get(kept, 0) + 1
             found = changes(desired.obj, live, owned)
             # an object this manager never applied is applied once, to own its fields
             if not found and owned:
@@ -285,6 +298,8 @@ class _Run:
         status = "recreated" if status_prefix else applied.status
         if desired.kind == "Namespace" and options.dry_run and status == "created":
             self.new_namespaces.add(desired.name)
+        if status == "created" and self.applyset is None and desired.kind != "Namespace":
+            self.created_outside.append(desired.title)
         self.record(desired.title, status)
 
     def _remember(self, desired: Desired, obj: Json) -> None:
@@ -412,8 +427,8 @@ class _Run:
 
     def prune(self) -> None:
         applyset = self.applyset
-        if applyset is None:
-            return
+        if applyset is None or not self.options.prune:
+            return  # the parent stays widened: the members not applied now are still there
         kinds, namespaces = applyset.prune_scope()
         for group_kind in sorted(kinds):
             kind, group = split_group_kind(group_kind)
@@ -488,7 +503,24 @@ class _Run:
             self.prune()
         except ClusterError as error:
             raise Interrupted(error, self.report.outcomes, pending) from None
+        if self.kept:
+            self.report.notes.append(self._kept_note())
         return self.report
+
+    def _kept_note(self) -> str:
+        sets = ", ".join(f"{set_id} ({count})" for set_id, count in sorted(self.kept.items()))
+        note = (
+            f"kept the ApplySet membership of the objects applied again (label "
+            f"{PART_OF_LABEL}: {sets}): without it this apply would have taken them out "
+            "of their set"
+        )
+        if self.created_outside:
+            note += (
+                f"; {len(self.created_outside)} new objects are members of no ApplySet "
+                f"({some_names(self.created_outside)}): apply with --prune --applyset NAME, "
+                "or set the cluster's applyset in trainc.yaml, so that every apply carries it"
+            )
+        return note
 
 
 def apply(
