@@ -297,3 +297,67 @@ def test_the_live_diff_carries_the_membership(api: FakeApiServer, tmp_path: Path
     tree = tmp_path / "tree"
     plain = apply(api, tmp_path, "--diff", tree=tree)  # kept: no change either
     assert plain.code == 0, plain.out + plain.err
+
+
+# --- point 4: a TrainJob whose runtime only the dry run creates ------------------------------
+
+RUNTIME = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-gang"
+
+
+def _trainer_webhook(api: FakeApiServer) -> object:
+    """As the Trainer's TrainJob webhook (v2.3.0): a TrainJob whose runtime does not exist
+    is denied (controller-runtime: 403), with the Trainer's words."""
+
+    def script(request: Request, answer: Reply) -> Reply:
+        if request.method != "PATCH" or not request.path.startswith(TRAINJOBS + "/"):
+            return answer
+        if RUNTIME in api.objects:
+            return answer
+        message = (
+            'admission webhook "validate.trainjob.trainer.kubeflow.org" denied the request: '
+            'spec.runtimeRef: Invalid value: {"name":"torch-gang"}: '
+            'clustertrainingruntimes.trainer.kubeflow.org "torch-gang" not found: specified '
+            "clusterTrainingRuntime must be created before the TrainJob is created"
+        )
+        return Reply(403, status(403, message, "Forbidden"))
+
+    return script
+
+
+def test_dry_run_of_trainjobs_whose_runtime_is_new_is_not_a_failure(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    api.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vision"}})
+    api.script(_trainer_webhook(api))
+    run = apply(api, tmp_path, "--emit", "trainjobs", "--dry-run=server")
+    run.clean()
+    assert run.code == 0, run.out + run.err
+    assert run.status_of("ClusterTrainingRuntime torch-gang") == "created"
+    assert run.status_of("TrainJob vision/resnet") == "unchecked"
+    assert "its runtime ClusterTrainingRuntime torch-gang does not exist yet" in run.out
+    assert "failed" not in run.out
+    # the real apply is accepted; a dry run then checks the TrainJobs
+    real = apply(api, tmp_path, "--emit", "trainjobs")
+    assert real.code == 0, real.out + real.err
+    again = apply(api, tmp_path, "--emit", "trainjobs", "--dry-run=server")
+    assert again.code == 0 and "unchecked" not in again.out, again.out
+
+
+def test_a_trainjob_whose_runtime_nobody_creates_still_fails_the_dry_run(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    api.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vision"}})
+    api.script(_trainer_webhook(api))
+    refuse_runtime = on_path(RUNTIME, Reply(422, status(422, "runtime invalid", "Invalid")))
+    api.script(refuse_runtime)
+    run = apply(api, tmp_path, "--emit", "trainjobs", "--dry-run=server")
+    run.clean()
+    assert run.code == 2
+    assert run.status_of("TrainJob vision/resnet") == "failed"
+
+
+def on_path(path: str, reply: Reply) -> object:
+    def script(request: Request, answer: Reply) -> Reply:
+        return reply if request.method == "PATCH" and request.path == path else answer
+
+    return script

@@ -112,21 +112,33 @@ def test_dry_run_with_prune_and_a_parent_in_a_new_namespace(
 
 
 class _Deny(BaseHTTPRequestHandler):
-    """A validating webhook that denies TrainJobs named ``deny-*`` as controller-runtime
-    webhooks deny (allowed: false, code 403)."""
+    """A validating webhook that denies as controller-runtime webhooks deny (allowed:
+    false, code 403): TrainJobs named ``deny-*``, and, as the Trainer's TrainJob webhook
+    does, TrainJobs whose TrainingRuntime does not exist (asked of the API server)."""
+
+    plane: ControlPlane
 
     def do_POST(self) -> None:
         review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         request = review["request"]
-        name = request["name"] or request["object"]["metadata"]["name"]
-        allowed = not name.startswith("deny-")
-        response: dict[str, Any] = {"uid": request["uid"], "allowed": allowed}
-        if not allowed:
-            response["status"] = {
-                "code": 403,
-                "reason": "Forbidden",
-                "message": "spec.trainer.numNodes: Invalid value: 1: not on this cluster",
-            }
+        trainjob = request["object"]
+        name = request["name"] or trainjob["metadata"]["name"]
+        message = ""
+        if name.startswith("deny-"):
+            message = "spec.trainer.numNodes: Invalid value: 1: not on this cluster"
+        else:
+            runtime = trainjob["spec"]["runtimeRef"]["name"]
+            path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{request['namespace']}"
+            with admin(self.plane) as client:
+                if get(client, f"{path}/trainingruntimes/{runtime}") is None:
+                    message = (
+                        f'spec.runtimeRef: Invalid value: {{"name":"{runtime}"}}: '
+                        f'trainingruntimes.trainer.kubeflow.org "{runtime}" not found: '
+                        "specified trainingRuntime must be created before the TrainJob is created"
+                    )
+        response: dict[str, Any] = {"uid": request["uid"], "allowed": not message}
+        if message:
+            response["status"] = {"code": 403, "reason": "Forbidden", "message": message}
         body = json.dumps({**review, "response": response}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -143,7 +155,8 @@ def _denying_webhook(plane: ControlPlane, ns: str) -> Iterator[None]:
     key, crt = plane.pki.issue(f"deny-{ns}", "deny-webhook", server=True, client=False)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(crt, key)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Deny)
+    handler = type("Handler", (_Deny,), {"plane": plane})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
     thread.daemon = True
@@ -265,3 +278,26 @@ def test_the_cluster_applyset_makes_every_apply_a_member(
         assert names(client, JOBSETS.format(ns=ns)) == ["a"]
         kept = trainc(*argv, "--no-prune")
         assert kept.code == 0 and "0 changed" in kept.out, kept.out + kept.err
+
+
+def test_dry_run_of_a_trainjob_whose_runtime_is_new_is_not_a_failure(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    with admin(control_plane) as client:
+        ns = new_namespace(client, "runtime")
+        files = {"runtime.yaml": runtime(ns), "a.yaml": trainjob_text(ns, "a")}
+        tree = write(tmp_path / "inputs", files)
+        argv = ("apply", tree, "--emit", "trainjobs", *_kc(control_plane))
+        with _denying_webhook(control_plane, ns):
+            dry = trainc(*argv, "--dry-run=server")
+            assert dry.code == 0, dry.out + dry.err
+            assert dry.status_of(f"TrainingRuntime {ns}/rt") == "created"
+            assert dry.status_of(f"TrainJob {ns}/a") == "unchecked"
+            assert "its runtime TrainingRuntime rt does not exist yet" in dry.out
+            real = trainc(*argv)
+            assert real.code == 0, real.out + real.err
+            assert names(client, TRAINJOBS.format(ns=ns)) == ["a"]
+            write(tree, {**files, "b.yaml": trainjob_text(ns, "b")})
+            checked = trainc(*argv, "--dry-run=server")
+            assert checked.code == 0, checked.out + checked.err
+            assert checked.status_of(f"TrainJob {ns}/b") == "created"

@@ -13,18 +13,22 @@
 
 A server dry run cannot check an object in a namespace that this apply would create
 (the API server refuses any write into a namespace that does not exist, and a dry run
-creates nothing): such an object is ``unchecked``, not sent, and not a failure.
+creates nothing): such an object is ``unchecked``, not sent, and not a failure. So is a
+TrainJob the Trainer's webhook denies only because its runtime does not exist, when
+this dry run would create that runtime (:func:`runtime_missing`).
 
 A refused object (conflict, immutable field, invalid, denied by admission, or a 2xx
-that is not the object applied) is reported and the rest goes on; the run then exits 2. Anything that stops the
-run (an API server that stops answering within the timeout, 401, 403, an answer that
-cannot be used: a malformed LIST, ApplySet parent or discovery) raises
-:class:`Interrupted`, which names what was applied and what was not: a second run
-completes the rest (everything already applied is ``unchanged``).
+that is not the object applied) is reported and the rest goes on; the run then exits 2.
+Anything that stops the run (an API server that stops answering within the timeout,
+401, the authorizer's 403, an answer that cannot be used: a malformed LIST, ApplySet
+parent or discovery) raises :class:`Interrupted`, which names what was applied and
+what was not: a second run completes the rest (everything already applied is
+``unchanged``).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,18 +49,25 @@ from compiler.deliver.apply.applyset import (
 )
 from compiler.deliver.apply.client import (
     RESOURCES,
+    ApiAnswer,
     BadAnswer,
     ClusterError,
     Connection,
     NotServed,
     Resource,
     Unreachable,
+    denied_by_admission,
 )
 from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
+from compiler.upstream.names import (
+    CLUSTER_TRAINING_RUNTIME_KIND,
+    TRAINING_RUNTIME_KIND,
+    TRAINJOB_KIND,
+)
 
 __all__ = [
     "STATUSES",
@@ -121,6 +132,38 @@ class ApplyReport:
     @property
     def failed(self) -> bool:
         return any(o.status == "failed" for o in self.outcomes)
+
+
+# the Trainer's TrainJob webhook (v2.3.0, TrainingRuntime/ClusterTrainingRuntime
+# ValidateObjects) when the runtime a TrainJob names does not exist
+_RUNTIME_NOT_FOUND = re.compile(
+    r'"(?P<name>[^"]+)" not found: specified \w+ must be created before the TrainJob is created'
+)
+
+
+def runtime_missing(answer: ApiAnswer | None, runtime: str) -> bool:
+    """Whether ``answer`` is the Trainer webhook's denial of a TrainJob because its
+    runtime ``runtime`` does not exist (and for nothing else: it stops at that).
+
+    >>> from compiler.deliver.apply.client import ApiAnswer
+    >>> runtime_missing(ApiAnswer(403, {"message": 'admission webhook "v" denied the '
+    ...     'request: spec.runtimeRef: Invalid value: x: trainingruntimes.trainer.kubeflow.org '
+    ...     '"rt" not found: specified trainingRuntime must be created before the TrainJob is '
+    ...     'created'}), "rt")
+    True
+    """
+    if answer is None or answer.code != 403 or not denied_by_admission(answer):
+        return False
+    found = _RUNTIME_NOT_FOUND.search(str(answer.body.get("message")))
+    return found is not None and found["name"] == runtime
+
+
+def runtime_of(trainjob: Json) -> tuple[str, str]:
+    """The (kind, name) of the runtime a TrainJob names (kind: ClusterTrainingRuntime
+    unless it says TrainingRuntime, as the CRD defaults it)."""
+    ref = mapping(mapping(trainjob.get("spec")).get("runtimeRef"))
+    kind = ref.get("kind") or CLUSTER_TRAINING_RUNTIME_KIND
+    return str(kind), str(ref.get("name") or "")
 
 
 NAMES_SHOWN = 10  # of a list in a message: a run of thousands of objects stays readable
@@ -218,8 +261,10 @@ class _Run:
         self.jobset_uids: dict[tuple[str, str], str] = {}
         self.applyset: ApplySet | None = None
         self.applied_keys: set[tuple[str, str, str, str]] = set()
-        # dry run: the namespaces this apply would create (they do not exist meanwhile)
+        # dry run: the namespaces and runtimes (kind, namespace, name) this apply would
+        # create (they do not exist meanwhile)
         self.new_namespaces: set[str] = set()
+        self.new_runtimes: set[tuple[str, str, str]] = set()
         # a member of no ApplySet: objects whose membership was kept, objects created
         self.kept: dict[str, int] = {}
         self.created_outside: list[str] = []
@@ -292,15 +337,39 @@ class _Run:
                 live_version=None if live is None else live["metadata"].get("resourceVersion"),
             )
         except ApplyFailure as failure:
-            self.record(desired.title, "failed", str(failure))
+            if not self._runtime_unchecked(desired, failure):
+                self.record(desired.title, "failed", str(failure))
             return
         self._remember(desired, applied.obj)
         status = "recreated" if status_prefix else applied.status
         if desired.kind == "Namespace" and options.dry_run and status == "created":
             self.new_namespaces.add(desired.name)
+        runtimes = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND)
+        if desired.kind in runtimes and options.dry_run and status == "created":
+            self.new_runtimes.add((desired.kind, namespace, desired.name))
         if status == "created" and self.applyset is None and desired.kind != "Namespace":
             self.created_outside.append(desired.title)
         self.record(desired.title, status)
+
+    def _runtime_unchecked(self, desired: Desired, failure: ApplyFailure) -> bool:
+        """In a dry run, a TrainJob the Trainer's webhook denies only because its runtime
+        does not exist, when this apply would create that runtime, is unchecked."""
+        if not self.options.dry_run or desired.kind != TRAINJOB_KIND:
+            return False
+        kind, name = runtime_of(desired.obj)
+        namespace = desired.namespace if kind == TRAINING_RUNTIME_KIND else ""
+        if (kind, namespace, name) not in self.new_runtimes:
+            return False
+        if not runtime_missing(failure.answer, name):
+            return False
+        self.record(
+            desired.title,
+            "unchecked",
+            f"its runtime {kind} {name} does not exist yet: this apply creates it, and the "
+            "Trainer's webhook cannot check a TrainJob before its runtime exists (the API "
+            "server's own validation passed)",
+        )
+        return True
 
     def _remember(self, desired: Desired, obj: Json) -> None:
         if desired.kind == "JobSet":
