@@ -227,7 +227,10 @@ def test_a_plain_apply_between_prunes_keeps_the_membership(
     assert plain.code == 0, plain.out + plain.err
     assert plain.status_of("JobSet vision/smoke") == "unchanged"
     assert _member_of(api, f"{JOBSETS}/smoke") == set_id
-    assert f"(label {PART_OF_LABEL}: {set_id} (4))" in plain.err
+    assert (
+        f"kept the ApplySet membership ({PART_OF_LABEL}) of the objects applied again (4 of {set_id})"
+        in plain.err
+    )
     (tree / "jobs" / "smoke.yaml").unlink()
     pruned = apply(api, tmp_path, "--prune", "--applyset", "set", tree=tree)
     assert pruned.code == 0, pruned.out + pruned.err

@@ -577,11 +577,10 @@ class _Run:
         return self.report
 
     def _kept_note(self) -> str:
-        sets = ", ".join(f"{set_id} ({count})" for set_id, count in sorted(self.kept.items()))
+        sets = ", ".join(f"{count} of {set_id}" for set_id, count in sorted(self.kept.items()))
         note = (
-            f"kept the ApplySet membership of the objects applied again (label "
-            f"{PART_OF_LABEL}: {sets}): without it this apply would have taken them out "
-            "of their set"
+            f"kept the ApplySet membership ({PART_OF_LABEL}) of the objects applied again "
+            f"({sets}): without it this apply would have taken them out of their set"
         )
         if self.created_outside:
             note += (
