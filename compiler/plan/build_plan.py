@@ -33,7 +33,7 @@ from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
     from compiler.load.confine import Root
     from compiler.project import Project
-    from compiler.project.model import Cluster, GitOps
+    from compiler.project.model import ApplySetSetting, Cluster, GitOps
 
 __all__ = [
     "BuildPlan",
@@ -65,6 +65,8 @@ class ClusterTarget:
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
     extensions: tuple[str, ...] = ()
+    # trainc apply's ApplySet (defaults filled in); apply-only, so not in the repr
+    applyset: ApplySetSetting | None = field(default=None, repr=False)
     # what the paths the overlays name stay inside (compiler.load.confine); not in the
     # repr, which keys the render cache: where the repository is changes no output
     root: Root | None = field(default=None, repr=False)
@@ -87,6 +89,7 @@ class ClusterTarget:
             delivery=cluster.delivery,
             gitops=cluster.gitops,
             extensions=tuple(cluster.extensions),
+            applyset=cluster.resolved_applyset(),
             root=project.confinement,
         )
 
