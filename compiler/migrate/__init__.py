@@ -16,14 +16,21 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap
 
-from compiler.errors import InputError, ObjectRef, Problem
+from compiler.errors import InputError, ObjectRef, Problem, sorted_problems
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
 from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
 from compiler.migrate.schema import schema_problems
-from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
+from compiler.migrate.source import (
+    MPI_V2,
+    TRAINER,
+    V1,
+    VOLCANO,
+    SourceObject,
+    read_sources_collect,
+)
 
 __all__ = ["Migration", "Options", "migrate_objects", "migrate_paths"]
 
@@ -58,7 +65,17 @@ class Migration:
 
 
 def migrate_paths(paths: list[str], options: Options | None = None) -> Migration:
-    return migrate_objects(list(read_sources(paths)), options)
+    """Every job of ``paths``; an :class:`InputError` with the problems of every input
+    (the files that cannot be read and the jobs the API server would refuse), so one
+    bad file does not hide the others' problems."""
+    sources, unread = read_sources_collect(paths)
+    try:
+        result = migrate_objects(sources, options)
+    except InputError as error:
+        raise InputError(sorted_problems([*unread, *error.problems])) from None
+    if unread:
+        raise InputError(unread)
+    return result
 
 
 def migrate_objects(sources: list[SourceObject], options: Options | None = None) -> Migration:
