@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap
 from compiler.errors import InputError, ObjectRef, Problem, sorted_problems
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
+from compiler.migrate.identity import identity_problems
 from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
@@ -193,6 +194,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
         report.outputs = [object_id(o) for o in objects]
         result.objects.extend(objects)
         result.reports.append(report)
+    jobs = [src for src in sources if (src.api_version, src.kind) in TRANSLATORS]
+    problems += identity_problems(jobs, result.reports, options.namespace)
     if problems:
         raise InputError(problems)
     return result
