@@ -189,7 +189,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 ]
                 if chosen.path and chosen.path not in result.runtime_files:
                     result.runtime_files.append(chosen.path)
-        if objects and not release_takes(objects, options, report):
+        if objects and not release_takes(objects, options, report, src.data):
             objects = []
         report.outputs = [object_id(o) for o in objects]
         result.objects.extend(objects)
