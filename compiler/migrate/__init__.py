@@ -20,6 +20,7 @@ from compiler.errors import InputError, ObjectRef, Problem, sorted_problems
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
 from compiler.migrate.identity import identity_problems
+from compiler.migrate.nextstep import reused_runtime_note
 from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
@@ -189,6 +190,7 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 ]
                 if chosen.path and chosen.path not in result.runtime_files:
                     result.runtime_files.append(chosen.path)
+                report.add(reused_runtime_note(chosen, options.trainer_version))
         if objects and not release_takes(objects, options, report, src.data):
             objects = []
         report.outputs = [object_id(o) for o in objects]
