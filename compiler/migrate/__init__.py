@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap
 from compiler.errors import InputError, ObjectRef, Problem, sorted_problems
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
+from compiler.migrate.extensions import extension_notes
 from compiler.migrate.identity import identity_problems
 from compiler.migrate.nextstep import reused_runtime_note
 from compiler.migrate.release import release_takes
@@ -175,6 +176,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             continue
         finally:
             report.accounted = set(job.consumed)
+        for note in extension_notes(report, src.data):
+            report.add(note)
         if len(objects) == 2:
             runtime, trainjob = objects
             chosen, reason = choose(runtime, trainjob, candidates, report)
