@@ -98,8 +98,15 @@ def _elastic(policy: dict[str, Any], codes: dict[str, Diagnostic]) -> Diagnostic
         value = policy.get(field)
         if value is None or (field == "rdzvBackend" and value not in _RDZV_BACKENDS):
             continue
+        if field.endswith("Replicas") and not (isinstance(value, int) and value >= 1):
+            continue  # the extension's range starts at 1 (numNodes then decides)
         annotations.append(f'elastic-torch.trainc.dev/{parameter}: "{value}"')
-    conf = [c for c in policy.get("rdzvConf") or [] if isinstance(c, dict) and c.get("key")]
+    listed = policy.get("rdzvConf")
+    conf = (
+        [c for c in listed if isinstance(c, dict) and c.get("key")]
+        if isinstance(listed, list)
+        else []
+    )
     if conf:
         pairs = ",".join(f"{c['key']}={c.get('value', '')}" for c in conf)
         annotations.append(f'elastic-torch.trainc.dev/rdzv-conf: "{pairs}"')
