@@ -16,14 +16,24 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap
 
-from compiler.errors import InputError, ObjectRef, Problem
+from compiler.errors import InputError, ObjectRef, Problem, sorted_problems
 from compiler.migrate import jax, mpi, paddle, pytorch, tensorflow, volcano, xgboost
 from compiler.migrate.common import Job, Options, object_id
+from compiler.migrate.extensions import extension_notes
+from compiler.migrate.identity import identity_problems
+from compiler.migrate.nextstep import reused_runtime_note
 from compiler.migrate.release import release_takes
 from compiler.migrate.report import Diagnostic, JobReport, Mapping, ObjectId
 from compiler.migrate.runtimes import Candidate, choose, plain, upstream_candidates
 from compiler.migrate.schema import schema_problems
-from compiler.migrate.source import MPI_V2, TRAINER, V1, VOLCANO, SourceObject, read_sources
+from compiler.migrate.source import (
+    MPI_V2,
+    TRAINER,
+    V1,
+    VOLCANO,
+    SourceObject,
+    read_sources_collect,
+)
 
 __all__ = ["Migration", "Options", "migrate_objects", "migrate_paths"]
 
@@ -58,7 +68,17 @@ class Migration:
 
 
 def migrate_paths(paths: list[str], options: Options | None = None) -> Migration:
-    return migrate_objects(list(read_sources(paths)), options)
+    """Every job of ``paths``; an :class:`InputError` with the problems of every input
+    (the files that cannot be read and the jobs the API server would refuse), so one
+    bad file does not hide the others' problems."""
+    sources, unread = read_sources_collect(paths)
+    try:
+        result = migrate_objects(sources, options)
+    except InputError as error:
+        raise InputError(sorted_problems([*unread, *error.problems])) from None
+    if unread:
+        raise InputError(unread)
+    return result
 
 
 def migrate_objects(sources: list[SourceObject], options: Options | None = None) -> Migration:
@@ -156,6 +176,8 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
             continue
         finally:
             report.accounted = set(job.consumed)
+        for note in extension_notes(report, src.data):
+            report.add(note)
         if len(objects) == 2:
             runtime, trainjob = objects
             chosen, reason = choose(runtime, trainjob, candidates, report)
@@ -171,11 +193,14 @@ def migrate_objects(sources: list[SourceObject], options: Options | None = None)
                 ]
                 if chosen.path and chosen.path not in result.runtime_files:
                     result.runtime_files.append(chosen.path)
-        if objects and not release_takes(objects, options, report):
+                report.add(reused_runtime_note(chosen, options.trainer_version))
+        if objects and not release_takes(objects, options, report, src.data):
             objects = []
         report.outputs = [object_id(o) for o in objects]
         result.objects.extend(objects)
         result.reports.append(report)
+    jobs = [src for src in sources if (src.api_version, src.kind) in TRANSLATORS]
+    problems += identity_problems(jobs, result.reports, options.namespace)
     if problems:
         raise InputError(problems)
     return result
