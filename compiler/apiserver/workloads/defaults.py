@@ -1,0 +1,202 @@
+"""The defaults kube-apiserver v1.34 applies while decoding a batch/v1 Job or a v1 Pod
+(k8s.io/kubernetes ``pkg/apis/core/v1/defaults.go``, ``pkg/apis/batch/v1/defaults.go``
+and their generated ``+default`` markers), before it validates.
+
+Only the defaults validation can see are applied; each is idempotent, so an object that
+is already defaulted (as the JobSet and Job controllers' objects are once stored) passes
+unchanged. Not applied: the rounding of quantities finer than a milli-unit (``100u``
+becomes ``1m``), pod-level resource defaults, and volume sources other than the common
+ones (their defaults are not validated).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["default_job", "default_pod", "default_pod_spec", "image_tag"]
+
+_ALNUM = "[a-z0-9]+"
+_PATH_COMPONENT = f"{_ALNUM}(?:(?:[._]|__|[-]+){_ALNUM})*"
+_DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = f"(?:{_DOMAIN_COMPONENT}(?:\\.{_DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])"
+_DOMAIN = f"{_HOST}(?::[0-9]+)?"
+_REFERENCE = re.compile(
+    f"(?:(?P<domain>{_DOMAIN})/)?(?P<path>{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?\Z"
+)
+_IDENTIFIER = re.compile(r"[a-f0-9]{64}\Z")
+
+
+def image_tag(image: str) -> str:
+    """The tag ``parsers.ParseImageName`` finds: ``latest`` when a valid reference has
+    neither tag nor digest, "" when it has a digest or does not parse."""
+    if _IDENTIFIER.match(image):
+        return ""
+    first, slash, _ = image.partition("/")
+    # a first component without '.' or ':' (and not localhost) is a Docker Hub path
+    if slash and not ("." in first or ":" in first or first == "localhost"):
+        if first.lower() != first:
+            return ""
+    match = _REFERENCE.match(image)
+    if match is None or len(image.split("@")[0].split(":")[0]) > 255:
+        return ""
+    if match["domain"] is not None and not ("." in first or ":" in first or first == "localhost"):
+        # no domain after all: the first component is a lowercase path component
+        if not re.fullmatch(_PATH_COMPONENT, first):
+            return ""
+    if match["tag"]:
+        return match["tag"]
+    return "" if match["digest"] else "latest"
+
+
+def _probe(probe: dict[str, Any] | None) -> None:
+    if not isinstance(probe, dict):
+        return
+    for key, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(key):
+            probe[key] = value
+    _handler(probe)
+
+
+def _handler(handler: dict[str, Any] | None) -> None:
+    if not isinstance(handler, dict):
+        return
+    http = handler.get("httpGet")
+    if isinstance(http, dict):
+        if not http.get("path"):
+            http["path"] = "/"
+        if not http.get("scheme"):
+            http["scheme"] = "HTTP"
+    grpc = handler.get("grpc")
+    if isinstance(grpc, dict) and grpc.get("service") is None:
+        grpc["service"] = ""
+
+
+def _container(container: dict[str, Any]) -> None:
+    if not container.get("imagePullPolicy"):
+        tag = image_tag(str(container.get("image") or ""))
+        container["imagePullPolicy"] = "Always" if tag == "latest" else "IfNotPresent"
+    if not container.get("terminationMessagePath"):
+        container["terminationMessagePath"] = "/dev/termination-log"
+    if not container.get("terminationMessagePolicy"):
+        container["terminationMessagePolicy"] = "File"
+    for port in container.get("ports") or []:
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+    for env in container.get("env") or []:
+        source = env.get("valueFrom") if isinstance(env, dict) else None
+        if isinstance(source, dict):
+            field_ref = source.get("fieldRef")
+            if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+                field_ref["apiVersion"] = "v1"
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _probe(container.get(key))
+    lifecycle = container.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        _handler(lifecycle.get("postStart"))
+        _handler(lifecycle.get("preStop"))
+
+
+_VOLUME_SOURCES = (
+    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret",
+    "nfs", "iscsi", "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder",
+    "cephfs", "flocker", "downwardAPI", "fc", "azureFile", "configMap", "vsphereVolume",
+    "quobyte", "azureDisk", "photonPersistentDisk", "projected", "portworxVolume", "scaleIO",
+    "storageos", "csi", "ephemeral", "image",
+)  # fmt: skip
+
+
+def _volume(volume: dict[str, Any]) -> None:
+    if all(volume.get(key) is None for key in _VOLUME_SOURCES):
+        volume["emptyDir"] = {}
+    for key, mode in (("secret", 0o644), ("configMap", 0o644), ("downwardAPI", 0o644)):
+        source = volume.get(key)
+        if isinstance(source, dict) and source.get("defaultMode") is None:
+            source["defaultMode"] = mode
+    projected = volume.get("projected")
+    if isinstance(projected, dict) and projected.get("defaultMode") is None:
+        projected["defaultMode"] = 0o644
+    host_path = volume.get("hostPath")
+    if isinstance(host_path, dict) and host_path.get("type") is None:
+        host_path["type"] = ""
+
+
+def default_pod_spec(spec: dict[str, Any]) -> None:
+    """``SetDefaults_PodSpec`` and the defaults of what a pod spec holds."""
+    if not spec.get("dnsPolicy"):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = 30
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"
+    for volume in spec.get("volumes") or []:
+        if isinstance(volume, dict):
+            _volume(volume)
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, dict):
+                _container(container)
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """``SetObjectDefaults_Pod``: a container's limits are its requests where it has none."""
+    spec = pod.setdefault("spec", {})
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            if not isinstance(resources, dict) or resources.get("limits") is None:
+                continue
+            requests = resources.get("requests")
+            if requests is None:
+                requests = resources["requests"] = {}
+            for name, value in resources["limits"].items():
+                requests.setdefault(name, value)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if spec.get("hostNetwork"):
+        for key in ("containers", "initContainers"):
+            for container in spec.get(key) or []:
+                for port in (container or {}).get("ports") or []:
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort", 0)
+    default_pod_spec(spec)
+
+
+def default_job(job: dict[str, Any]) -> None:
+    """``SetObjectDefaults_Job``. As in Go, a Job without labels takes its template's
+    labels map itself (one map: labels the API server adds to the template later show
+    in both)."""
+    spec = job.setdefault("spec", {})
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
+    template = spec.setdefault("template", {})
+    template_meta = template.setdefault("metadata", {})
+    meta = job.setdefault("metadata", {})
+    if template_meta.get("labels") is not None and not meta.get("labels"):
+        meta["labels"] = template_meta["labels"]
+    if spec.get("completionMode") is None:
+        spec["completionMode"] = "NonIndexed"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    if spec.get("podReplacementPolicy") is None:
+        failed = spec.get("podFailurePolicy") is not None
+        spec["podReplacementPolicy"] = "Failed" if failed else "TerminatingOrFailed"
+    if spec.get("manualSelector") is None:
+        spec["manualSelector"] = False
+    default_pod_spec(template.setdefault("spec", {}))
