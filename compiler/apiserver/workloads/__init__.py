@@ -41,7 +41,7 @@ from compiler.errors import FieldError
 from compiler.kube.gotext import go_quote
 
 from . import meta
-from .defaults import default_job, default_pod
+from .defaults import default_job, default_pod, drop_disabled_fields
 from .fielderrors import as_string, forbidden, invalid
 from .job import job_errors, prepare_job
 from .pod import PodOptions, WorkloadDecodeError, validate_pod_spec
@@ -113,6 +113,7 @@ def validate_job(
     job = _server_meta(obj)
     default_job(job)
     prepare_job(job)
+    drop_disabled_fields(job["spec"]["template"]["spec"])
     return job_errors(job, PodOptions(resource_is_pod=False, allow_privileged=allow_privileged))
 
 
@@ -124,6 +125,7 @@ def validate_pod(
     pod = _server_meta(obj)
     default_pod(pod)
     spec = pod["spec"]
+    drop_disabled_fields(spec)
     opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
     errors = meta.object_meta(pod["metadata"], meta.name_is_dns_subdomain, ("metadata",))
     errors += validate_pod_spec(spec, str(pod["metadata"]["name"]), ("spec",), opts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["default_job", "default_pod", "default_pod_spec", "image_tag"]
+__all__ = ["default_job", "default_pod", "default_pod_spec", "drop_disabled_fields", "image_tag"]
 
 _ALNUM = "[a-z0-9]+"
 _PATH_COMPONENT = f"{_ALNUM}(?:(?:[._]|__|[-]+){_ALNUM})*"
@@ -199,4 +199,35 @@ def default_job(job: dict[str, Any]) -> None:
         spec["podReplacementPolicy"] = "Failed" if failed else "TerminatingOrFailed"
     if spec.get("manualSelector") is None:
         spec["manualSelector"] = False
+    policy = spec.get("podFailurePolicy")
+    for rule in (policy.get("rules") or []) if isinstance(policy, dict) else []:
+        for pattern in (rule or {}).get("onPodConditions") or []:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
     default_pod_spec(template.setdefault("spec", {}))
+
+
+def drop_disabled_fields(spec: dict[str, Any]) -> None:
+    """What ``PrepareForCreate`` clears for feature gates off in v1.34 (Go's
+    ``dropDisabledFields``): user namespaces (``hostUsers``), container restart rules (a
+    regular container's ``restartPolicy``, an init container's other than Always),
+    container stop signals, env files and ``hostnameOverride``."""
+    security = spec.get("securityContext")
+    if isinstance(security, dict):
+        security.pop("hostUsers", None)
+    spec.pop("hostnameOverride", None)
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if not isinstance(container, dict):
+                continue
+            policy = container.get("restartPolicy")
+            if key == "containers" or (policy is not None and policy != "Always"):
+                container.pop("restartPolicy", None)
+            container.pop("restartPolicyRules", None)
+            lifecycle = container.get("lifecycle")
+            if isinstance(lifecycle, dict):
+                lifecycle.pop("stopSignal", None)
+            for env in container.get("env") or []:
+                source = env.get("valueFrom") if isinstance(env, dict) else None
+                if isinstance(source, dict):
+                    source.pop("fileKeyRef", None)
