@@ -131,6 +131,9 @@ def _spec(obj: Obj, kind: str) -> Obj:
 def _container(rng: random.Random, obj: Obj, kind: str) -> Obj:
     spec = _spec(obj, kind)
     pool = list(spec["containers"]) + list(spec.get("initContainers") or [])
+    if not pool:  # an earlier mutation emptied the list
+        spec["containers"].append({"name": "node", "image": "busybox"})
+        pool = spec["containers"]
     chosen: Obj = rng.choice(pool)
     return chosen
 
@@ -139,23 +142,26 @@ def _pick(rng: random.Random, values: list[Any]) -> Any:
     return copy.deepcopy(rng.choice(values))
 
 
-BAD_NAMES = ["Node", "node_1", "-node", "node-", "a.b", "", "x" * 64, "nödé", "1abc", "a b"]
+BAD_NAMES = ["Node", "node_1", "-node", "node-", "a.b", "", "x" * 64, "nödé", "1abc", "a b", "a\"b", "<x>", "x" * 63]
 BAD_LABEL_KEYS = ["a/b/c", "/x", "Exa mple", "-x", "example.com/", "EXAMPLE.com/x", "x" * 64, "a_"]
 BAD_LABEL_VALUES = ["nvidia tesla", "-x", "x" * 64, "a/b", "tesla_", "ä"]
 GOOD_LABEL_VALUES = ["", "a", "A-1_b.c", "x" * 63]
-QUANTITIES = ["0", "1", "2", "4", "100m", "500m", "1.5", "2Gi", "4Gi", "1Ki", "-1", "3Mi", 0, 1, 2, 8]
+QUANTITIES = ["0", "1", "2", "4", "100m", "500m", "1.5", "2Gi", "4Gi", "1Ki", "-1", "3Mi", 0, 1, 2, 8,
+              "1e3", "0.1", "100u", "1n", "2048Mi", "2M", "1.5Gi", "-100m", " 3 ", 1.5, 0.25, "1E", "1000000000000"]
 
 
 def m_container_name(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
     choice = rng.random()
-    if choice < 0.5:
+    if choice < 0.05:
+        spec["containers"] = []
+    elif choice < 0.5:
         _container(rng, obj, kind)["name"] = rng.choice(BAD_NAMES)
     elif choice < 0.8:
-        spec["containers"].append({"name": spec["containers"][0]["name"], "image": "b"})
+        spec["containers"].append({"name": _container(rng, obj, kind)["name"], "image": "b"})
     else:
         spec.setdefault("initContainers", []).append(
-            {"name": spec["containers"][0]["name"], "image": "b"}
+            {"name": _container(rng, obj, kind)["name"], "image": "b"}
         )
 
 
@@ -186,6 +192,9 @@ def m_ports(rng: random.Random, obj: Obj, kind: str) -> None:
         ports.append(copy.deepcopy(port))
     if rng.random() < 0.15:
         _spec(obj, kind)["hostNetwork"] = True
+    if rng.random() < 0.2:
+        other = {"name": "side", "image": "b", "ports": [copy.deepcopy(port)]}
+        _spec(obj, kind)["containers"].append(other)
 
 
 def m_env(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -400,10 +409,13 @@ def m_tolerations(rng: random.Random, obj: Obj, kind: str) -> None:
 
 def m_node_selector(rng: random.Random, obj: Obj, kind: str) -> None:
     selector = _spec(obj, kind).setdefault("nodeSelector", {})
-    if rng.random() < 0.5:
-        selector["nvidia.com/gpu.product"] = rng.choice(BAD_LABEL_VALUES + GOOD_LABEL_VALUES)
-    else:
-        selector[rng.choice(BAD_LABEL_KEYS)] = "x"
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        if rng.random() < 0.5:
+            selector[rng.choice(["nvidia.com/gpu.product", "zone", "a"])] = rng.choice(
+                BAD_LABEL_VALUES + GOOD_LABEL_VALUES
+            )
+        else:
+            selector[rng.choice(BAD_LABEL_KEYS)] = rng.choice(["x", "bad value"])
 
 
 def m_security(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -461,7 +473,7 @@ def m_pod_names(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
     key = rng.choice(["serviceAccountName", "hostname", "subdomain", "priorityClassName", "nodeName", "activeDeadlineSeconds", "schedulerName", "preemptionPolicy", "runtimeClassName", "readinessGates", "schedulingGates"])
     if key == "activeDeadlineSeconds":
-        spec[key] = rng.choice([0, 1, -5, 3600])
+        spec[key] = rng.choice([0, 1, -5, 3600, 2147483648])
     elif key == "preemptionPolicy":
         spec[key] = rng.choice(["Never", "PreemptLowerPriority", "Sometimes"])
     elif key == "readinessGates":
@@ -505,9 +517,11 @@ def m_job_counts(rng: random.Random, obj: Obj, kind: str) -> None:
     elif key == "suspend":
         spec[key] = True
     else:
-        spec[key] = rng.choice([-1, 0, 1, 3, 100001])
+        spec[key] = rng.choice([-1, 0, 1, 3, 10001, 100001])
     if rng.random() < 0.1:
         obj["metadata"]["name"] = "x" * rng.choice([60, 61, 62, 63])
+    elif rng.random() < 0.1:
+        obj["metadata"]["name"] = rng.choice(["a.b", "llm.node-0", "x" * 64])
 
 
 def m_job_index_policy(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -515,7 +529,10 @@ def m_job_index_policy(rng: random.Random, obj: Obj, kind: str) -> None:
     if rng.random() < 0.5:
         spec["backoffLimitPerIndex"] = rng.choice([0, 1, -1])
     if rng.random() < 0.5:
-        spec["maxFailedIndexes"] = rng.choice([0, 1, 5, -1, 100001])
+        spec["maxFailedIndexes"] = rng.choice([0, 1, 5, -1, 10001, 100001])
+    if rng.random() < 0.2:
+        spec["completions"] = rng.choice([100001, 200000])
+        spec["parallelism"] = rng.choice([4, 10001, 100001])
     if rng.random() < 0.3:
         spec["completionMode"] = rng.choice(["Indexed", "NonIndexed"])
 

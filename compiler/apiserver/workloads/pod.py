@@ -21,12 +21,13 @@ volume devices, other volume sources.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import FieldError
-from compiler.kube.quantity import Quantity, QuantityError
+from compiler.kube.quantity import Format, Quantity, QuantityError
 
 from . import meta, names
 from .fielderrors import (
@@ -67,6 +68,22 @@ def quantity(value: Any) -> Quantity:
         return Quantity.from_manifest(value)
     except (QuantityError, TypeError) as err:
         raise WorkloadDecodeError(f"quantities must match the regular expression: {err}") from err
+
+
+def resource_quantity(value: Any) -> Quantity:
+    """A container's request or limit: decoded, then rounded up (away from zero) to a
+    milli-unit, as ``SetDefaults_ResourceList`` does (``100u`` is ``1m``)."""
+    parsed = quantity(value)
+    with decimal.localcontext() as context:
+        context.prec = 200
+        scaled = parsed.as_decimal() * 1000
+        if scaled == scaled.to_integral_value():
+            return parsed
+        milli = int(scaled.to_integral_value(rounding=decimal.ROUND_UP))
+    whole, rest = divmod(abs(milli), 1000)
+    if parsed.format is Format.BINARY_SI and not rest and whole >= 1024:
+        return Quantity.of_int(whole if milli > 0 else -whole, Format.BINARY_SI)
+    return Quantity.parse(f"{milli}m")
 
 
 def _s(value: Any) -> str:
@@ -672,8 +689,8 @@ def _hugepages(name: str, value: Quantity, path: Path) -> list[FieldError]:
 
 def _resources(resources: Mapping[str, Any], path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
-    limits = {str(k): quantity(v) for k, v in (resources.get("limits") or {}).items()}
-    requests = {str(k): quantity(v) for k, v in (resources.get("requests") or {}).items()}
+    limits = {str(k): resource_quantity(v) for k, v in (resources.get("limits") or {}).items()}
+    requests = {str(k): resource_quantity(v) for k, v in (resources.get("requests") or {}).items()}
     compute = False
     hugepages = False
     for name in sorted(limits):
