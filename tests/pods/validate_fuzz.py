@@ -95,11 +95,20 @@ def base_pod(rng: random.Random) -> Obj:
 def _pod_spec(rng: random.Random, restart: str) -> Obj:
     container: Obj = {
         "name": "node",
-        "image": rng.choice(["pytorch/pytorch:2.7.1", "ghcr.io/kubeflow/trainer/torch:latest", "busybox"]),
+        "image": rng.choice(
+            ["pytorch/pytorch:2.7.1", "ghcr.io/kubeflow/trainer/torch:latest", "busybox"]
+        ),
         "command": ["torchrun", "train.py"],
         "env": [
             {"name": "PET_NNODES", "value": "2"},
-            {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+            {
+                "name": "JOB_COMPLETION_INDEX",
+                "valueFrom": {
+                    "fieldRef": {
+                        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                    }
+                },
+            },
         ],
         "ports": [{"containerPort": 29400}],
         "resources": {
@@ -142,12 +151,55 @@ def _pick(rng: random.Random, values: list[Any]) -> Any:
     return copy.deepcopy(rng.choice(values))
 
 
-BAD_NAMES = ["Node", "node_1", "-node", "node-", "a.b", "", "x" * 64, "nödé", "1abc", "a b", "a\"b", "<x>", "x" * 63]
+BAD_NAMES = [
+    "Node",
+    "node_1",
+    "-node",
+    "node-",
+    "a.b",
+    "",
+    "x" * 64,
+    "nödé",
+    "1abc",
+    "a b",
+    'a"b',
+    "<x>",
+    "x" * 63,
+]
 BAD_LABEL_KEYS = ["a/b/c", "/x", "Exa mple", "-x", "example.com/", "EXAMPLE.com/x", "x" * 64, "a_"]
 BAD_LABEL_VALUES = ["nvidia tesla", "-x", "x" * 64, "a/b", "tesla_", "ä"]
 GOOD_LABEL_VALUES = ["", "a", "A-1_b.c", "x" * 63]
-QUANTITIES = ["0", "1", "2", "4", "100m", "500m", "1.5", "2Gi", "4Gi", "1Ki", "-1", "3Mi", 0, 1, 2, 8,
-              "1e3", "0.1", "100u", "1n", "2048Mi", "2M", "1.5Gi", "-100m", " 3 ", 1.5, 0.25, "1E", "1000000000000"]
+QUANTITIES = [
+    "0",
+    "1",
+    "2",
+    "4",
+    "100m",
+    "500m",
+    "1.5",
+    "2Gi",
+    "4Gi",
+    "1Ki",
+    "-1",
+    "3Mi",
+    0,
+    1,
+    2,
+    8,
+    "1e3",
+    "0.1",
+    "100u",
+    "1n",
+    "2048Mi",
+    "2M",
+    "1.5Gi",
+    "-100m",
+    " 3 ",
+    1.5,
+    0.25,
+    "1E",
+    "1000000000000",
+]
 
 
 def m_container_name(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -166,7 +218,9 @@ def m_container_name(rng: random.Random, obj: Obj, kind: str) -> None:
 
 
 def m_image(rng: random.Random, obj: Obj, kind: str) -> None:
-    _container(rng, obj, kind)["image"] = rng.choice(["", " busybox", "busybox ", "Busybox", "a:b:c"])
+    _container(rng, obj, kind)["image"] = rng.choice(
+        ["", " busybox", "busybox ", "Busybox", "a:b:c"]
+    )
 
 
 def m_policies(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -180,7 +234,9 @@ def m_ports(rng: random.Random, obj: Obj, kind: str) -> None:
     ports = container.setdefault("ports", [])
     port: Obj = {"containerPort": rng.choice([0, 1, 80, 65535, 65536, -1, 29400])}
     if rng.random() < 0.5:
-        port["name"] = rng.choice(["http", "HTTP", "a--b", "-x", "12", "toolongportname1", "dup", "c"])
+        port["name"] = rng.choice(
+            ["http", "HTTP", "a--b", "-x", "12", "toolongportname1", "dup", "c"]
+        )
     if rng.random() < 0.4:
         port["hostPort"] = rng.choice([0, 80, 70000, -5, 29400])
     if rng.random() < 0.4:
@@ -207,10 +263,50 @@ def m_env(rng: random.Random, obj: Obj, kind: str) -> None:
         var["value"] = "v"
     elif choice < 0.9:
         sources: list[Obj] = [
-            {"fieldRef": {"fieldPath": rng.choice(["metadata.name", "status.podIP", "spec.nodeName", "metadata.labels['a']", "metadata.labels['a/b/c']", "metadata.annotations['X_y']", "spec.restartPolicy", "status.phase", "metadata.foo", "metadata.name['x']", "spec.host"])}},
+            {
+                "fieldRef": {
+                    "fieldPath": rng.choice(
+                        [
+                            "metadata.name",
+                            "status.podIP",
+                            "spec.nodeName",
+                            "metadata.labels['a']",
+                            "metadata.labels['a/b/c']",
+                            "metadata.annotations['X_y']",
+                            "spec.restartPolicy",
+                            "status.phase",
+                            "metadata.foo",
+                            "metadata.name['x']",
+                            "spec.host",
+                        ]
+                    )
+                }
+            },
             {"fieldRef": {"apiVersion": rng.choice(["v1", "v2"]), "fieldPath": "metadata.name"}},
-            {"resourceFieldRef": {"resource": rng.choice(["limits.cpu", "requests.memory", "limits.nvidia.com/gpu", "requests.hugepages-2Mi", ""]), **({"divisor": rng.choice(["1", "1m", "1Mi", "2"])} if rng.random() < 0.5 else {})}},
-            {"configMapKeyRef": {"name": rng.choice(["cm", "Bad_Name", ""]), "key": rng.choice(["k", "", "..x", "a b", "."])}},
+            {
+                "resourceFieldRef": {
+                    "resource": rng.choice(
+                        [
+                            "limits.cpu",
+                            "requests.memory",
+                            "limits.nvidia.com/gpu",
+                            "requests.hugepages-2Mi",
+                            "",
+                        ]
+                    ),
+                    **(
+                        {"divisor": rng.choice(["1", "1m", "1Mi", "2"])}
+                        if rng.random() < 0.5
+                        else {}
+                    ),
+                }
+            },
+            {
+                "configMapKeyRef": {
+                    "name": rng.choice(["cm", "Bad_Name", ""]),
+                    "key": rng.choice(["k", "", "..x", "a b", "."]),
+                }
+            },
             {"secretKeyRef": {"name": "s", "key": rng.choice(["k", "bad key"])}},
         ]
         value_from: Obj = {}
@@ -223,7 +319,9 @@ def m_env(rng: random.Random, obj: Obj, kind: str) -> None:
     if rng.random() < 0.2:
         env_from: Obj = {}
         if rng.random() < 0.8:
-            env_from[rng.choice(["configMapRef", "secretRef"])] = {"name": rng.choice(["cm", "", "Bad", "cm-"])}
+            env_from[rng.choice(["configMapRef", "secretRef"])] = {
+                "name": rng.choice(["cm", "", "Bad", "cm-"])
+            }
         if rng.random() < 0.2:
             env_from["secretRef"] = {"name": "s"}
         if rng.random() < 0.3:
@@ -234,14 +332,28 @@ def m_env(rng: random.Random, obj: Obj, kind: str) -> None:
 def m_resources(rng: random.Random, obj: Obj, kind: str) -> None:
     container = _container(rng, obj, kind)
     resources = container.setdefault("resources", {})
-    names = ["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage", "hugepages-2Mi", "hugepages-1Gi", "example.com/foo", "foo", "example.com/Foo_", "kubernetes.io/x", "requests.cpu", "hugepages-x", "pods"]
+    names = [
+        "cpu",
+        "memory",
+        "nvidia.com/gpu",
+        "ephemeral-storage",
+        "hugepages-2Mi",
+        "hugepages-1Gi",
+        "example.com/foo",
+        "foo",
+        "example.com/Foo_",
+        "kubernetes.io/x",
+        "requests.cpu",
+        "hugepages-x",
+        "pods",
+    ]
     for _ in range(rng.choice([1, 1, 2, 3])):
         which = rng.choice(["requests", "limits", "both", "both"])
         name = rng.choice(names)
         if which in ("requests", "both"):
-            resources.setdefault("requests", {})[name] = rng.choice(QUANTITIES + ["0.5", "3"])
+            resources.setdefault("requests", {})[name] = rng.choice([*QUANTITIES, "0.5", "3"])
         if which in ("limits", "both"):
-            resources.setdefault("limits", {})[name] = rng.choice(QUANTITIES + ["0.5", "3"])
+            resources.setdefault("limits", {})[name] = rng.choice([*QUANTITIES, "0.5", "3"])
     if rng.random() < 0.2:
         resources.pop(rng.choice(["requests", "limits"]), None)
 
@@ -252,7 +364,10 @@ def m_volumes(rng: random.Random, obj: Obj, kind: str) -> None:
     choice = rng.random()
     if choice < 0.25:
         container.setdefault("volumeMounts", []).append(
-            {"name": rng.choice(["missing", "data", "", "cfg"]), "mountPath": rng.choice(["/data", "/other", "", "rel"])}
+            {
+                "name": rng.choice(["missing", "data", "", "cfg"]),
+                "mountPath": rng.choice(["/data", "/other", "", "rel"]),
+            }
         )
     elif choice < 0.45:
         mount: Obj = {"name": "data", "mountPath": "/sub"}
@@ -270,16 +385,30 @@ def m_volumes(rng: random.Random, obj: Obj, kind: str) -> None:
         volume: Obj = {"name": rng.choice(["data", "cfg", "Bad_Vol", "", "x" * 64, "a.b"])}
         source = rng.choice(["none", "emptyDir", "secret", "configMap", "pvc", "hostPath", "two"])
         if source == "emptyDir":
-            volume["emptyDir"] = {"sizeLimit": rng.choice(["1Gi", "-1"])} if rng.random() < 0.5 else {}
+            volume["emptyDir"] = (
+                {"sizeLimit": rng.choice(["1Gi", "-1"])} if rng.random() < 0.5 else {}
+            )
         elif source == "secret":
-            volume["secret"] = {"secretName": rng.choice(["s", ""]), **({"defaultMode": rng.choice([0o644, 0o1000, -1])} if rng.random() < 0.5 else {})}
+            volume["secret"] = {
+                "secretName": rng.choice(["s", ""]),
+                **({"defaultMode": rng.choice([0o644, 0o1000, -1])} if rng.random() < 0.5 else {}),
+            }
         elif source == "configMap":
-            items = [{"key": rng.choice(["k", ""]), "path": rng.choice(["p", "", "/abs", "..x", "../x", "a/../b"]), **({"mode": rng.choice([0o400, 0o7777])} if rng.random() < 0.3 else {})}]
+            items = [
+                {
+                    "key": rng.choice(["k", ""]),
+                    "path": rng.choice(["p", "", "/abs", "..x", "../x", "a/../b"]),
+                    **({"mode": rng.choice([0o400, 0o7777])} if rng.random() < 0.3 else {}),
+                }
+            ]
             volume["configMap"] = {"name": rng.choice(["cm", ""]), "items": items}
         elif source == "pvc":
             volume["persistentVolumeClaim"] = {"claimName": rng.choice(["claim", ""])}
         elif source == "hostPath":
-            volume["hostPath"] = {"path": rng.choice(["/var/data", "", "/a/../b"]), **({"type": rng.choice(["Directory", "Dir", ""])} if rng.random() < 0.5 else {})}
+            volume["hostPath"] = {
+                "path": rng.choice(["/var/data", "", "/a/../b"]),
+                **({"type": rng.choice(["Directory", "Dir", ""])} if rng.random() < 0.5 else {}),
+            }
         elif source == "two":
             volume["emptyDir"] = {}
             volume["configMap"] = {"name": "cm"}
@@ -311,7 +440,13 @@ def m_probes(rng: random.Random, obj: Obj, kind: str) -> None:
     container = _container(rng, obj, kind)
     probe_kind = rng.choice(["livenessProbe", "readinessProbe", "startupProbe"])
     probe = _handler(rng, ["exec", "httpGet", "tcpSocket", "grpc"])
-    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+    for key in (
+        "initialDelaySeconds",
+        "timeoutSeconds",
+        "periodSeconds",
+        "successThreshold",
+        "failureThreshold",
+    ):
         if rng.random() < 0.2:
             probe[key] = rng.choice([-1, 0, 1, 2, 10])
     if rng.random() < 0.2:
@@ -346,13 +481,19 @@ def _node_requirement(rng: random.Random) -> Obj:
 def _label_selector(rng: random.Random) -> Obj:
     selector: Obj = {}
     if rng.random() < 0.6:
-        selector["matchLabels"] = {rng.choice(["app", "Bad Key", "a/b"]): rng.choice(["x", "bad value"])}
+        selector["matchLabels"] = {
+            rng.choice(["app", "Bad Key", "a/b"]): rng.choice(["x", "bad value"])
+        }
     if rng.random() < 0.6:
         selector["matchExpressions"] = [
             {
                 "key": rng.choice(["app", "a/b/c"]),
                 "operator": rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt"]),
-                **({"values": rng.sample(["x", "y", "bad value"], rng.choice([0, 1, 2]))} if rng.random() < 0.7 else {}),
+                **(
+                    {"values": rng.sample(["x", "y", "bad value"], rng.choice([0, 1, 2]))}
+                    if rng.random() < 0.7
+                    else {}
+                ),
             }
         ]
     return selector
@@ -370,12 +511,19 @@ def m_affinity(rng: random.Random, obj: Obj, kind: str) -> None:
             ]
             if rng.random() < 0.3 and terms:
                 terms[0]["matchFields"] = [
-                    {"key": rng.choice(["metadata.name", "spec.nodeName"]), "operator": rng.choice(["In", "Exists"]), "values": rng.sample(["n1", "Bad_Node", "n2"], rng.choice([0, 1, 2]))}
+                    {
+                        "key": rng.choice(["metadata.name", "spec.nodeName"]),
+                        "operator": rng.choice(["In", "Exists"]),
+                        "values": rng.sample(["n1", "Bad_Node", "n2"], rng.choice([0, 1, 2])),
+                    }
                 ]
             node["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
         if rng.random() < 0.5:
             node["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": rng.choice([0, 1, 50, 100, 101]), "preference": {"matchExpressions": [_node_requirement(rng)]}}
+                {
+                    "weight": rng.choice([0, 1, 50, 100, 101]),
+                    "preference": {"matchExpressions": [_node_requirement(rng)]},
+                }
             ]
         affinity["nodeAffinity"] = node
     else:
@@ -388,20 +536,28 @@ def m_affinity(rng: random.Random, obj: Obj, kind: str) -> None:
         if rng.random() < 0.5:
             affinity[key] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         else:
-            affinity[key] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": rng.choice([0, 10, 101]), "podAffinityTerm": term}]}
+            affinity[key] = {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": rng.choice([0, 10, 101]), "podAffinityTerm": term}
+                ]
+            }
     _spec(obj, kind)["affinity"] = affinity
 
 
 def m_tolerations(rng: random.Random, obj: Obj, kind: str) -> None:
     toleration: Obj = {}
     if rng.random() < 0.8:
-        toleration["key"] = rng.choice(["nvidia.com/gpu", "", "bad key", "a/b/c", "node.kubernetes.io/not-ready"])
+        toleration["key"] = rng.choice(
+            ["nvidia.com/gpu", "", "bad key", "a/b/c", "node.kubernetes.io/not-ready"]
+        )
     if rng.random() < 0.8:
         toleration["operator"] = rng.choice(["Exists", "Equal", "", "exists", "In"])
     if rng.random() < 0.6:
         toleration["value"] = rng.choice(["present", "", "bad value", "x" * 64])
     if rng.random() < 0.6:
-        toleration["effect"] = rng.choice(["NoSchedule", "NoExecute", "PreferNoSchedule", "", "NoScheduleNoAdmit", "Never"])
+        toleration["effect"] = rng.choice(
+            ["NoSchedule", "NoExecute", "PreferNoSchedule", "", "NoScheduleNoAdmit", "Never"]
+        )
     if rng.random() < 0.3:
         toleration["tolerationSeconds"] = rng.choice([0, 300, -1])
     _spec(obj, kind).setdefault("tolerations", []).append(toleration)
@@ -422,7 +578,17 @@ def m_security(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
     if rng.random() < 0.5:
         context = spec.setdefault("securityContext", {})
-        key = rng.choice(["runAsUser", "runAsGroup", "fsGroup", "supplementalGroups", "share", "fsGroupChangePolicy", "runAsNonRoot"])
+        key = rng.choice(
+            [
+                "runAsUser",
+                "runAsGroup",
+                "fsGroup",
+                "supplementalGroups",
+                "share",
+                "fsGroupChangePolicy",
+                "runAsNonRoot",
+            ]
+        )
         if key == "supplementalGroups":
             context[key] = [1000, rng.choice([-1, 2147483648, 5])]
         elif key == "share":
@@ -457,13 +623,19 @@ def m_restart(rng: random.Random, obj: Obj, kind: str) -> None:
 
 def m_dns(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
-    spec["dnsPolicy"] = rng.choice(["ClusterFirst", "None", "Default", "ClusterFirstWithHostNet", "Bogus"])
+    spec["dnsPolicy"] = rng.choice(
+        ["ClusterFirst", "None", "Default", "ClusterFirstWithHostNet", "Bogus"]
+    )
     if rng.random() < 0.6:
         config: Obj = {}
         if rng.random() < 0.6:
-            config["nameservers"] = ["10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"][: rng.choice([0, 1, 4])]
+            config["nameservers"] = ["10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"][
+                : rng.choice([0, 1, 4])
+            ]
         if rng.random() < 0.5:
-            config["searches"] = rng.sample(["svc.cluster.local", "Bad_Domain", "a.", ".", "_srv.example.com", "-x"], 2)
+            config["searches"] = rng.sample(
+                ["svc.cluster.local", "Bad_Domain", "a.", ".", "_srv.example.com", "-x"], 2
+            )
         if rng.random() < 0.3:
             config["options"] = [{"name": rng.choice(["ndots", ""]), "value": "2"}]
         spec["dnsConfig"] = config
@@ -471,7 +643,21 @@ def m_dns(rng: random.Random, obj: Obj, kind: str) -> None:
 
 def m_pod_names(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
-    key = rng.choice(["serviceAccountName", "hostname", "subdomain", "priorityClassName", "nodeName", "activeDeadlineSeconds", "schedulerName", "preemptionPolicy", "runtimeClassName", "readinessGates", "schedulingGates"])
+    key = rng.choice(
+        [
+            "serviceAccountName",
+            "hostname",
+            "subdomain",
+            "priorityClassName",
+            "nodeName",
+            "activeDeadlineSeconds",
+            "schedulerName",
+            "preemptionPolicy",
+            "runtimeClassName",
+            "readinessGates",
+            "schedulingGates",
+        ]
+    )
     if key == "activeDeadlineSeconds":
         spec[key] = rng.choice([0, 1, -5, 3600, 2147483648])
     elif key == "preemptionPolicy":
@@ -482,7 +668,7 @@ def m_pod_names(rng: random.Random, obj: Obj, kind: str) -> None:
         gate = rng.choice(["example.com/gate", "bad gate"])
         spec[key] = [{"name": gate}] * rng.choice([1, 2])
     else:
-        spec[key] = rng.choice(BAD_NAMES[:-2] + ["ok-name", "my.sa", "a" * 254])
+        spec[key] = rng.choice([*BAD_NAMES[:-2], "ok-name", "my.sa", "a" * 254])
 
 
 def m_metadata(rng: random.Random, obj: Obj, kind: str) -> None:
@@ -492,20 +678,42 @@ def m_metadata(rng: random.Random, obj: Obj, kind: str) -> None:
         meta.pop("generateName", None)
         meta["name"] = rng.choice(["Bad_Name", "a" * 254, "ok.name", "x" * 60, "-a", "llm-node-0"])
     elif choice < 0.6:
-        meta.setdefault("labels", {})[rng.choice(BAD_LABEL_KEYS + ["ok"])] = rng.choice(BAD_LABEL_VALUES + ["ok"])
+        meta.setdefault("labels", {})[rng.choice([*BAD_LABEL_KEYS, "ok"])] = rng.choice(
+            [*BAD_LABEL_VALUES, "ok"]
+        )
     elif choice < 0.8:
-        meta.setdefault("annotations", {})[rng.choice(["ok/x", "a/b/c", "Bad Key", "UPPER.case/X"])] = "v"
+        meta.setdefault("annotations", {})[
+            rng.choice(["ok/x", "a/b/c", "Bad Key", "UPPER.case/X"])
+        ] = "v"
     elif kind == "Job":
         template = obj["spec"]["template"]["metadata"]
-        template.setdefault("labels", {})[rng.choice(BAD_LABEL_KEYS + ["ok"])] = rng.choice(BAD_LABEL_VALUES + ["ok"])
+        template.setdefault("labels", {})[rng.choice([*BAD_LABEL_KEYS, "ok"])] = rng.choice(
+            [*BAD_LABEL_VALUES, "ok"]
+        )
     else:
-        meta["generateName"] = rng.choice(["llm-", "Bad-", "a" * 70 + "-"])
         meta.pop("name", None)
+        if rng.random() < 0.8:
+            meta["generateName"] = rng.choice(["llm-", "Bad-", "a" * 70 + "-", "x" * 58, "-"])
+        else:
+            meta.pop("generateName", None)
 
 
 def m_job_counts(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = obj["spec"]
-    key = rng.choice(["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "completionMode", "unset", "podReplacementPolicy", "managedBy", "suspend"])
+    key = rng.choice(
+        [
+            "parallelism",
+            "completions",
+            "backoffLimit",
+            "activeDeadlineSeconds",
+            "ttlSecondsAfterFinished",
+            "completionMode",
+            "unset",
+            "podReplacementPolicy",
+            "managedBy",
+            "suspend",
+        ]
+    )
     if key == "completionMode":
         spec[key] = rng.choice(["Indexed", "NonIndexed", "Sideways"])
     elif key == "unset":
@@ -513,7 +721,16 @@ def m_job_counts(rng: random.Random, obj: Obj, kind: str) -> None:
     elif key == "podReplacementPolicy":
         spec[key] = rng.choice(["Failed", "TerminatingOrFailed", "Never"])
     elif key == "managedBy":
-        spec[key] = rng.choice(["kueue.x-k8s.io/multikueue", "kubernetes.io/job-controller", "nope", "a/", "Bad_Host/x", "example.com/" + "x" * 60])
+        spec[key] = rng.choice(
+            [
+                "kueue.x-k8s.io/multikueue",
+                "kubernetes.io/job-controller",
+                "nope",
+                "a/",
+                "Bad_Host/x",
+                "example.com/" + "x" * 60,
+            ]
+        )
     elif key == "suspend":
         spec[key] = True
     else:
@@ -546,10 +763,19 @@ def m_pod_failure_policy(rng: random.Random, obj: Obj, kind: str) -> None:
             rule["onExitCodes"] = {
                 "operator": rng.choice(["In", "NotIn", "", "Has"]),
                 "values": rng.choice([[1, 2], [0], [3, 1], [2, 2], []]),
-                **({"containerName": rng.choice(["node", "init", "ghost"])} if rng.random() < 0.3 else {}),
+                **(
+                    {"containerName": rng.choice(["node", "init", "ghost"])}
+                    if rng.random() < 0.3
+                    else {}
+                ),
             }
         if rng.random() < 0.5:
-            rule["onPodConditions"] = [{"type": rng.choice(["DisruptionTarget", "bad type"]), **({"status": rng.choice(["True", "Maybe"])} if rng.random() < 0.8 else {})}]
+            rule["onPodConditions"] = [
+                {
+                    "type": rng.choice(["DisruptionTarget", "bad type"]),
+                    **({"status": rng.choice(["True", "Maybe"])} if rng.random() < 0.8 else {}),
+                }
+            ]
         rules.append(rule)
     spec["podFailurePolicy"] = {"rules": rules}
     if rng.random() < 0.5:
@@ -562,7 +788,9 @@ def m_success_policy(rng: random.Random, obj: Obj, kind: str) -> None:
     for _ in range(rng.choice([0, 1, 1, 2])):
         rule: Obj = {}
         if rng.random() < 0.6:
-            rule["succeededIndexes"] = rng.choice(["0", "0-1", "1,0", "0-5", "x", "1-1", "0-1-2", "0,2-3", ""])
+            rule["succeededIndexes"] = rng.choice(
+                ["0", "0-1", "1,0", "0-5", "x", "1-1", "0-1-2", "0,2-3", ""]
+            )
         if rng.random() < 0.6:
             rule["succeededCount"] = rng.choice([0, 1, 2, 10, -1])
         rules.append(rule)
@@ -584,7 +812,9 @@ def m_selector(rng: random.Random, obj: Obj, kind: str) -> None:
         spec["selector"] = _label_selector(rng)
     else:
         labels = spec["template"]["metadata"]["labels"]
-        labels[rng.choice(["batch.kubernetes.io/job-name", "job-name", "controller-uid"])] = rng.choice(["other", "llm-node-0"])
+        labels[rng.choice(["batch.kubernetes.io/job-name", "job-name", "controller-uid"])] = (
+            rng.choice(["other", "llm-node-0"])
+        )
 
 
 FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
@@ -700,7 +930,9 @@ def compare(batch: list[Case], out: Path | None) -> Outcome:
     return outcome
 
 
-def _write(out: Path | None, case: Case, what: str, answer: dict[str, Any], message: str, texts: list[str]) -> None:
+def _write(
+    out: Path | None, case: Case, what: str, answer: dict[str, Any], message: str, texts: list[str]
+) -> None:
     if out is None:
         return
     out.mkdir(parents=True, exist_ok=True)
@@ -726,7 +958,9 @@ def main(argv: list[str] | None = None) -> int:
     batch = list(cases(args.count, args.seed))
     outcome = compare(batch, args.out)
     if outcome.decode_errors:
-        print(f"conformance-pods: {outcome.decode_errors} cases the oracle could not decode (generator bug)")
+        print(
+            f"conformance-pods: {outcome.decode_errors} cases the oracle could not decode (generator bug)"
+        )
     print(
         f"conformance-pods: {len(batch)} cases, {outcome.verdict_differences} verdict differences,"
         f" {outcome.message_differences} message differences"

@@ -128,7 +128,7 @@ def validate_pod(
     drop_disabled_fields(spec)
     opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
     errors = meta.object_meta(pod["metadata"], meta.name_is_dns_subdomain, ("metadata",))
-    errors += validate_pod_spec(spec, str(pod["metadata"]["name"]), ("spec",), opts)
+    errors += validate_pod_spec(spec, str(pod["metadata"].get("name") or ""), ("spec",), opts)
     for key in ("containers", "initContainers"):
         for i, container in enumerate(spec.get(key) or []):
             image = str((container or {}).get("image") or "")

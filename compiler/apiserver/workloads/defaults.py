@@ -4,9 +4,9 @@ and their generated ``+default`` markers), before it validates.
 
 Only the defaults validation can see are applied; each is idempotent, so an object that
 is already defaulted (as the JobSet and Job controllers' objects are once stored) passes
-unchanged. Not applied: the rounding of quantities finer than a milli-unit (``100u``
-becomes ``1m``), pod-level resource defaults, and volume sources other than the common
-ones (their defaults are not validated).
+unchanged. Not applied: pod-level resource defaults, and volume sources other than the common
+ones (their defaults are not validated). The rounding of container requests and limits to
+a milli-unit is applied where they are compared (``pod.resource_quantity``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ _REFERENCE = re.compile(
     r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
     r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?\Z"
 )
+_PATH_RE = re.compile(f"{_PATH_COMPONENT}\\Z")
 _IDENTIFIER = re.compile(r"[a-f0-9]{64}\Z")
 
 
@@ -34,18 +35,14 @@ def image_tag(image: str) -> str:
     neither tag nor digest, "" when it has a digest or does not parse."""
     if _IDENTIFIER.match(image):
         return ""
-    first, slash, _ = image.partition("/")
-    # a first component without '.' or ':' (and not localhost) is a Docker Hub path
-    if slash and not ("." in first or ":" in first or first == "localhost"):
-        if first.lower() != first:
-            return ""
+    first = image.partition("/")[0]
+    domain_like = "." in first or ":" in first or first == "localhost"
     match = _REFERENCE.match(image)
     if match is None or len(image.split("@")[0].split(":")[0]) > 255:
         return ""
-    if match["domain"] is not None and not ("." in first or ":" in first or first == "localhost"):
-        # no domain after all: the first component is a lowercase path component
-        if not re.fullmatch(_PATH_COMPONENT, first):
-            return ""
+    # a first component that does not look like a host is a Docker Hub path: lowercase
+    if match["domain"] is not None and not domain_like and not _PATH_RE.match(first):
+        return ""
     if match["tag"]:
         return match["tag"]
     return "" if match["digest"] else "latest"

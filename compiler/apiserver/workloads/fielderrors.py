@@ -22,12 +22,12 @@ from compiler.kube.gotext import go_json, go_quote
 
 __all__ = [
     "OMIT",
-    "as_json",
-    "as_number",
-    "as_string",
     "Key",
     "Path",
     "Value",
+    "as_json",
+    "as_number",
+    "as_string",
     "duplicate",
     "forbidden",
     "invalid",
@@ -53,9 +53,7 @@ def path_text(path: Path) -> str:
     """Go's ``field.Path.String()``."""
     out: list[str] = []
     for step in path:
-        if isinstance(step, Key):
-            out.append(f"[{step}]")
-        elif isinstance(step, int):
+        if isinstance(step, (Key, int)):
             out.append(f"[{step}]")
         else:
             out.append(f".{step}" if out else step)
@@ -147,4 +145,6 @@ def too_long(path: Path, max_length: int) -> FieldError:
 
 def too_many(path: Path, actual: int, maximum: int) -> FieldError:
     unit = "item" if maximum == 1 else "items"
-    return _error("FieldValueTooMany", path, as_number(actual), f"must have at most {maximum} {unit}")
+    return _error(
+        "FieldValueTooMany", path, as_number(actual), f"must have at most {maximum} {unit}"
+    )

@@ -107,12 +107,18 @@ def _generated_selector(job: Mapping[str, Any]) -> list[FieldError]:
     expected = {_UID: uid, _NAME: name, _LEGACY_UID: uid, _LEGACY_NAME: name}
     if meta.selector_matches(spec["selector"], expected) is False:
         errors.append(
-            invalid(("spec", "selector"), _selector_value(spec["selector"]), "`selector` not auto-generated")
+            invalid(
+                ("spec", "selector"),
+                _selector_value(spec["selector"]),
+                "`selector` not auto-generated",
+            )
         )
     return errors
 
 
-def _on_exit_codes(requirement: Mapping[str, Any], path: Path, containers: set[str]) -> list[FieldError]:
+def _on_exit_codes(
+    requirement: Mapping[str, Any], path: Path, containers: set[str]
+) -> list[FieldError]:
     errors: list[FieldError] = []
     operator = str(requirement.get("operator") or "")
     if not operator:
@@ -127,7 +133,11 @@ def _on_exit_codes(requirement: Mapping[str, Any], path: Path, containers: set[s
     if not values:
         shown = requirement.get("values")
         errors.append(
-            invalid((*path, "values"), as_json(None if shown is None else []), "at least one value is required")
+            invalid(
+                (*path, "values"),
+                as_json(None if shown is None else []),
+                "at least one value is required",
+            )
         )
     elif len(values) > 255:
         errors.append(too_many((*path, "values"), len(values), 255))
@@ -135,7 +145,9 @@ def _on_exit_codes(requirement: Mapping[str, Any], path: Path, containers: set[s
     ordered = True
     for j, value in enumerate(values):
         if operator == "In" and value == 0:
-            errors.append(invalid((*path, "values", j), as_number(value), "must not be 0 for the In operator"))
+            errors.append(
+                invalid((*path, "values", j), as_number(value), "must not be 0 for the In operator")
+            )
         if value in seen:
             errors.append(duplicate((*path, "values", j), as_number(value)))
         seen.add(value)
@@ -163,10 +175,18 @@ def _pod_failure_policy(spec: Mapping[str, Any], path: Path) -> list[FieldError]
         at = (*path, "rules", i)
         action = str(rule.get("action") or "")
         if not action:
-            errors.append(required((*at, "action"), 'valid values: ["Count" "FailIndex" "FailJob" "Ignore"]'))
+            errors.append(
+                required((*at, "action"), 'valid values: ["Count" "FailIndex" "FailJob" "Ignore"]')
+            )
         elif action == "FailIndex":
             if spec.get("backoffLimitPerIndex") is None:
-                errors.append(invalid((*at, "action"), as_json(action), "requires the backoffLimitPerIndex to be set"))
+                errors.append(
+                    invalid(
+                        (*at, "action"),
+                        as_json(action),
+                        "requires the backoffLimitPerIndex to be set",
+                    )
+                )
         elif action not in _ACTIONS:
             errors.append(not_supported((*at, "action"), as_json(action), _ACTIONS))
         on_exit = rule.get("onExitCodes")
@@ -186,9 +206,15 @@ def _pod_failure_policy(spec: Mapping[str, Any], path: Path) -> list[FieldError]
                 ]
                 status = str(pattern.get("status") or "")
                 if not status:
-                    errors.append(required((*cond_at, j, "status"), 'valid values: ["False" "True" "Unknown"]'))
+                    errors.append(
+                        required(
+                            (*cond_at, j, "status"), 'valid values: ["False" "True" "Unknown"]'
+                        )
+                    )
                 elif status not in _STATUSES:
-                    errors.append(not_supported((*cond_at, j, "status"), as_json(status), _STATUSES))
+                    errors.append(
+                        not_supported((*cond_at, j, "status"), as_json(status), _STATUSES)
+                    )
         if on_exit is not None and conditions:
             detail = "specifying both OnExitCodes and OnPodConditions is not supported"
             errors.append(invalid(at, OMIT, detail))
@@ -210,7 +236,9 @@ def _interval(text: str, completions: int) -> tuple[int, int]:
         try:
             number = _atoi(part)
         except ValueError:
-            raise ValueError(f"cannot convert string to integer for index: {go_json(part)}") from None
+            raise ValueError(
+                f"cannot convert string to integer for index: {go_json(part)}"
+            ) from None
         if number >= completions:
             raise ValueError(f"too large index: {go_json(part)}")
         bounds.append(number)
@@ -330,7 +358,9 @@ def _job_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[Fie
     if max_failed is not None:
         errors += meta.nonnegative(max_failed, (*path, "maxFailedIndexes"))
         if per_index is None:
-            errors.append(required((*path, "backoffLimitPerIndex"), "when maxFailedIndexes is specified"))
+            errors.append(
+                required((*path, "backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+            )
     managed_by = spec.get("managedBy")
     if managed_by is not None:
         errors += _domain_prefixed_path(str(managed_by), (*path, "managedBy"))
@@ -359,14 +389,19 @@ def _job_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[Fie
                 high = "when completions are above 100000 and used with backoff limit per index"
                 if max_failed is None:
                     errors.append(
-                        required((*path, "maxFailedIndexes"), "must be specified when completions is above 100000")
+                        required(
+                            (*path, "maxFailedIndexes"),
+                            "must be specified when completions is above 100000",
+                        )
                     )
                 if parallelism is not None and parallelism > 10000:
                     detail = f"must be less than or equal to 10000 {high}"
                     errors.append(invalid((*path, "parallelism"), as_number(parallelism), detail))
                 if max_failed is not None and max_failed > 10000:
                     detail = f"must be less than or equal to 10000 {high}"
-                    errors.append(invalid((*path, "maxFailedIndexes"), as_number(max_failed), detail))
+                    errors.append(
+                        invalid((*path, "maxFailedIndexes"), as_number(max_failed), detail)
+                    )
     if mode is None or mode == "NonIndexed":
         if per_index is not None:
             detail = "requires indexed completion mode"
@@ -386,7 +421,9 @@ def _job_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[Fie
             if replacement != "Failed":
                 errors.append(not_supported(at, as_json(replacement), ("Failed",)))
         elif replacement not in ("Failed", "TerminatingOrFailed"):
-            errors.append(not_supported(at, as_json(replacement), ("Failed", "TerminatingOrFailed")))
+            errors.append(
+                not_supported(at, as_json(replacement), ("Failed", "TerminatingOrFailed"))
+            )
     errors += _template(spec["template"], (*path, "template"), opts)
     restart = str(spec["template"]["spec"].get("restartPolicy") or "")
     restart_at = (*path, "template", "spec", "restartPolicy")
@@ -408,7 +445,11 @@ def _domain_prefixed_path(value: str, path: Path) -> list[FieldError]:
         return [required(path)]
     host, sep, rest = value.partition("/")
     if not sep or not host or not rest:
-        return [invalid(path, as_string(value), 'must be a domain-prefixed path (such as "acme.io/foo")')]
+        return [
+            invalid(
+                path, as_string(value), 'must be a domain-prefixed path (such as "acme.io/foo")'
+            )
+        ]
     errors = [invalid(path, as_string(host), m) for m in names.dns1123_subdomain(host)]
     pattern = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
     if not re.fullmatch(pattern, rest):
@@ -421,7 +462,7 @@ def _template(template: Mapping[str, Any], path: Path, opts: PodOptions) -> list
     """``ValidatePodTemplateSpec``."""
     template_meta = template.get("metadata") or {}
     errors = meta.labels(template_meta.get("labels"), (*path, "labels"))
-    errors += meta.annotations(template_meta.get("annotations"), (*path, "annotations"))
+    errors += meta.annotation_errors(template_meta.get("annotations"), (*path, "annotations"))
     errors += validate_pod_spec(template["spec"], None, (*path, "spec"), opts)
     return errors
 

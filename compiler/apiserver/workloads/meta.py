@@ -25,6 +25,7 @@ from .fielderrors import (
 )
 
 __all__ = [
+    "annotation_errors",
     "label_name",
     "labels",
     "name_is_dns_label",
@@ -67,7 +68,7 @@ def labels(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     return errors
 
 
-def annotations(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
+def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     values = values or {}
     for key in sorted(values):
@@ -102,7 +103,7 @@ def object_meta(meta: Mapping[str, Any], name_check: NameCheck, path: Path) -> l
             for m in name_is_dns_label(namespace, False)
         ]
     errors += labels(meta.get("labels"), (*path, "labels"))
-    errors += annotations(meta.get("annotations"), (*path, "annotations"))
+    errors += annotation_errors(meta.get("annotations"), (*path, "annotations"))
     return errors
 
 
@@ -126,7 +127,9 @@ def _requirement(
                 )
             )
     else:
-        errors.append(invalid((*path, "operator"), as_json(operator), "not a valid selector operator"))
+        errors.append(
+            invalid((*path, "operator"), as_json(operator), "not a valid selector operator")
+        )
     errors += label_name(str(expr.get("key") or ""), (*path, "key"))
     if not allow_invalid_values:
         for i, value in enumerate(values):

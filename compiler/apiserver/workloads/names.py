@@ -130,7 +130,9 @@ def qualified_name(value: str) -> list[str]:
     elif _len(name) > 63:
         errors.append("name part " + max_len(63))
     if not _QNAME_RE.match(name):
-        errors.append("name part " + regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
+        errors.append(
+            "name part " + regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
+        )
     return errors
 
 
@@ -139,9 +141,7 @@ def label_value(value: str) -> list[str]:
     if _len(value) > 63:
         errors.append(max_len(63))
     if not _LABEL_VALUE_RE.match(value):
-        errors.append(
-            regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE, "MyValue", "my_value", "12345")
-        )
+        errors.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE, "MyValue", "my_value", "12345"))
     return errors
 
 

@@ -125,11 +125,36 @@ _HOST_PATH_TYPES = (
     "Socket",
 )
 _SOURCES = (
-    "emptyDir", "hostPath", "gitRepo", "gcePersistentDisk", "awsElasticBlockStore", "secret",
-    "nfs", "iscsi", "glusterfs", "flocker", "persistentVolumeClaim", "rbd", "cinder", "cephfs",
-    "quobyte", "downwardAPI", "fc", "flexVolume", "configMap", "azureFile", "vsphereVolume",
-    "photonPersistentDisk", "portworxVolume", "azureDisk", "storageos", "projected", "scaleIO",
-    "csi", "ephemeral", "image",
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+    "image",
 )  # fmt: skip (Go's order of checks)
 
 
@@ -397,13 +422,13 @@ def _resource_field_ref(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
                 f" are supported with the {wrong}"
             )
         errors.append(invalid((*path, "divisor"), as_string(resource), wrong))
-    if resource.startswith(("requests.hugepages-", "limits.hugepages-")):
-        if text not in _MEMORY_DIVISORS:
-            detail = (
-                "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
-                " are supported with the hugepages resource"
-            )
-            errors.append(invalid((*path, "divisor"), as_string(resource), detail))
+    hugepages = resource.startswith(("requests.hugepages-", "limits.hugepages-"))
+    if hugepages and text not in _MEMORY_DIVISORS:
+        detail = (
+            "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
+            " are supported with the hugepages resource"
+        )
+        errors.append(invalid((*path, "divisor"), as_string(resource), detail))
     return errors
 
 
@@ -470,7 +495,9 @@ def _value_from(env: Mapping[str, Any], path: Path) -> list[FieldError]:
         )
         errors.append(invalid(path, as_string(""), detail))
     elif _s(env.get("value")):
-        errors.append(invalid(path, as_string(""), "may not be specified when `value` is not empty"))
+        errors.append(
+            invalid(path, as_string(""), "may not be specified when `value` is not empty")
+        )
     elif count > 1:
         detail = "may not have more than one field specified at a time"
         errors.append(invalid(path, as_string(""), detail))
@@ -648,10 +675,10 @@ def _resource_name(name: str, path: Path) -> list[FieldError]:
                 invalid(path, as_json(name), "must be a standard resource type or fully qualified")
             )
     if "/" not in name:
-        if name not in ("cpu", "memory", "ephemeral-storage") and not name.startswith(
-            "hugepages-"
-        ):
-            errors.append(invalid(path, as_json(name), "must be a standard resource for containers"))
+        if name not in ("cpu", "memory", "ephemeral-storage") and not name.startswith("hugepages-"):
+            errors.append(
+                invalid(path, as_json(name), "must be a standard resource for containers")
+            )
     elif not _is_native(name) and not _is_extended(name):
         errors.append(
             invalid(path, as_json(name), "doesn't follow extended resource name standard")
@@ -724,7 +751,9 @@ def _resources(resources: Mapping[str, Any], path: Path) -> list[FieldError]:
     return errors
 
 
-def _security_context(context: Any, path: Path, host_users: bool, opts: PodOptions) -> list[FieldError]:
+def _security_context(
+    context: Any, path: Path, host_users: bool, opts: PodOptions
+) -> list[FieldError]:
     """``ValidateSecurityContext`` of a container (not its seccomp, AppArmor and Windows
     options)."""
     if not isinstance(context, dict):
@@ -748,7 +777,9 @@ def _security_context(context: Any, path: Path, host_users: bool, opts: PodOptio
         if host_users and _s(proc_mount) == "Unmasked":
             errors.append(
                 invalid(
-                    (*path, "procMount"), as_json(proc_mount), "`hostUsers` must be false to use `Unmasked`"
+                    (*path, "procMount"),
+                    as_json(proc_mount),
+                    "`hostUsers` must be false to use `Unmasked`",
                 )
             )
     return errors
@@ -803,8 +834,7 @@ def _handler(
             seconds = _i(action.get("seconds"))
             if grace is not None and not 0 <= seconds <= grace:
                 detail = (
-                    "must be non-negative and less than terminationGracePeriodSeconds"
-                    f" ({grace})"
+                    f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"
                 )
                 errors.append(invalid(at, as_number(seconds), detail))
     if not count:
@@ -852,7 +882,9 @@ def _probe(probe: Any, kind: str, grace: int | None, path: Path) -> list[FieldEr
     return errors
 
 
-def _lifecycle(lifecycle: Any, grace: int | None, path: Path, os_name: str | None) -> list[FieldError]:
+def _lifecycle(
+    lifecycle: Any, grace: int | None, path: Path, os_name: str | None
+) -> list[FieldError]:
     lifecycle = lifecycle if isinstance(lifecycle, dict) else {}
     errors: list[FieldError] = []
     for key in ("postStart", "preStop"):
@@ -910,7 +942,9 @@ def _container_common(
         )
     resources = container.get("resources")
     errors += _resources(resources if isinstance(resources, dict) else {}, (*path, "resources"))
-    errors += _security_context(container.get("securityContext"), (*path, "securityContext"), host_users, opts)
+    errors += _security_context(
+        container.get("securityContext"), (*path, "securityContext"), host_users, opts
+    )
     return errors
 
 
@@ -954,7 +988,9 @@ def _containers(
         for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
             errors += _probe(container.get(kind), kind, grace, (*at, kind))
         if container.get("restartPolicy") is not None:
-            errors.append(forbidden((*at, "restartPolicy"), "may not be set for non-init containers"))
+            errors.append(
+                forbidden((*at, "restartPolicy"), "may not be set for non-init containers")
+            )
     return errors + _host_ports(containers, path)
 
 
@@ -1018,7 +1054,9 @@ def _node_requirement(req: Mapping[str, Any], path: Path, allow_invalid: bool) -
             detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
             errors.append(required((*path, "values"), detail))
     else:
-        errors.append(invalid((*path, "operator"), as_json(operator), "not a valid selector operator"))
+        errors.append(
+            invalid((*path, "operator"), as_json(operator), "not a valid selector operator")
+        )
     errors += meta.label_name(_s(req.get("key")), (*path, "key"))
     if not allow_invalid:
         for i, value in enumerate(values):
@@ -1039,7 +1077,9 @@ def _node_field_requirement(req: Mapping[str, Any], path: Path) -> list[FieldErr
             )
             errors.append(required((*path, "values"), detail))
     else:
-        errors.append(invalid((*path, "operator"), as_json(operator), "not a valid selector operator"))
+        errors.append(
+            invalid((*path, "operator"), as_json(operator), "not a valid selector operator")
+        )
     key = _s(req.get("key"))
     if key != "metadata.name":
         errors.append(invalid((*path, "key"), as_string(key), "not a valid field selector key"))
@@ -1093,8 +1133,10 @@ def _pod_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
     for i, weighted in enumerate(_dicts(preferred)):
         at = (*path, "preferredDuringSchedulingIgnoredDuringExecution", i)
         errors += _weight(weighted.get("weight"), (*at, "weight"))
-        term = weighted.get("podAffinityTerm")
-        errors += _pod_affinity_term(term if isinstance(term, dict) else {}, (*at, "podAffinityTerm"))
+        weighted_term = weighted.get("podAffinityTerm")
+        errors += _pod_affinity_term(
+            weighted_term if isinstance(weighted_term, dict) else {}, (*at, "podAffinityTerm")
+        )
     return errors
 
 
@@ -1142,7 +1184,7 @@ def _tolerations(tolerations: list[dict[str, Any]], path: Path) -> list[FieldErr
             errors += meta.label_name(key, (*at, "key"))
         if not key and operator != "Exists":
             detail = (
-                "operator must be Exists when `key` is empty, which means \"match all values"
+                'operator must be Exists when `key` is empty, which means "match all values'
                 ' and all keys"'
             )
             errors.append(invalid((*at, "operator"), as_json(operator), detail))
@@ -1303,7 +1345,9 @@ def validate_pod_spec(
     errors += _affinity(spec.get("affinity"), (*path, "affinity"))
     errors += _dns_config(spec.get("dnsConfig"), dns_policy, (*path, "dnsConfig"))
     for i, gate in enumerate(_dicts(spec.get("readinessGates"))):
-        errors += _qualified_name(_s(gate.get("conditionType")), (*path, "readinessGates", i, "conditionType"))
+        errors += _qualified_name(
+            _s(gate.get("conditionType")), (*path, "readinessGates", i, "conditionType")
+        )
     gates: set[str] = set()
     for i, gate in enumerate(_dicts(spec.get("schedulingGates"))):
         gate_name = _s(gate.get("name"))
@@ -1347,7 +1391,9 @@ def validate_pod_spec(
         if not _s(preemption):
             errors.append(required((*path, "preemptionPolicy")))
         elif _s(preemption) not in supported:
-            errors.append(not_supported((*path, "preemptionPolicy"), as_json(preemption), supported))
+            errors.append(
+                not_supported((*path, "preemptionPolicy"), as_json(preemption), supported)
+            )
     return errors
 
 
@@ -1375,7 +1421,11 @@ def _host_users(
     if security.get("hostUsers") is None or security.get("hostUsers"):
         return []
     errors = []
-    for key, shown in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+    for key, shown in (
+        ("hostNetwork", "hostNetwork"),
+        ("hostPID", "HostPID"),
+        ("hostIPC", "HostIPC"),
+    ):
         if spec.get(key):
             errors.append(forbidden((*path, shown), "when `hostUsers` is false"))
     return errors
