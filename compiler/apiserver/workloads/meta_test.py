@@ -1,0 +1,31 @@
+"""Label selectors: validity and matching as Go builds them."""
+
+from __future__ import annotations
+
+from compiler.apiserver.workloads.meta import labels, selector_errors, selector_matches
+
+
+def test_selector_matching() -> None:
+    assert selector_matches(None, {"a": "b"}) is False  # a nil selector matches nothing
+    assert selector_matches({}, {"a": "b"}) is True
+    selector = {
+        "matchLabels": {"a": "b"},
+        "matchExpressions": [{"key": "c", "operator": "NotIn", "values": ["d"]}],
+    }
+    assert selector_matches(selector, {"a": "b"}) is True
+    assert selector_matches(selector, {"a": "b", "c": "d"}) is False
+
+
+def test_a_selector_go_cannot_build_matches_unknown() -> None:
+    # any bad requirement, even after one that already fails, and the caller skips its check
+    selector = {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "Gt"}]}
+    assert selector_matches(selector, {}) is None
+    assert [str(e) for e in selector_errors(selector, ("s",))] == [
+        's.matchExpressions[0].operator: Invalid value: "Gt": not a valid selector operator'
+    ]
+
+
+def test_label_maps_report_in_key_order() -> None:
+    errors = labels({"z": "bad value", "a": "bad value"}, ("l",))
+    assert [e.value for e in errors] == ["bad value", "bad value"]
+    assert len(errors) == 2
