@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def test_image_tag(image: str, tag: str) -> None:
 
 
 def test_job_defaults_and_their_idempotence() -> None:
-    job = {
+    job: dict[str, Any] = {
         "metadata": {"name": "j"},
         "spec": {
             "template": {
