@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.apiserver.workloads import invalid_message, validate_job, validate_pod
+from compiler.apiserver.workloads import ServerPanic, invalid_message, validate_job, validate_pod
 
 HARNESS_DIR = Path(__file__).parent / "validate"
 BINARY = HARNESS_DIR / "bin" / "validate"
@@ -592,7 +592,7 @@ def m_security(rng: random.Random, obj: Obj, kind: str) -> None:
         if key == "supplementalGroups":
             context[key] = [1000, rng.choice([-1, 2147483648, 5])]
         elif key == "share":
-            context["shareProcessNamespace"] = True
+            spec["shareProcessNamespace"] = True
             spec["hostPID"] = rng.random() < 0.7
         elif key == "fsGroupChangePolicy":
             context[key] = rng.choice(["Always", "OnRootMismatch", "Sometimes"])
@@ -817,6 +817,129 @@ def m_selector(rng: random.Random, obj: Obj, kind: str) -> None:
         )
 
 
+def m_topology_spread(rng: random.Random, obj: Obj, kind: str) -> None:
+    constraints = _spec(obj, kind).setdefault("topologySpreadConstraints", [])
+    for _ in range(rng.choice([1, 1, 2])):
+        constraint: Obj = {
+            "maxSkew": rng.choice([1, 0, -1, 2]),
+            "topologyKey": rng.choice(
+                ["topology.kubernetes.io/zone", "", "kubernetes.io/hostname"]
+            ),
+            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway", "Never", ""]),
+        }
+        if rng.random() < 0.3:
+            constraint["minDomains"] = rng.choice([0, 1, 3, -1])
+        if rng.random() < 0.2:
+            constraint[rng.choice(["nodeAffinityPolicy", "nodeTaintsPolicy"])] = rng.choice(
+                ["Honor", "Ignore", "Maybe"]
+            )
+        if rng.random() < 0.5:
+            constraint["labelSelector"] = _label_selector(rng)
+        constraints.append(constraint)
+        if rng.random() < 0.2:
+            constraints.append(copy.deepcopy(constraint))
+
+
+def _downward_items(rng: random.Random) -> list[Obj]:
+    items = []
+    for _ in range(rng.choice([1, 1, 2])):
+        item: Obj = {"path": rng.choice(["labels", "", "/abs", "..x", "a/../b", "cpu"])}
+        choice = rng.random()
+        if choice < 0.5:
+            item["fieldRef"] = {
+                "fieldPath": rng.choice(
+                    [
+                        "metadata.labels",
+                        "metadata.name",
+                        "status.podIP",
+                        "metadata.annotations['x']",
+                        "spec.nodeName",
+                    ]
+                )
+            }
+        elif choice < 0.85:
+            item["resourceFieldRef"] = {
+                "resource": rng.choice(["limits.cpu", "requests.memory", "limits.foo"]),
+                **({"containerName": "node"} if rng.random() < 0.7 else {}),
+            }
+        if rng.random() < 0.1:
+            item["fieldRef"] = {"fieldPath": "metadata.name"}
+            item["resourceFieldRef"] = {"resource": "limits.cpu", "containerName": "node"}
+        if rng.random() < 0.2:
+            item["mode"] = rng.choice([0o400, 0o1000])
+        items.append(item)
+    return items
+
+
+def m_projected_volumes(rng: random.Random, obj: Obj, kind: str) -> None:
+    spec = _spec(obj, kind)
+    volume: Obj = {"name": rng.choice(["token", "info"])}
+    if rng.random() < 0.4:
+        volume["downwardAPI"] = {"items": _downward_items(rng)}
+        if rng.random() < 0.2:
+            volume["downwardAPI"]["defaultMode"] = rng.choice([0o644, -1])
+    else:
+        sources: list[Obj] = []
+        for _ in range(rng.choice([1, 2, 3])):
+            source: Obj = {}
+            for what in rng.sample(
+                ["secret", "configMap", "downwardAPI", "serviceAccountToken"],
+                rng.choice([1, 1, 1, 2]),
+            ):
+                if what in ("secret", "configMap"):
+                    source[what] = {
+                        "name": rng.choice(["s", ""]),
+                        "items": [{"key": "k", "path": rng.choice(["a", "b", "/abs"])}],
+                    }
+                elif what == "downwardAPI":
+                    source[what] = {"items": _downward_items(rng)}
+                else:
+                    token: Obj = {"path": rng.choice(["token", "", "/abs", "../x"])}
+                    if rng.random() < 0.5:
+                        token["expirationSeconds"] = rng.choice([3600, 60, 1 << 33])
+                    source[what] = token
+            sources.append(source)
+        volume["projected"] = {"sources": sources}
+        if rng.random() < 0.5:
+            spec["serviceAccountName"] = "trainer"
+    spec.setdefault("volumes", []).append(volume)
+
+
+def m_seccomp_sysctls(rng: random.Random, obj: Obj, kind: str) -> None:
+    spec = _spec(obj, kind)
+    if rng.random() < 0.5:
+        profile: Obj = {}
+        if rng.random() < 0.9:
+            profile["type"] = rng.choice(["RuntimeDefault", "Localhost", "Unconfined", "Custom"])
+        if rng.random() < 0.5:
+            profile["localhostProfile"] = rng.choice(["profiles/a.json", "/abs.json", "../x"])
+        if rng.random() < 0.5:
+            spec.setdefault("securityContext", {})["seccompProfile"] = profile
+        else:
+            _container(rng, obj, kind).setdefault("securityContext", {})["seccompProfile"] = profile
+    else:
+        sysctls = [
+            {
+                "name": rng.choice(
+                    [
+                        "net.core.somaxconn",
+                        "kernel.shm_rmid_forced",
+                        "Bad_Name",
+                        "",
+                        "net/ipv4/ip_local_port_range",
+                        "kernel.msgmax",
+                        "fs.mqueue.msg_max",
+                    ]
+                ),
+                "value": "1",
+            }
+            for _ in range(rng.choice([1, 2]))
+        ]
+        spec.setdefault("securityContext", {})["sysctls"] = sysctls
+        if rng.random() < 0.4:
+            spec[rng.choice(["hostNetwork", "hostIPC"])] = True
+
+
 FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "container-name": (m_container_name, ("Job", "Pod")),
     "image": (m_image, ("Job", "Pod")),
@@ -835,6 +958,9 @@ FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "dns": (m_dns, ("Job", "Pod")),
     "pod-names": (m_pod_names, ("Job", "Pod")),
     "metadata": (m_metadata, ("Job", "Pod")),
+    "topology-spread": (m_topology_spread, ("Job", "Pod")),
+    "projected-and-downward-api-volumes": (m_projected_volumes, ("Job", "Pod")),
+    "seccomp-and-sysctls": (m_seccomp_sysctls, ("Job", "Pod")),
     "job-counts": (m_job_counts, ("Job",)),
     "job-backoff-per-index": (m_job_index_policy, ("Job",)),
     "job-pod-failure-policy": (m_pod_failure_policy, ("Job",)),
@@ -884,7 +1010,10 @@ def go_verdicts(batch: list[Case]) -> list[dict[str, Any]]:
 def trainc_verdict(case: Case) -> tuple[str, list[str]]:
     """trainc's message ("" when accepted) and its error texts."""
     validate = validate_job if case.kind == "Job" else validate_pod
-    errors = validate(case.obj)
+    try:
+        errors = validate(case.obj)
+    except ServerPanic as panic:
+        return f"500: {panic}", []
     if not errors:
         return "", []
     name = str(case.obj["metadata"].get("name") or "")
@@ -919,7 +1048,9 @@ def compare(batch: list[Case], out: Path | None) -> Outcome:
             _write(out, case, "decode", answer, "", [])
             continue
         message, texts = trainc_verdict(case)
-        go_message = answer["message"]
+        go_message = (
+            f"500: {answer['serverError']}" if answer.get("serverError") else answer["message"]
+        )
         go_texts = [e["text"] for e in answer["errors"]]
         if bool(message) != bool(go_message):
             outcome.verdict_differences += 1

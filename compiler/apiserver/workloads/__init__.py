@@ -25,6 +25,11 @@ quote them (a Job's generated selector) show these placeholders instead.
 ``kubernetes=`` names the cluster's version and any other minor raises
 :class:`UnsupportedKubernetesVersion`, rather than answering with another version's words.
 
+**Panics.** Where v1.34.4's validation code itself panics (a success policy on an Indexed
+Job without ``completions``), the API server answers 500 with :data:`PANIC_BODY`;
+:func:`validate_job` raises :class:`ServerPanic` then. A Job that would not even decode
+(an unparsable quantity) raises :class:`WorkloadDecodeError`.
+
 **Order.** Go walks maps (label maps, resource lists) in random order, so when several
 errors come from one map the API server lists them in any order; here they come sorted
 by key. Compare such messages as sets of errors.
@@ -44,12 +49,14 @@ from . import meta
 from .defaults import default_job, default_pod, drop_disabled_fields
 from .fielderrors import as_string, forbidden, invalid
 from .job import job_errors, prepare_job
-from .pod import PodOptions, WorkloadDecodeError, validate_pod_spec
+from .pod import PANIC_BODY, PodOptions, ServerPanic, WorkloadDecodeError, validate_pod_spec
 
 __all__ = [
     "KUBERNETES_VERSIONS",
+    "PANIC_BODY",
     "PLACEHOLDER_SUFFIX",
     "PLACEHOLDER_UID",
+    "ServerPanic",
     "UnsupportedKubernetesVersion",
     "WorkloadDecodeError",
     "invalid_message",
@@ -103,6 +110,7 @@ def validate_job(
 ) -> list[FieldError]:
     """The errors kube-apiserver returns when a controller creates the batch/v1 Job ``obj``
     (empty: it is created). ``allow_privileged``: the server's ``--allow-privileged``.
+    Raises :class:`ServerPanic` where the server's validation panics.
 
     >>> job = {"metadata": {"name": "a"}, "spec": {"template": {"spec": {
     ...     "restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}}}}
@@ -129,6 +137,14 @@ def validate_pod(
     opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
     errors = meta.object_meta(pod["metadata"], meta.name_is_dns_subdomain, ("metadata",))
     errors += validate_pod_spec(spec, str(pod["metadata"].get("name") or ""), ("spec",), opts)
+    if not spec.get("serviceAccountName"):
+        for v, volume in enumerate(spec.get("volumes") or []):
+            projected = (volume or {}).get("projected") or {}
+            for s, source in enumerate(projected.get("sources") or []):
+                if (source or {}).get("serviceAccountToken") is not None:
+                    at = ("spec", "volumes", v, "projected", "sources", s, "serviceAccountToken")
+                    detail = "must not be specified when serviceAccountName is not set"
+                    errors.append(forbidden(at, detail))
     for key in ("containers", "initContainers"):
         for i, container in enumerate(spec.get(key) or []):
             image = str((container or {}).get("image") or "")

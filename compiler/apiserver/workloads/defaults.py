@@ -110,6 +110,13 @@ _VOLUME_SOURCES = (
 )  # fmt: skip
 
 
+def _downward_items(source: Any) -> None:
+    for item in (source or {}).get("items") or [] if isinstance(source, dict) else []:
+        field_ref = item.get("fieldRef") if isinstance(item, dict) else None
+        if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+            field_ref["apiVersion"] = "v1"
+
+
 def _volume(volume: dict[str, Any]) -> None:
     if all(volume.get(key) is None for key in _VOLUME_SOURCES):
         volume["emptyDir"] = {}
@@ -118,8 +125,17 @@ def _volume(volume: dict[str, Any]) -> None:
         if isinstance(source, dict) and source.get("defaultMode") is None:
             source["defaultMode"] = mode
     projected = volume.get("projected")
-    if isinstance(projected, dict) and projected.get("defaultMode") is None:
-        projected["defaultMode"] = 0o644
+    if isinstance(projected, dict):
+        if projected.get("defaultMode") is None:
+            projected["defaultMode"] = 0o644
+        for source in projected.get("sources") or []:
+            if not isinstance(source, dict):
+                continue
+            _downward_items(source.get("downwardAPI"))
+            token = source.get("serviceAccountToken")
+            if isinstance(token, dict) and token.get("expirationSeconds") is None:
+                token["expirationSeconds"] = 3600
+    _downward_items(volume.get("downwardAPI"))
     host_path = volume.get("hostPath")
     if isinstance(host_path, dict) and host_path.get("type") is None:
         host_path["type"] = ""

@@ -29,7 +29,7 @@ from .fielderrors import (
     too_long,
     too_many,
 )
-from .pod import PodOptions, validate_pod_spec
+from .pod import PANIC_BODY, PodOptions, ServerPanic, validate_pod_spec
 
 __all__ = ["job_errors", "prepare_job"]
 
@@ -299,11 +299,15 @@ def _success_policy(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
         errors.append(required((*path, "rules"), detail))
     if len(rules) > 20:
         errors.append(too_many((*path, "rules"), len(rules), 20))
-    completions = int(spec.get("completions") or 0)
+    completions_value = spec.get("completions")
+    completions = int(completions_value or 0)
     for i, rule in enumerate(rules):
         at = (*path, "rules", i)
         indexes = rule.get("succeededIndexes")
         count = rule.get("succeededCount")
+        if completions_value is None and (indexes is not None or count is not None):
+            # Go dereferences the missing completions (an Indexed Job without them)
+            raise ServerPanic(PANIC_BODY)
         if indexes is None and count is None:
             detail = "at least one of succeededCount or succeededIndexes must be specified"
             errors.append(required(at, detail))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.apiserver.workloads import validate_job
+import pytest
+
+from compiler.apiserver.workloads import ServerPanic, validate_job
 from compiler.apiserver.workloads.workloads_test import good_job
 
 
@@ -63,3 +65,13 @@ def test_a_long_job_name_makes_bad_generated_labels_on_the_job_too() -> None:
         'metadata.labels: Invalid value: "' + "x" * 64 + '": must be no more than 63 characters'
     )
     assert sum(t.startswith("spec.template.labels: Invalid value") for t in found) == 2
+
+
+def test_a_success_policy_without_completions_panics_the_api_server() -> None:
+    job = good_job()
+    del job["spec"]["completions"]
+    job["spec"]["successPolicy"] = {"rules": [{"succeededCount": 1}]}
+    with pytest.raises(ServerPanic, match="caused apiserver to panic"):
+        validate_job(job)
+    job["spec"]["successPolicy"] = {"rules": [{}]}  # nothing to compare: no panic
+    assert "spec.completions: Required value: when completion mode is Indexed" in texts(job)

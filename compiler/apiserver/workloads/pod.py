@@ -22,17 +22,20 @@ volume devices, other volume sources.
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import FieldError
+from compiler.kube.gotext import go_json
 from compiler.kube.quantity import Format, Quantity, QuantityError
 
 from . import meta, names
 from .fielderrors import (
     Key,
     Path,
+    Value,
     as_json,
     as_number,
     as_string,
@@ -45,13 +48,28 @@ from .fielderrors import (
     too_long,
 )
 
-__all__ = ["PodOptions", "WorkloadDecodeError", "quantity", "validate_pod_spec"]
+__all__ = [
+    "PANIC_BODY",
+    "PodOptions",
+    "ServerPanic",
+    "WorkloadDecodeError",
+    "quantity",
+    "validate_pod_spec",
+]
 
 _INT32_MAX = 2**31 - 1
 
 
 class WorkloadDecodeError(ValueError):
     """The object would not decode (the API server answers 400 before validating)."""
+
+
+class ServerPanic(Exception):
+    """The API server's validation code panics on the object: it answers 500 with
+    :data:`PANIC_BODY` instead of validation errors."""
+
+
+PANIC_BODY = "This request caused apiserver to panic. Look in the logs for details."
 
 
 @dataclass(frozen=True)
@@ -222,7 +240,100 @@ def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[Fie
         return _projection_like(source, "name", path)
     if kind == "persistentVolumeClaim":
         return [] if _s(source.get("claimName")) else [required((*path, "claimName"))]
+    if kind == "downwardAPI":
+        errors = _mode(source.get("defaultMode"), (*path, "defaultMode"))
+        for item in _dicts(source.get("items")):
+            # Go reports an item's errors under downwardAPI itself, without its index
+            errors += _downward_file(item, path)
+        return errors
+    if kind == "projected":
+        return _mode(source.get("defaultMode"), (*path, "defaultMode")) + _projection(source, path)
     return []  # other sources: not emulated
+
+
+def _mode(mode: Any, path: Path) -> list[FieldError]:
+    if mode is not None and not 0 <= int(mode) <= 0o777:
+        return [invalid(path, as_number(int(mode)), _FILE_MODE)]
+    return []
+
+
+def _local_non_reserved(target: str, path: Path) -> list[FieldError]:
+    errors = _local_descending(target, path)
+    if target.startswith("..") and not target.startswith("../"):
+        errors.append(invalid(path, as_string(target), "must not start with '..'"))
+    return errors
+
+
+def _downward_file(item: Mapping[str, Any], path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    target = _s(item.get("path"))
+    if not target:
+        errors.append(required((*path, "path")))
+    errors += _local_non_reserved(target, (*path, "path"))
+    if item.get("fieldRef") is not None:
+        errors += _field_ref(item["fieldRef"] or {}, (*path, "fieldRef"), _VOLUME_FIELD_PATHS)
+        if item.get("resourceFieldRef") is not None:
+            detail = "fieldRef and resourceFieldRef can not be specified simultaneously"
+            errors.append(invalid(path, as_string("resource"), detail))
+    elif item.get("resourceFieldRef") is not None:
+        errors += _resource_field_ref(
+            item["resourceFieldRef"] or {}, (*path, "resourceFieldRef"), volume=True
+        )
+    else:
+        errors.append(required(path, "one of fieldRef and resourceFieldRef is required"))
+    return errors + _mode(item.get("mode"), (*path, "mode"))
+
+
+def _projection(projected: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateProjectionSources`` for secret, configMap, downwardAPI and
+    serviceAccountToken sources (cluster trust bundles and pod certificates: not emulated)."""
+    errors: list[FieldError] = []
+    paths: set[str] = set()
+
+    def claim(target: str, value: str) -> None:
+        if target in paths:
+            errors.append(invalid(path, as_string(value), "conflicting duplicate paths"))
+        paths.add(target)
+
+    for i, source in enumerate(_dicts(projected.get("sources"))):
+        at = (*path, "sources", i)
+        count = 0
+        for kind in ("secret", "configMap"):
+            if source.get(kind) is None:
+                continue
+            count += 1
+            ref = source[kind] or {}
+            if not _s(ref.get("name")):
+                errors.append(required((*at, kind, "name")))
+            for j, item in enumerate(_dicts(ref.get("items"))):
+                errors += _key_to_path(item, (*at, kind, "items", j))
+                if _s(item.get("path")):
+                    claim(_s(item.get("path")), _s(ref.get("name")))
+        if source.get("downwardAPI") is not None:
+            count += 1
+            for item in _dicts((source["downwardAPI"] or {}).get("items")):
+                errors += _downward_file(item, (*at, "downwardAPI"))
+                if _s(item.get("path")):
+                    claim(_s(item.get("path")), _s(item.get("path")))
+        if source.get("serviceAccountToken") is not None:
+            count += 1
+            token = source["serviceAccountToken"] or {}
+            seconds = _i(token.get("expirationSeconds"))
+            token_at = (*at, "serviceAccountToken", "expirationSeconds")
+            if seconds < 600:
+                detail = "may not specify a duration less than 10 minutes"
+                errors.append(invalid(token_at, as_number(seconds), detail))
+            if seconds > 1 << 32:
+                detail = "may not specify a duration larger than 2^32 seconds"
+                errors.append(invalid(token_at, as_number(seconds), detail))
+            target = _s(token.get("path"))
+            if not target:
+                errors.append(required((*path, "path")))
+            else:
+                errors += _local_non_reserved(target, (*path, "path"))
+        if count > 1:
+            errors.append(forbidden(at, "may not specify more than 1 volume type per source"))
+    return errors
 
 
 def _volume_source(volume: Mapping[str, Any], path: Path) -> list[FieldError]:
@@ -359,7 +470,18 @@ def _subscripted(field_path: str) -> tuple[str, str] | None:
     return head, key
 
 
-def _field_ref(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
+_VOLUME_FIELD_PATHS = (
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+)
+
+
+def _field_ref(
+    ref: Mapping[str, Any], path: Path, expressions: tuple[str, ...] = _ENV_FIELD_PATHS
+) -> list[FieldError]:
     version = _s(ref.get("apiVersion"))
     field_path = _s(ref.get("fieldPath"))
     if not version:
@@ -384,15 +506,19 @@ def _field_ref(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
         if head == "metadata.annotations":
             return _qualified_name(key.lower(), path)
         return _qualified_name(key, path)
-    if internal not in _ENV_FIELD_PATHS:
-        return [not_supported((*path, "fieldPath"), as_string(internal), _ENV_FIELD_PATHS)]
+    if internal not in expressions:
+        return [not_supported((*path, "fieldPath"), as_string(internal), expressions)]
     return []
 
 
-def _resource_field_ref(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
+def _resource_field_ref(
+    ref: Mapping[str, Any], path: Path, volume: bool = False
+) -> list[FieldError]:
     errors: list[FieldError] = []
     resource = _s(ref.get("resource"))
-    if not resource:
+    if volume and not _s(ref.get("containerName")):
+        errors.append(required((*path, "containerName")))
+    elif not resource:
         errors.append(required((*path, "resource")))
     elif resource not in _ENV_RESOURCES and not resource.startswith(
         ("limits.hugepages-", "requests.hugepages-")
@@ -782,6 +908,137 @@ def _security_context(
                     "`hostUsers` must be false to use `Unmasked`",
                 )
             )
+    return errors + _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+
+
+def _seccomp(profile: Any, path: Path) -> list[FieldError]:
+    """``validateSeccompProfileField``."""
+    if not isinstance(profile, dict):
+        return []
+    errors: list[FieldError] = []
+    kind = _s(profile.get("type"))
+    supported = ("Localhost", "RuntimeDefault", "Unconfined")
+    if not kind:
+        errors.append(required((*path, "type"), "type is required when seccompProfile is set"))
+    elif kind not in supported:
+        errors.append(not_supported((*path, "type"), as_json(kind), supported))
+    local = profile.get("localhostProfile")
+    if kind == "Localhost":
+        if local is None:
+            detail = "must be set when seccomp type is Localhost"
+            errors.append(required((*path, "localhostProfile"), detail))
+        else:
+            errors += _local_descending(_s(local), (*path, "localhostProfile"))
+    elif local is not None:
+        # the internal struct, which has no JSON tags
+        shown = Value(
+            profile, go_json({"Type": kind, "LocalhostProfile": _s(local)}, sort_keys=False)
+        )
+        detail = "can only be set when seccomp type is Localhost"
+        errors.append(invalid((*path, "localhostProfile"), shown, detail))
+    return errors
+
+
+_SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SYSCTL = "(" + _SYSCTL_SEGMENT + "[\\./])*" + _SYSCTL_SEGMENT
+_SYSCTL_RE = re.compile(_SYSCTL + "\\Z")
+_IPC_SYSCTLS = frozenset(
+    {
+        "kernel.sem",
+        "kernel.shmall",
+        "kernel.shmmax",
+        "kernel.shmmni",
+        "kernel.shm_rmid_forced",
+        "kernel.shm",
+        "kernel.msgmax",
+        "kernel.msgmnb",
+        "kernel.msgmni",
+        "kernel.msg",
+    }
+)
+
+
+def _sysctl_namespace(name: str) -> str:
+    """``sysctl.GetNamespace``: "Net", "IPC" or ""."""
+    separator = next((c for c in name if c in "./"), None)
+    if separator == "/":  # slashes are the separators: swap them with dots
+        name = name.translate(str.maketrans("./", "/."))
+    name = name.split("*", 1)[0]
+    if name in _IPC_SYSCTLS or name.startswith("fs.mqueue."):
+        return "IPC"
+    return "Net" if name.startswith("net.") else ""
+
+
+def _sysctls(context: Mapping[str, Any], spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, sysctl in enumerate(_dicts(context.get("sysctls"))):
+        name = _s(sysctl.get("name"))
+        at = (*path, i, "name")
+        if not name:
+            errors.append(required(at))
+        elif len(name.encode()) > 253 or not _SYSCTL_RE.match(name):
+            detail = f"must have at most 253 characters and match regex ^{_SYSCTL}$"
+            errors.append(invalid(at, as_string(name), detail))
+        elif name in seen:
+            errors.append(duplicate(at, as_string(name)))
+        namespace = _sysctl_namespace(name)
+        if spec.get("hostNetwork") and namespace == "Net":
+            errors.append(
+                invalid(at, as_string(name), "may not be specified when 'hostNetwork' is true")
+            )
+        elif spec.get("hostIPC") and namespace == "IPC":
+            errors.append(
+                invalid(at, as_string(name), "may not be specified when 'hostIPC' is true")
+            )
+        seen.add(name)
+    return errors
+
+
+# --- topology spread
+
+
+def _topology_spread(constraints: list[dict[str, Any]], path: Path) -> list[FieldError]:
+    """``validateTopologySpreadConstraints`` (``matchLabelKeys``: not emulated)."""
+    errors: list[FieldError] = []
+    for i, constraint in enumerate(constraints):
+        at = (*path, i)
+        skew = _i(constraint.get("maxSkew"))
+        if skew <= 0:
+            errors.append(invalid((*at, "maxSkew"), as_number(skew), "must be greater than zero"))
+        key = _s(constraint.get("topologyKey"))
+        if not key:
+            errors.append(required((*at, "topologyKey"), "can not be empty"))
+        action = _s(constraint.get("whenUnsatisfiable"))
+        if action not in ("DoNotSchedule", "ScheduleAnyway"):
+            errors.append(
+                not_supported(
+                    (*at, "whenUnsatisfiable"), as_json(action), ("DoNotSchedule", "ScheduleAnyway")
+                )
+            )
+        for later in constraints[i + 1 :]:
+            same_key = _s(later.get("topologyKey")) == key
+            if same_key and _s(later.get("whenUnsatisfiable")) == action:
+                errors.append(
+                    duplicate(
+                        (*at, "{topologyKey, whenUnsatisfiable}"), as_string(f"{{{key}, {action}}}")
+                    )
+                )
+                break
+        domains = constraint.get("minDomains")
+        if domains is not None:
+            domains = int(domains)
+            if domains <= 0:
+                detail = "must be greater than zero"
+                errors.append(invalid((*at, "minDomains"), as_number(domains), detail))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errors.append(invalid((*at, "minDomains"), as_number(domains), detail))
+        for key_name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key_name)
+            if policy is not None and _s(policy) not in ("Honor", "Ignore"):
+                errors.append(not_supported((*at, key_name), as_json(policy), ("Honor", "Ignore")))
+        errors += meta.selector_errors(constraint.get("labelSelector"), (*at, "labelSelector"))
     return errors
 
 
@@ -1257,7 +1514,9 @@ def _subdomain_underscore(value: str) -> list[str]:
     return messages
 
 
-def _pod_security_context(context: Any, path: Path) -> list[FieldError]:
+def _pod_security_context(context: Any, spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validatePodSpecSecurityContext``; ``shareProcessNamespace``, ``hostPID``,
+    ``hostIPC`` and ``hostNetwork`` are the spec's own fields in v1."""
     if not isinstance(context, dict):
         return []
     errors: list[FieldError] = []
@@ -1276,10 +1535,10 @@ def _pod_security_context(context: Any, path: Path) -> list[FieldError]:
                     names.inclusive_range(0, _INT32_MAX),
                 )
             )
-    share = context.get("shareProcessNamespace")
-    if share is not None and context.get("hostPID") and share:
+    if spec.get("shareProcessNamespace") and spec.get("hostPID"):
         detail = "ShareProcessNamespace and HostPID cannot both be enabled"
-        errors.append(invalid((*path, "shareProcessNamespace"), as_number(bool(share)), detail))
+        errors.append(invalid((*path, "shareProcessNamespace"), as_number(True), detail))
+    errors += _sysctls(context, spec, (*path, "sysctls"))
     policy = context.get("fsGroupChangePolicy")
     if policy is not None and _s(policy) not in ("Always", "OnRootMismatch"):
         errors.append(
@@ -1287,7 +1546,7 @@ def _pod_security_context(context: Any, path: Path) -> list[FieldError]:
                 (*path, "fsGroupChangePolicy"), as_json(policy), ("Always", "OnRootMismatch")
             )
         )
-    return errors
+    return errors + _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
 
 
 # --- the pod spec
@@ -1341,7 +1600,7 @@ def validate_pod_spec(
     elif dns_policy not in dns_policies:
         errors.append(not_supported((*path, "dnsPolicy"), as_json(dns_policy), dns_policies))
     errors += meta.labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
-    errors += _pod_security_context(spec.get("securityContext"), (*path, "securityContext"))
+    errors += _pod_security_context(spec.get("securityContext"), spec, (*path, "securityContext"))
     errors += _affinity(spec.get("affinity"), (*path, "affinity"))
     errors += _dns_config(spec.get("dnsConfig"), dns_policy, (*path, "dnsConfig"))
     for i, gate in enumerate(_dicts(spec.get("readinessGates"))):
@@ -1355,6 +1614,9 @@ def validate_pod_spec(
         if gate_name in gates:
             errors.append(duplicate((*path, "schedulingGates", i), as_string(gate_name)))
         gates.add(gate_name)
+    errors += _topology_spread(
+        _dicts(spec.get("topologySpreadConstraints")), (*path, "topologySpreadConstraints")
+    )
     errors += _host_users(spec, security, path)
     errors += _hostname_override(spec, path)
     for key in ("serviceAccountName", "nodeName"):

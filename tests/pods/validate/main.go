@@ -56,6 +56,21 @@ type response struct {
 	Errors      []cause `json:"errors"`
 	Message     string  `json:"message"`
 	DecodeError string  `json:"decodeError,omitempty"`
+	// The validation code panicked: kube-apiserver recovers and answers 500 with this
+	// body (k8s.io/apiserver server/filters.WithPanicRecovery).
+	ServerError string `json:"serverError,omitempty"`
+	Panic       string `json:"panic,omitempty"`
+}
+
+const panicBody = "This request caused apiserver to panic. Look in the logs for details."
+
+func runRecovering(req request) (resp response) {
+	defer func() {
+		if reason := recover(); reason != nil {
+			resp = response{Errors: []cause{}, ServerError: panicBody, Panic: fmt.Sprint(reason)}
+		}
+	}()
+	return run(req)
 }
 
 func fillSystemMeta(meta metav1.Object) {
@@ -141,7 +156,7 @@ func main() {
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			resp = response{DecodeError: err.Error()}
 		} else {
-			resp = run(req)
+			resp = runRecovering(req)
 		}
 		if err := out.Encode(resp); err != nil {
 			fmt.Fprintln(os.Stderr, err)
