@@ -37,7 +37,6 @@ by key. Compare such messages as sets of errors.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -86,9 +85,19 @@ def _check_version(kubernetes: str | None) -> None:
         )
 
 
+def _copy(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, scalars): ``copy.deepcopy`` costs a third of
+    a validation."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``obj`` with the metadata the API server fills in before validating."""
-    data = copy.deepcopy(dict(obj))
+    data: dict[str, Any] = _copy(dict(obj))
     metadata = data.get("metadata")
     metadata = dict(metadata) if isinstance(metadata, dict) else {}
     data["metadata"] = metadata

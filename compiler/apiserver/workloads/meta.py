@@ -7,7 +7,7 @@ come in either order. Here they come in sorted key order (compare as sets).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from compiler.errors import FieldError
@@ -36,15 +36,15 @@ __all__ = [
     "selector_matches",
 ]
 
-NameCheck = Callable[[str, bool], list[str]]
+NameCheck = Callable[[str, bool], Sequence[str]]
 _ANNOTATIONS_LIMIT = 256 * (1 << 10)
 
 
-def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+def name_is_dns_subdomain(name: str, prefix: bool) -> Sequence[str]:
     return names.dns1123_subdomain(names.mask_trailing_dash(name) if prefix else name)
 
 
-def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+def name_is_dns_label(name: str, prefix: bool) -> Sequence[str]:
     return names.dns1123_label(names.mask_trailing_dash(name) if prefix else name)
 
 

@@ -1,11 +1,13 @@
 """The string checks of k8s.io/apimachinery ``pkg/util/validation`` with Go's messages.
 
-Each returns the list of messages Go returns (empty: valid). Lengths count UTF-8 bytes
+Each returns the messages Go returns (empty: valid), cached: the same names come back
+for every Job and Pod of a large repository. Lengths count UTF-8 bytes
 and the patterns are anchored, as Go's ``len`` and ``regexp.MatchString`` with ``^...$``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -78,7 +80,8 @@ def inclusive_range(low: int, high: int) -> str:
     return f"must be between {low} and {high}, inclusive"
 
 
-def dns1123_label(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def dns1123_label(value: str) -> tuple[str, ...]:
     errors = []
     if _len(value) > 63:
         errors.append(max_len(63))
@@ -87,16 +90,17 @@ def dns1123_label(value: str) -> list[str]:
             errors.append("must not contain dots")
         else:
             errors.append(regex_error(_DNS_LABEL_MSG, _DNS_LABEL, "my-name", "123-abc"))
-    return errors
+    return tuple(errors)
 
 
-def dns1123_subdomain(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def dns1123_subdomain(value: str) -> tuple[str, ...]:
     errors = []
     if _len(value) > 253:
         errors.append(max_len(253))
     if not _DNS_SUBDOMAIN_RE.match(value):
         errors.append(regex_error(_DNS_SUBDOMAIN_MSG, _DNS_SUBDOMAIN, "example.com"))
-    return errors
+    return tuple(errors)
 
 
 def mask_trailing_dash(name: str) -> str:
@@ -107,7 +111,8 @@ def mask_trailing_dash(name: str) -> str:
     return name
 
 
-def qualified_name(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def qualified_name(value: str) -> tuple[str, ...]:
     """``IsQualifiedName``: an optional DNS-subdomain prefix and '/', then a name."""
     errors: list[str] = []
     parts = value.split("/")
@@ -120,11 +125,11 @@ def qualified_name(value: str) -> list[str]:
         else:
             errors.extend("prefix part " + m for m in dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a qualified name "
             + regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errors.append("name part must be non-empty")
     elif _len(name) > 63:
@@ -133,19 +138,21 @@ def qualified_name(value: str) -> list[str]:
         errors.append(
             "name part " + regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
         )
-    return errors
+    return tuple(errors)
 
 
-def label_value(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def label_value(value: str) -> tuple[str, ...]:
     errors = []
     if _len(value) > 63:
         errors.append(max_len(63))
     if not _LABEL_VALUE_RE.match(value):
         errors.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE, "MyValue", "my_value", "12345"))
-    return errors
+    return tuple(errors)
 
 
-def env_var_name_relaxed(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def env_var_name_relaxed(value: str) -> tuple[str, ...]:
     """``IsRelaxedEnvVarName`` (v1.34: the RelaxedEnvironmentVariableValidation gate is GA)."""
     errors = []
     if not value:
@@ -155,14 +162,15 @@ def env_var_name_relaxed(value: str) -> list[str]:
             "a valid environment variable name must consist only of printable ASCII"
             " characters other than '='"
         )
-    return errors
+    return tuple(errors)
 
 
-def port_number(port: int) -> list[str]:
-    return [] if 1 <= port <= 65535 else [inclusive_range(1, 65535)]
+def port_number(port: int) -> tuple[str, ...]:
+    return () if 1 <= port <= 65535 else (inclusive_range(1, 65535),)
 
 
-def port_name(port: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def port_name(port: str) -> tuple[str, ...]:
     """``IsValidPortName``: an IANA_SVC_NAME."""
     errors = []
     if _len(port) > 15:
@@ -175,10 +183,11 @@ def port_name(port: str) -> list[str]:
         errors.append("must not contain consecutive hyphens")
     if port and (port[0] == "-" or port[-1] == "-"):
         errors.append("must not begin or end with a hyphen")
-    return errors
+    return tuple(errors)
 
 
-def http_header_name(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def http_header_name(value: str) -> tuple[str, ...]:
     if _HEADER_RE.match(value):
-        return []
-    return [regex_error(_HEADER_MSG, _HEADER, "X-Header-Name")]
+        return ()
+    return (regex_error(_HEADER_MSG, _HEADER, "X-Header-Name"),)

@@ -6,20 +6,20 @@ from compiler.apiserver.workloads import names
 
 
 def test_dns_label_says_dots_apart_from_other_characters() -> None:
-    assert names.dns1123_label("a.b") == ["must not contain dots"]
+    assert list(names.dns1123_label("a.b")) == ["must not contain dots"]
     assert names.dns1123_label("A")[0].startswith("a lowercase RFC 1123 label must consist")
     assert names.dns1123_label("x" * 64)[0] == "must be no more than 63 characters"
 
 
 def test_go_dollar_does_not_forgive_a_trailing_newline() -> None:
-    assert names.dns1123_label("abc\n") != []
-    assert names.label_value("abc\n") != []
+    assert list(names.dns1123_label("abc\n")) != []
+    assert list(names.label_value("abc\n")) != []
 
 
 def test_qualified_name_parts() -> None:
     assert names.qualified_name("a/b/c")[0].startswith("a qualified name must consist of")
-    assert names.qualified_name("/x") == ["prefix part must be non-empty"]
-    assert names.qualified_name("example.com/") == [
+    assert list(names.qualified_name("/x")) == ["prefix part must be non-empty"]
+    assert list(names.qualified_name("example.com/")) == [
         "name part must be non-empty",
         "name part must consist of alphanumeric characters, '-', '_' or '.', and must start"
         " and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or"
@@ -32,8 +32,8 @@ def test_lengths_count_utf8_bytes() -> None:
 
 
 def test_relaxed_env_names() -> None:
-    assert names.env_var_name_relaxed("1A.b-c d") == []
-    assert names.env_var_name_relaxed("a=b") == [
+    assert list(names.env_var_name_relaxed("1A.b-c d")) == []
+    assert list(names.env_var_name_relaxed("a=b")) == [
         "a valid environment variable name must consist only of printable ASCII characters"
         " other than '='"
     ]
@@ -41,7 +41,7 @@ def test_relaxed_env_names() -> None:
 
 
 def test_port_names_collect_every_reason() -> None:
-    assert names.port_name("-A--") == [
+    assert list(names.port_name("-A--")) == [
         "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
         "must contain at least one letter (a-z)",
         "must not contain consecutive hyphens",

@@ -22,6 +22,7 @@ volume devices, other volume sources.
 from __future__ import annotations
 
 import decimal
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,7 +92,17 @@ def quantity(value: Any) -> Quantity:
 def resource_quantity(value: Any) -> Quantity:
     """A container's request or limit: decoded, then rounded up (away from zero) to a
     milli-unit, as ``SetDefaults_ResourceList`` does (``100u`` is ``1m``)."""
-    parsed = quantity(value)
+    if isinstance(value, str | int | float):
+        return _resource_quantity(type(value).__name__, value)  # True == 1 == 1.0
+    return _rounded(quantity(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _resource_quantity(_kind: str, value: Any) -> Quantity:
+    return _rounded(quantity(value))
+
+
+def _rounded(parsed: Quantity) -> Quantity:
     with decimal.localcontext() as context:
         context.prec = 200
         scaled = parsed.as_decimal() * 1000
