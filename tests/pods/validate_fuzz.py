@@ -629,9 +629,9 @@ def m_dns(rng: random.Random, obj: Obj, kind: str) -> None:
     if rng.random() < 0.6:
         config: Obj = {}
         if rng.random() < 0.6:
-            config["nameservers"] = ["10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"][
-                : rng.choice([0, 1, 4])
-            ]
+            second = rng.choice(["10.0.0.11", "bad", "fd00::a", "010.0.0.1"])
+            servers = ["10.0.0.10", second, "10.0.0.12", "10.0.0.13"]
+            config["nameservers"] = servers[: rng.choice([0, 1, 2, 4])]
         if rng.random() < 0.5:
             config["searches"] = rng.sample(
                 ["svc.cluster.local", "Bad_Domain", "a.", ".", "_srv.example.com", "-x"], 2
@@ -940,6 +940,31 @@ def m_seccomp_sysctls(rng: random.Random, obj: Obj, kind: str) -> None:
             spec[rng.choice(["hostNetwork", "hostIPC"])] = True
 
 
+def m_host_aliases(rng: random.Random, obj: Obj, kind: str) -> None:
+    aliases = _spec(obj, kind).setdefault("hostAliases", [])
+    for _ in range(rng.choice([1, 2])):
+        aliases.append(
+            {
+                "ip": rng.choice(
+                    [
+                        "10.0.0.1",
+                        "010.0.0.1",
+                        "256.0.0.1",
+                        "fe80::1",
+                        "::ffff:1.2.3.4",
+                        "",
+                        "host",
+                        "1.2.3",
+                        "fe80::1%eth0",
+                    ]
+                ),
+                "hostnames": rng.sample(
+                    ["node-0", "Node_0", "a.b.c", "", "x" * 64], rng.choice([0, 1, 2])
+                ),
+            }
+        )
+
+
 FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "container-name": (m_container_name, ("Job", "Pod")),
     "image": (m_image, ("Job", "Pod")),
@@ -959,6 +984,7 @@ FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "pod-names": (m_pod_names, ("Job", "Pod")),
     "metadata": (m_metadata, ("Job", "Pod")),
     "topology-spread": (m_topology_spread, ("Job", "Pod")),
+    "host-aliases": (m_host_aliases, ("Job", "Pod")),
     "projected-and-downward-api-volumes": (m_projected_volumes, ("Job", "Pod")),
     "seccomp-and-sysctls": (m_seccomp_sysctls, ("Job", "Pod")),
     "job-counts": (m_job_counts, ("Job",)),

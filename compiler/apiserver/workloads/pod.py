@@ -8,21 +8,22 @@ Feature gates are v1.34's defaults (relaxed environment variable names, zero-sec
 actions, no container restart rules, no env files).
 
 Emulated: containers and init containers (names, images, ports, env and envFrom, volume
-mounts, pull policy, resources, security context, probes and lifecycle handlers), volumes
-(names and the common sources: emptyDir, hostPath, secret, configMap,
-persistentVolumeClaim), restart and DNS policy, DNS config, node selector, affinity,
-tolerations, pod security context, service account, node, hostname, subdomain, priority
-class, readiness and scheduling gates, active deadline. Not emulated (never set by the
-Trainer, JobSet or Job controllers, and left to the API server): resource claims,
-ephemeral containers, pod-level resources, topology spread constraints, host aliases,
-sysctls, seccomp and AppArmor profiles and annotations, Windows options, the OS field,
-volume devices, other volume sources.
+mounts, pull policy, resources, security context with seccomp, probes and lifecycle
+handlers), volumes (names and the sources emptyDir, hostPath, secret, configMap,
+persistentVolumeClaim, downwardAPI, projected), restart and DNS policy, DNS config, host
+aliases, node selector, affinity, tolerations, pod security context with sysctls and
+seccomp, topology spread constraints (not ``matchLabelKeys``), service account, node,
+hostname, subdomain, priority and runtime class, preemption policy, readiness and
+scheduling gates, active deadline. Not emulated (left to the API server): resource
+claims, ephemeral containers, pod-level resources, AppArmor profiles, pod annotations with
+meaning, Windows options, the OS field, volume devices, other volume sources.
 """
 
 from __future__ import annotations
 
 import decimal
 import functools
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -1474,6 +1475,39 @@ def _tolerations(tolerations: list[dict[str, Any]], path: Path) -> list[FieldErr
     return errors
 
 
+def _sloppy_ipv4(value: str) -> bool:
+    """Go 1.16's IPv4 parser (``netutils.ParseIPSloppy``): leading zeros allowed."""
+    parts = value.split(".")
+    return len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def _ip(value: str, path: Path) -> list[FieldError]:
+    """``IsValidIPForLegacyField`` (StrictIPCIDRValidation is off in v1.34)."""
+    valid = _sloppy_ipv4(value)
+    if not valid and ":" in value and "%" not in value:
+        try:
+            ipaddress.IPv6Address(value)
+            valid = True
+        except ValueError:
+            valid = False
+    if valid:
+        return []
+    return [
+        invalid(
+            path, as_string(value), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+        )
+    ]
+
+
+def _host_aliases(aliases: list[dict[str, Any]], path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, alias in enumerate(aliases):
+        errors += _ip(_s(alias.get("ip")), (*path, i, "ip"))
+        for j, hostname in enumerate(alias.get("hostnames") or []):
+            errors += _dns_subdomain(_s(hostname), (*path, i, "hostnames", j))
+    return errors
+
+
 def _dns_config(config: Any, policy: str, path: Path) -> list[FieldError]:
     if policy == "None":
         if config is None:
@@ -1488,6 +1522,8 @@ def _dns_config(config: Any, policy: str, path: Path) -> list[FieldError]:
     if len(servers) > 3:
         detail = "must not have more than 3 nameservers"
         errors.append(invalid((*path, "nameservers"), as_json(servers), detail))
+    for i, server in enumerate(servers):
+        errors += _ip(server, (*path, "nameservers", i))
     searches = [_s(s) for s in config.get("searches") or []]
     if len(searches) > 32:
         detail = "must not have more than 32 search paths"
@@ -1646,6 +1682,7 @@ def validate_pod_spec(
         if value:
             errors += _dns_label(value, (*path, key))
     errors += _tolerations(_dicts(spec.get("tolerations")), (*path, "tolerations"))
+    errors += _host_aliases(_dicts(spec.get("hostAliases")), (*path, "hostAliases"))
     priority_class = _s(spec.get("priorityClassName"))
     if priority_class:
         errors += [
