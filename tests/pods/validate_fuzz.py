@@ -965,6 +965,31 @@ def m_host_aliases(rng: random.Random, obj: Obj, kind: str) -> None:
         )
 
 
+def m_owners(rng: random.Random, obj: Obj, kind: str) -> None:
+    meta = obj["metadata"]
+    if rng.random() < 0.7:
+        refs = meta.setdefault("ownerReferences", [])
+        for _ in range(rng.choice([1, 1, 2])):
+            ref: Obj = {
+                "apiVersion": rng.choice(
+                    ["jobset.x-k8s.io/v1alpha2", "batch/v1", "", "v1", "a/b/c", "/"]
+                ),
+                "kind": rng.choice(["JobSet", "Job", "", "Event"]),
+                "name": rng.choice(["llm", ""]),
+                "uid": rng.choice(["6a1e0d3c-0000-4000-8000-000000000001", ""]),
+            }
+            if rng.random() < 0.7:
+                ref["controller"] = rng.random() < 0.8
+            if rng.random() < 0.5:
+                ref["blockOwnerDeletion"] = True
+            refs.append(ref)
+    else:
+        meta["finalizers"] = rng.sample(
+            ["orphan", "foregroundDeletion", "example.com/cleanup", "bad finalizer", "a/b/c"],
+            rng.choice([1, 2, 3]),
+        )
+
+
 FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "container-name": (m_container_name, ("Job", "Pod")),
     "image": (m_image, ("Job", "Pod")),
@@ -985,6 +1010,7 @@ FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "metadata": (m_metadata, ("Job", "Pod")),
     "topology-spread": (m_topology_spread, ("Job", "Pod")),
     "host-aliases": (m_host_aliases, ("Job", "Pod")),
+    "owner-references-and-finalizers": (m_owners, ("Job", "Pod")),
     "projected-and-downward-api-volumes": (m_projected_volumes, ("Job", "Pod")),
     "seccomp-and-sysctls": (m_seccomp_sysctls, ("Job", "Pod")),
     "job-counts": (m_job_counts, ("Job",)),

@@ -11,10 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from compiler.errors import FieldError
+from compiler.kube.gotext import go_json
 
 from . import names
 from .fielderrors import (
     Path,
+    Value,
     as_json,
     as_number,
     as_string,
@@ -26,12 +28,14 @@ from .fielderrors import (
 
 __all__ = [
     "annotation_errors",
+    "finalizers",
     "label_name",
     "labels",
     "name_is_dns_label",
     "name_is_dns_subdomain",
     "nonnegative",
     "object_meta",
+    "owner_references",
     "selector_errors",
     "selector_matches",
 ]
@@ -80,8 +84,8 @@ def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[Fiel
 
 
 def object_meta(meta: Mapping[str, Any], name_check: NameCheck, path: Path) -> list[FieldError]:
-    """``ValidateObjectMeta`` of a namespaced object (owner references, finalizers and
-    managed fields are not checked: controllers set them, well-formed)."""
+    """``ValidateObjectMeta`` of a namespaced object (managed fields are not checked: the
+    server sets them)."""
     errors: list[FieldError] = []
     generate = str(meta.get("generateName") or "")
     if generate:
@@ -104,6 +108,85 @@ def object_meta(meta: Mapping[str, Any], name_check: NameCheck, path: Path) -> l
         ]
     errors += labels(meta.get("labels"), (*path, "labels"))
     errors += annotation_errors(meta.get("annotations"), (*path, "annotations"))
+    errors += owner_references(meta.get("ownerReferences"), (*path, "ownerReferences"))
+    errors += finalizers(meta.get("finalizers"), (*path, "finalizers"))
+    # core's ValidateObjectMeta adds: a finalizer without a '/' must be a standard one
+    for i, value in enumerate(str(v) for v in meta.get("finalizers") or []):
+        if "/" not in value and value not in ("kubernetes", "orphan", "foregroundDeletion"):
+            detail = "name is neither a standard finalizer name nor is it fully qualified"
+            errors.append(invalid((*path, "finalizers", i), as_string(value), detail))
+    return errors
+
+
+def _owner_json(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``metav1.OwnerReference`` as json.Marshal prints it (Go field order, omitempty)."""
+    shown: dict[str, Any] = {
+        "apiVersion": str(ref.get("apiVersion") or ""),
+        "kind": str(ref.get("kind") or ""),
+        "name": str(ref.get("name") or ""),
+        "uid": str(ref.get("uid") or ""),
+    }
+    for key in ("controller", "blockOwnerDeletion"):
+        if ref.get(key) is not None:
+            shown[key] = bool(ref[key])
+    return shown
+
+
+def _struct_value(value: Any) -> Value:
+    return Value(value, go_json(value, sort_keys=False))
+
+
+def owner_references(refs: Any, path: Path) -> list[FieldError]:
+    """``ValidateOwnerReferences``: errors name the list, not the entry."""
+    errors: list[FieldError] = []
+    refs = [r if isinstance(r, dict) else {} for r in refs or []]
+    first_controller = ""
+    for ref in refs:
+        api_version = str(ref.get("apiVersion") or "")
+        kind = str(ref.get("kind") or "")
+        group, version = "", ""
+        if api_version not in ("", "/"):
+            slashes = api_version.count("/")
+            if slashes == 0:
+                version = api_version
+            elif slashes == 1:
+                group, version = api_version.split("/")
+        if not version:
+            errors.append(
+                invalid((*path, "apiVersion"), as_string(api_version), "version must not be empty")
+            )
+        if not kind:
+            errors.append(invalid((*path, "kind"), as_string(kind), "must not be empty"))
+        if not ref.get("name"):
+            errors.append(invalid((*path, "name"), as_string(""), "must not be empty"))
+        if not ref.get("uid"):
+            errors.append(invalid((*path, "uid"), as_json(""), "must not be empty"))
+        if (group, version, kind) == ("", "v1", "Event"):
+            detail = "/v1, Kind=Event is disallowed from being an owner"
+            errors.append(invalid(path, _struct_value(_owner_json(ref)), detail))
+        if ref.get("controller"):
+            current = f"{kind}/{ref.get('name') or ''}"
+            if first_controller:
+                detail = (
+                    'Only one reference can have Controller set to true. Found "true" in'
+                    f" references for {first_controller} and {current}"
+                )
+                shown = [_owner_json(r) for r in refs]
+                errors.append(invalid(path, _struct_value(shown), detail))
+            else:
+                first_controller = current
+    return errors
+
+
+def finalizers(values: Any, path: Path) -> list[FieldError]:
+    """``ValidateFinalizers``: errors name the list, not the entry."""
+    errors: list[FieldError] = []
+    values = [str(v) for v in values or []]
+    for value in values:
+        errors += [invalid(path, as_string(value), m) for m in names.qualified_name(value)]
+    if "orphan" in values and "foregroundDeletion" in values:
+        detail = "finalizer orphan and foregroundDeletion cannot be both set"
+        errors.append(invalid(path, as_json(values), detail))
     return errors
 
 
