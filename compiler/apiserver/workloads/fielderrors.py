@@ -13,6 +13,7 @@ How the bad value prints depends on its Go type (``field.Error.ErrorBody``): a p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "not_found",
     "not_supported",
     "path_text",
+    "relocated",
     "required",
     "too_long",
     "too_many",
@@ -109,6 +111,18 @@ def _error(kind: str, path: Path, value: Value | None, detail: str) -> FieldErro
         body = f"{body}: {detail}"
     raw = None if value is None else value.raw
     return FieldError(kind, path_text(path), body, raw, _json_path(path))
+
+
+def relocated(errors: list[FieldError], go_prefix: Path, real_prefix: Path) -> list[FieldError]:
+    """``errors`` whose JSON path (where to find the field in a file) starts with
+    ``go_prefix`` moved under ``real_prefix``; their Go field text is unchanged. For the
+    errors Go names by a path that is not the field's (``volumeMounts.subPath`` for
+    ``volumeMounts[2].subPath``)."""
+    old, new = _json_path(go_prefix), _json_path(real_prefix)
+    return [
+        dataclasses.replace(e, path=new + e.path[len(old) :]) if e.path[: len(old)] == old else e
+        for e in errors
+    ]
 
 
 def required(path: Path, detail: str = "") -> FieldError:

@@ -22,6 +22,7 @@ from .fielderrors import (
     as_string,
     forbidden,
     invalid,
+    relocated,
     required,
     too_long,
 )
@@ -141,7 +142,8 @@ def owner_references(refs: Any, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     refs = [r if isinstance(r, dict) else {} for r in refs or []]
     first_controller = ""
-    for ref in refs:
+    for i, ref in enumerate(refs):
+        before = len(errors)
         api_version = str(ref.get("apiVersion") or "")
         kind = str(ref.get("kind") or "")
         group, version = "", ""
@@ -161,6 +163,8 @@ def owner_references(refs: Any, path: Path) -> list[FieldError]:
             errors.append(invalid((*path, "name"), as_string(""), "must not be empty"))
         if not ref.get("uid"):
             errors.append(invalid((*path, "uid"), as_json(""), "must not be empty"))
+        # Go names the list; these are found at the entry
+        errors[before:] = relocated(errors[before:], path, (*path, i))
         if (group, version, kind) == ("", "v1", "Event"):
             detail = "/v1, Kind=Event is disallowed from being an owner"
             errors.append(invalid(path, _struct_value(_owner_json(ref)), detail))
@@ -182,8 +186,9 @@ def finalizers(values: Any, path: Path) -> list[FieldError]:
     """``ValidateFinalizers``: errors name the list, not the entry."""
     errors: list[FieldError] = []
     values = [str(v) for v in values or []]
-    for value in values:
-        errors += [invalid(path, as_string(value), m) for m in names.qualified_name(value)]
+    for i, value in enumerate(values):
+        found = [invalid(path, as_string(value), m) for m in names.qualified_name(value)]
+        errors += relocated(found, path, (*path, i))
     if "orphan" in values and "foregroundDeletion" in values:
         detail = "finalizer orphan and foregroundDeletion cannot be both set"
         errors.append(invalid(path, as_json(values), detail))

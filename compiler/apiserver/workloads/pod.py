@@ -46,6 +46,7 @@ from .fielderrors import (
     invalid,
     not_found,
     not_supported,
+    relocated,
     required,
     too_long,
 )
@@ -254,9 +255,9 @@ def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[Fie
         return [] if _s(source.get("claimName")) else [required((*path, "claimName"))]
     if kind == "downwardAPI":
         errors = _mode(source.get("defaultMode"), (*path, "defaultMode"))
-        for item in _dicts(source.get("items")):
-            # Go reports an item's errors under downwardAPI itself, without its index
-            errors += _downward_file(item, path)
+        for j, item in enumerate(_dicts(source.get("items"))):
+            # Go names an item's errors by downwardAPI itself, without the item's index
+            errors += relocated(_downward_file(item, path), path, (*path, "items", j))
         return errors
     if kind == "projected":
         return _mode(source.get("defaultMode"), (*path, "defaultMode")) + _projection(source, path)
@@ -323,8 +324,9 @@ def _projection(projected: Mapping[str, Any], path: Path) -> list[FieldError]:
                     claim(_s(item.get("path")), _s(ref.get("name")))
         if source.get("downwardAPI") is not None:
             count += 1
-            for item in _dicts((source["downwardAPI"] or {}).get("items")):
-                errors += _downward_file(item, (*at, "downwardAPI"))
+            for j, item in enumerate(_dicts((source["downwardAPI"] or {}).get("items"))):
+                where = (*at, "downwardAPI")
+                errors += relocated(_downward_file(item, where), where, (*where, "items", j))
                 if _s(item.get("path")):
                     claim(_s(item.get("path")), _s(item.get("path")))
         if source.get("serviceAccountToken") is not None:
@@ -707,17 +709,21 @@ def _mounts(
             errors.append(invalid((*path, i, "mountPath"), as_string(target), "must be unique"))
         paths.add(target)
         sub_path = _s(mount.get("subPath"))
+        # Go names these volumeMounts.subPath (...), without the index: found at the mount's
+        found: list[FieldError] = []
         if sub_path:
-            # Go reports these under volumeMounts.subPath, without the index
-            errors += _local_descending(sub_path, (*path, "subPath"))
+            found += _local_descending(sub_path, (*path, "subPath"))
         expr = _s(mount.get("subPathExpr"))
         if expr:
             if sub_path:
                 detail = "subPathExpr and subPath are mutually exclusive"
-                errors.append(invalid((*path, i, "subPathExpr"), as_string(expr), detail))
-            errors += _local_descending(expr, (*path, "subPathExpr"))
-        errors += _propagation(mount, (*path, "mountPropagation"))
-        errors += _recursive_read_only(mount, (*path, "recursiveReadOnly"))
+                found.append(invalid((*path, i, "subPathExpr"), as_string(expr), detail))
+            found += _local_descending(expr, (*path, "subPathExpr"))
+        found += _propagation(mount, (*path, "mountPropagation"))
+        found += _recursive_read_only(mount, (*path, "recursiveReadOnly"))
+        for key in ("subPath", "subPathExpr", "mountPropagation", "recursiveReadOnly"):
+            found = relocated(found, (*path, key), (*path, i, key))
+        errors += found
     return errors
 
 
@@ -1089,12 +1095,14 @@ def _handler(
             scheme = _s(action.get("scheme"))
             if scheme not in ("HTTP", "HTTPS"):
                 errors.append(not_supported((*at, "scheme"), as_json(scheme), ("HTTP", "HTTPS")))
-            for header in _dicts(action.get("httpHeaders")):
+            for j, header in enumerate(_dicts(action.get("httpHeaders"))):
                 header_name = _s(header.get("name"))
-                errors += [
+                found = [
                     invalid((*at, "httpHeaders"), as_string(header_name), m)
                     for m in names.http_header_name(header_name)
                 ]
+                headers = (*at, "httpHeaders")
+                errors += relocated(found, headers, (*headers, j, "name"))
         elif kind == "tcpSocket":
             errors += _port_or_name(action.get("port"), (*at, "port"))
         elif kind == "grpc":

@@ -24,6 +24,9 @@ def test_sub_path_errors_name_no_index() -> None:
     assert texts(obj) == [
         'spec.containers[0].volumeMounts.subPath: Invalid value: "/abs": must be a relative path'
     ]
+    # ... but the error is found at the mount's own subPath, to locate it in a file
+    (error,) = validate_pod(obj)
+    assert error.path == ("spec", "containers", 0, "volumeMounts", 0, "subPath")
 
 
 def test_init_container_host_ports_are_checked_one_container_at_a_time() -> None:
