@@ -1,7 +1,8 @@
 """Differential fuzz of trainc's Job and Pod validation against kube-apiserver v1.34.4's.
 
 Each case is a Job as the JobSet controller creates it, or a Pod as the Job controller
-creates it, with one to three mutations drawn from every rule family
+creates it (four in ten made from a golden case's JobSet: its real pod templates), with
+up to three mutations drawn from every rule family
 ``compiler.apiserver.workloads`` emulates (containers, ports, env, resources, volumes and
 mounts, probes and handlers, affinity, tolerations, node selector, security context,
 restart and DNS policy, names, the batch Job rules). Both sides judge it: trainc, and
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import random
 import subprocess
@@ -29,6 +31,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from compiler.apiserver.workloads import ServerPanic, invalid_message, validate_job, validate_pod
 
@@ -89,6 +93,44 @@ def base_pod(rng: random.Random) -> Obj:
         meta["generateName"] = f"{job}-{index}-"
     else:
         meta["name"] = f"{job}-{index}-abcde"
+    return {"metadata": meta, "spec": spec}
+
+
+@functools.cache
+def golden_templates() -> tuple[tuple[str, str], ...]:
+    """(name, Job template as JSON) of every replicated job of every golden JobSet: real
+    pod templates (MPI launchers, initializers, sidecars, env from fields) to mutate."""
+    found: list[tuple[str, str]] = []
+    for expected in sorted((ROOT / "golden").glob("*/expected.yaml")):
+        for doc in yaml.safe_load_all(expected.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict) or doc.get("kind") != "JobSet":
+                continue
+            jobset = str((doc.get("metadata") or {}).get("name") or "js")
+            for rjob in (doc.get("spec") or {}).get("replicatedJobs") or []:
+                name = f"{jobset}-{rjob.get('name')}-0"[:63]
+                found.append((name, json.dumps(rjob.get("template") or {})))
+    return tuple(found)
+
+
+def golden_job(rng: random.Random) -> Obj:
+    """A Job made from a golden JobSet's replicated job, roughly as its controller would."""
+    name, template = rng.choice(golden_templates())
+    job: Obj = {"metadata": {"name": name, "namespace": "default"}, "spec": json.loads(template)}
+    pod_template = job["spec"].setdefault("template", {})
+    pod_template.setdefault("metadata", {}).setdefault("labels", {})[
+        "jobset.sigs.k8s.io/jobset-name"
+    ] = "js"
+    pod_template.setdefault("spec", {}).setdefault("restartPolicy", "OnFailure")
+    pod_template["spec"].setdefault("containers", [])
+    job["spec"].setdefault("completionMode", "Indexed")
+    job["spec"].setdefault("completions", job["spec"].get("parallelism", 1))
+    return job
+
+
+def golden_pod(rng: random.Random) -> Obj:
+    job = golden_job(rng)
+    spec = job["spec"]["template"]["spec"]
+    meta = {"name": job["metadata"]["name"] + "-0-abcde", "namespace": "default"}
     return {"metadata": meta, "spec": spec}
 
 
@@ -1034,7 +1076,10 @@ def cases(count: int, seed: int) -> Iterator[Case]:
     rng = random.Random(seed)
     for number in range(count):
         kind = "Job" if rng.random() < 0.6 else "Pod"
-        obj = base_job(rng) if kind == "Job" else base_pod(rng)
+        if rng.random() < 0.4 and golden_templates():
+            obj = golden_job(rng) if kind == "Job" else golden_pod(rng)
+        else:
+            obj = base_job(rng) if kind == "Job" else base_pod(rng)
         families = [name for name, (_, kinds) in FAMILIES.items() if kind in kinds]
         chosen = rng.sample(families, rng.choice([0, 1, 1, 1, 2, 2, 3])) if number else []
         for name in chosen:
