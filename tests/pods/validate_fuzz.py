@@ -1032,6 +1032,29 @@ def m_owners(rng: random.Random, obj: Obj, kind: str) -> None:
         )
 
 
+def m_pod_resources(rng: random.Random, obj: Obj, kind: str) -> None:
+    spec = _spec(obj, kind)
+    resources = spec.setdefault("resources", {})
+    names = ["cpu", "memory", "hugepages-2Mi", "nvidia.com/gpu", "ephemeral-storage", "foo"]
+    for _ in range(rng.choice([1, 2, 3])):
+        which = rng.choice(["requests", "limits", "both"])
+        name = rng.choice(names)
+        value = rng.choice(["1", "2", "8", "500m", "1Gi", "16Gi", "4Mi", "100u", 3])
+        if which in ("requests", "both"):
+            resources.setdefault("requests", {})[name] = value
+        if which in ("limits", "both"):
+            resources.setdefault("limits", {})[name] = rng.choice([value, "4", "2Gi", "2Mi"])
+    if rng.random() < 0.3:
+        sidecar = {"name": "sidecar", "image": "b", "restartPolicy": "Always"}
+        sidecar["resources"] = {
+            "requests": {"cpu": "1"},
+            "limits": {"cpu": "2", "hugepages-2Mi": "2Mi", "memory": "1Gi"},
+        }
+        spec.setdefault("initContainers", []).append(sidecar)
+    if rng.random() < 0.1:
+        resources["claims"] = []
+
+
 FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "container-name": (m_container_name, ("Job", "Pod")),
     "image": (m_image, ("Job", "Pod")),
@@ -1052,6 +1075,7 @@ FAMILIES: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "metadata": (m_metadata, ("Job", "Pod")),
     "topology-spread": (m_topology_spread, ("Job", "Pod")),
     "host-aliases": (m_host_aliases, ("Job", "Pod")),
+    "pod-level-resources": (m_pod_resources, ("Job", "Pod")),
     "owner-references-and-finalizers": (m_owners, ("Job", "Pod")),
     "projected-and-downward-api-volumes": (m_projected_volumes, ("Job", "Pod")),
     "seccomp-and-sysctls": (m_seccomp_sysctls, ("Job", "Pod")),

@@ -4,15 +4,17 @@ and their generated ``+default`` markers), before it validates.
 
 Only the defaults validation can see are applied; each is idempotent, so an object that
 is already defaulted (as the JobSet and Job controllers' objects are once stored) passes
-unchanged. Not applied: pod-level resource defaults, and volume sources other than the common
-ones (their defaults are not validated). The rounding of container requests and limits to
-a milli-unit is applied where they are compared (``pod.resource_quantity``).
+unchanged. Not applied: the defaults of volume sources other than the common ones (they
+are not validated). The rounding of requests and limits to a milli-unit is applied where
+they are compared (``pod.resource_quantity``).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from .pod import aggregate
 
 __all__ = ["default_job", "default_pod", "default_pod_spec", "drop_disabled_fields", "image_tag"]
 
@@ -162,6 +164,40 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
                 _container(container)
 
 
+def _pod_level_resources(spec: dict[str, Any]) -> None:
+    """``defaultHugePagePodLimits`` and ``defaultPodRequests`` (PodLevelResources is GA in
+    v1.34): pod-level hugepage limits from the containers', pod-level requests from the
+    containers' (cpu, memory) or the pod's own limits."""
+    resources = spec.get("resources")
+    if not isinstance(resources, dict):
+        return
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    if limits or requests:
+        pod_limits = dict(limits or {})
+        for name, total in aggregate(spec, "limits", rounded=False).items():
+            if not name.startswith("hugepages-") or name in (requests or {}):
+                continue
+            pod_limits.setdefault(name, str(total))
+        if pod_limits:
+            resources["limits"] = pod_limits
+    limits = resources.get("limits")
+    if not limits:
+        return
+    pod_requests = dict(resources.get("requests") or {})
+    for name, total in aggregate(spec, "requests", rounded=False).items():
+        supported = name in ("cpu", "memory")  # pod-level and overcommitable
+        if supported and name not in pod_requests:
+            pod_requests[name] = str(total)
+    for name, value in limits.items():
+        if (
+            name in ("cpu", "memory") or name.startswith("hugepages-")
+        ) and name not in pod_requests:
+            pod_requests[name] = value
+    if pod_requests:
+        resources["requests"] = pod_requests
+
+
 def default_pod(pod: dict[str, Any]) -> None:
     """``SetObjectDefaults_Pod``: a container's limits are its requests where it has none."""
     spec = pod.setdefault("spec", {})
@@ -175,6 +211,7 @@ def default_pod(pod: dict[str, Any]) -> None:
                 requests = resources["requests"] = {}
             for name, value in resources["limits"].items():
                 requests.setdefault(name, value)
+    _pod_level_resources(spec)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork"):

@@ -14,8 +14,8 @@ persistentVolumeClaim, downwardAPI, projected), restart and DNS policy, DNS conf
 aliases, node selector, affinity, tolerations, pod security context with sysctls and
 seccomp, topology spread constraints (not ``matchLabelKeys``), service account, node,
 hostname, subdomain, priority and runtime class, preemption policy, readiness and
-scheduling gates, active deadline. Not emulated (left to the API server): resource
-claims, ephemeral containers, pod-level resources, AppArmor profiles, pod annotations with
+scheduling gates, active deadline, pod-level resources. Not emulated (left to the API
+server): resource claims, ephemeral containers, AppArmor profiles, pod annotations with
 meaning, Windows options, the OS field, volume devices, other volume sources.
 """
 
@@ -858,7 +858,28 @@ def _hugepages(name: str, value: Quantity, path: Path) -> list[FieldError]:
     return [invalid(path, as_string(str(value)), detail)]
 
 
-def _resources(resources: Mapping[str, Any], path: Path) -> list[FieldError]:
+def _pod_resource_name(name: str, path: Path) -> list[FieldError]:
+    """``validatePodResourceName``: pod-level resources are cpu, memory and hugepages."""
+    errors = [invalid(path, as_json(name), m) for m in names.qualified_name(name)]
+    if not errors and "/" not in name:
+        standard = name in _STANDARD or name.startswith(("hugepages-", "requests.hugepages-"))
+        if not standard:
+            errors.append(
+                invalid(path, as_json(name), "must be a standard resource type or fully qualified")
+            )
+    if errors:
+        return errors
+    if name not in ("cpu", "memory") and not name.startswith("hugepages-"):
+        return [not_supported(path, as_json(name), ("cpu", "hugepages-", "memory"))]
+    return []
+
+
+def _resources(
+    resources: Mapping[str, Any], path: Path, name_check: Any = None
+) -> list[FieldError]:
+    """``validateResourceRequirements`` of a container (or, with ``name_check``
+    :func:`_pod_resource_name`, of the pod)."""
+    check = name_check or _resource_name
     errors: list[FieldError] = []
     limits = {str(k): resource_quantity(v) for k, v in (resources.get("limits") or {}).items()}
     requests = {str(k): resource_quantity(v) for k, v in (resources.get("requests") or {}).items()}
@@ -866,7 +887,7 @@ def _resources(resources: Mapping[str, Any], path: Path) -> list[FieldError]:
     hugepages = False
     for name in sorted(limits):
         at = (*path, "limits", Key(name))
-        errors += _resource_name(name, at) + _quantity_value(name, limits[name], at)
+        errors += check(name, at) + _quantity_value(name, limits[name], at)
         if name.startswith("hugepages-"):
             hugepages = True
             errors += _hugepages(name, limits[name], at)
@@ -874,7 +895,7 @@ def _resources(resources: Mapping[str, Any], path: Path) -> list[FieldError]:
     for name in sorted(requests):
         value = requests[name]
         at = (*path, "requests", Key(name))
-        errors += _resource_name(name, at) + _quantity_value(name, value, at)
+        errors += check(name, at) + _quantity_value(name, value, at)
         limit = limits.get(name)
         if limit is not None:
             if value.cmp(limit) != 0 and not _overcommit_allowed(name):
@@ -1311,6 +1332,94 @@ def _init_containers(
     return errors
 
 
+# --- pod-level resources
+
+
+def resource_lists(container: Mapping[str, Any], key: str, rounded: bool) -> dict[str, Quantity]:
+    """A container's ``requests`` or ``limits`` decoded (and rounded as after defaulting)."""
+    decode = resource_quantity if rounded else quantity
+    raw = (container.get("resources") or {}).get(key) or {}
+    return {str(k): decode(v) for k, v in raw.items()}
+
+
+def _add_into(total: dict[str, Quantity], more: Mapping[str, Quantity]) -> None:
+    for name, value in more.items():
+        total[name] = total[name].add(value) if name in total else value
+
+
+def _max_into(total: dict[str, Quantity], more: Mapping[str, Quantity]) -> None:
+    for name, value in more.items():
+        if name not in total or value.cmp(total[name]) > 0:
+            total[name] = value
+
+
+def aggregate(spec: Mapping[str, Any], key: str, rounded: bool = True) -> dict[str, Quantity]:
+    """``resourcehelper.AggregateContainerRequests`` (``key`` "requests") or
+    ``AggregateContainerLimits`` ("limits"): the containers' sum, sidecars included, or
+    the largest init container step if higher."""
+    total: dict[str, Quantity] = {}
+    for container in _dicts(spec.get("containers")):
+        _add_into(total, resource_lists(container, key, rounded))
+    sidecars: dict[str, Quantity] = {}
+    init_steps: dict[str, Quantity] = {}
+    for container in _dicts(spec.get("initContainers")):
+        own = resource_lists(container, key, rounded)
+        if container.get("restartPolicy") == "Always":
+            _add_into(total, own)
+            _add_into(sidecars, own)
+            step = dict(sidecars)
+        else:
+            step = {}
+            _add_into(step, own)
+            _add_into(step, sidecars)
+        _max_into(init_steps, step)
+    _max_into(total, init_steps)
+    return total
+
+
+def _pod_resources(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validatePodResources`` (resource claims: not emulated)."""
+    resources = spec.get("resources")
+    if resources is None:
+        return []
+    resources = resources if isinstance(resources, dict) else {}
+    at = (*path, "resources")
+    os_value = spec.get("os")
+    if isinstance(os_value, dict) and os_value.get("name") == "windows":
+        return [forbidden(at, "may not be set for a windows pod")]
+    errors: list[FieldError] = []
+    if resources.get("claims") is not None:
+        errors.append(
+            forbidden((*at, "claims"), "claims may not be set for Resources at pod-level")
+        )
+    errors += _resources(resources, at, _pod_resource_name)
+    requests = {str(k): resource_quantity(v) for k, v in (resources.get("requests") or {}).items()}
+    limits = {str(k): resource_quantity(v) for k, v in (resources.get("limits") or {}).items()}
+    containers_requests = aggregate(spec, "requests")
+    for name in sorted(containers_requests):
+        total = containers_requests[name]
+        if name in requests and total.cmp(requests[name]) > 0:
+            detail = f"must be greater than or equal to aggregate container requests of {total}"
+            errors.append(
+                invalid((*at, "requests", Key(name)), as_string(str(requests[name])), detail)
+            )
+    containers_limits = aggregate(spec, "limits")
+    for name in sorted(containers_limits):
+        total = containers_limits[name]
+        if name.startswith("hugepages-") and name in limits and total.cmp(limits[name]) > 0:
+            detail = f"must be greater than or equal to aggregate container limits of {total}"
+            errors.append(invalid((*at, "limits", Key(name)), as_string(str(limits[name])), detail))
+    for i, container in enumerate(_dicts(spec.get("containers"))):
+        own = resource_lists(container, "limits", True)
+        for name in sorted(own):
+            if name in limits and own[name].cmp(limits[name]) > 0:
+                # Go's path: resources.containers[i][name].limits
+                where = (*at, "containers", i, Key(name), "limits")
+                detail = f"must be less than or equal to pod limits of {limits[name]}"
+                errors.append(invalid(where, as_string(str(own[name])), detail))
+    return errors
+
+
 # --- scheduling
 
 
@@ -1638,6 +1747,7 @@ def validate_pod_spec(
         opts,
         os_name,
     )
+    errors += _pod_resources(spec, path)
     errors += _host_network(spec, path, opts)
     restart = _s(spec.get("restartPolicy"))
     if not restart:

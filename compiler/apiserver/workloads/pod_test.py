@@ -82,3 +82,25 @@ def test_host_network_needs_equal_host_ports_in_a_pod() -> None:
     ]
     obj["spec"]["containers"][0]["ports"][0].pop("hostPort")
     assert texts(obj) == []  # defaulted to the container port
+
+
+def test_pod_level_requests_cover_the_containers_and_sidecars() -> None:
+    sidecar = {"name": "s", "image": "i", "restartPolicy": "Always"}
+    sidecar["resources"] = {"requests": {"cpu": "1"}}
+    main = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+    obj = pod(containers=[main], initContainers=[sidecar], resources={"requests": {"cpu": "2"}})
+    assert texts(obj) == [
+        'spec.resources.requests[cpu]: Invalid value: "2": must be greater than or equal to'
+        " aggregate container requests of 3"
+    ]
+
+
+def test_pod_level_limits_default_the_pods_requests() -> None:
+    main = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+    obj = pod(containers=[main], resources={"limits": {"cpu": "1", "nvidia.com/gpu": "1"}})
+    # requests default to the containers' cpu (2) which exceeds the pod's limit of 1
+    assert texts(obj) == [
+        'spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu":'
+        ' supported values: "cpu", "hugepages-", "memory"',
+        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ]
