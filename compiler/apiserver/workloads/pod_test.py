@@ -85,7 +85,7 @@ def test_host_network_needs_equal_host_ports_in_a_pod() -> None:
 
 
 def test_pod_level_requests_cover_the_containers_and_sidecars() -> None:
-    sidecar = {"name": "s", "image": "i", "restartPolicy": "Always"}
+    sidecar: dict[str, Any] = {"name": "s", "image": "i", "restartPolicy": "Always"}
     sidecar["resources"] = {"requests": {"cpu": "1"}}
     main = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
     obj = pod(containers=[main], initContainers=[sidecar], resources={"requests": {"cpu": "2"}})
