@@ -949,7 +949,17 @@ def m_projected_volumes(rng: random.Random, obj: Obj, kind: str) -> None:
 
 def m_seccomp_sysctls(rng: random.Random, obj: Obj, kind: str) -> None:
     spec = _spec(obj, kind)
-    if rng.random() < 0.5:
+    if rng.random() < 0.3:
+        armor: Obj = {}
+        if rng.random() < 0.9:
+            armor["type"] = rng.choice(["RuntimeDefault", "Localhost", "Unconfined", "Custom"])
+        if rng.random() < 0.6:
+            armor["localhostProfile"] = rng.choice(["k8s-apparmor", "", " padded", "x" * 4100])
+        if rng.random() < 0.5:
+            spec.setdefault("securityContext", {})["appArmorProfile"] = armor
+        else:
+            _container(rng, obj, kind).setdefault("securityContext", {})["appArmorProfile"] = armor
+    elif rng.random() < 0.5:
         profile: Obj = {}
         if rng.random() < 0.9:
             profile["type"] = rng.choice(["RuntimeDefault", "Localhost", "Unconfined", "Custom"])

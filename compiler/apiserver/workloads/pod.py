@@ -15,8 +15,8 @@ aliases, node selector, affinity, tolerations, pod security context with sysctls
 seccomp, topology spread constraints (not ``matchLabelKeys``), service account, node,
 hostname, subdomain, priority and runtime class, preemption policy, readiness and
 scheduling gates, active deadline, pod-level resources. Not emulated (left to the API
-server): resource claims, ephemeral containers, AppArmor profiles, pod annotations with
-meaning, Windows options, the OS field, volume devices, other volume sources.
+server): resource claims, ephemeral containers, pod annotations with meaning (and
+AppArmor and seccomp annotations against the fields), Windows options, the OS field, volume devices, other volume sources.
 """
 
 from __future__ import annotations
@@ -947,7 +947,8 @@ def _security_context(
                     "`hostUsers` must be false to use `Unmasked`",
                 )
             )
-    return errors + _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+    errors += _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+    return errors + _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
 
 
 def _seccomp(profile: Any, path: Path) -> list[FieldError]:
@@ -976,6 +977,38 @@ def _seccomp(profile: Any, path: Path) -> list[FieldError]:
         detail = "can only be set when seccomp type is Localhost"
         errors.append(invalid((*path, "localhostProfile"), shown, detail))
     return errors
+
+
+def _app_armor(profile: Any, path: Path) -> list[FieldError]:
+    """``ValidateAppArmorProfileField``."""
+    if not isinstance(profile, dict):
+        return []
+    kind = _s(profile.get("type"))
+    local = profile.get("localhostProfile")
+    if kind == "Localhost":
+        if local is None:
+            detail = "must be set when AppArmor type is Localhost"
+            return [required((*path, "localhostProfile"), detail)]
+        errors: list[FieldError] = []
+        local = _s(local)
+        if local.strip(" \t\n\v\f\r\x85\xa0") != local:
+            detail = "must not be padded with whitespace"
+            errors.append(invalid((*path, "localhostProfile"), as_string(local), detail))
+        elif not local:
+            detail = "must be set when AppArmor type is Localhost"
+            errors.append(required((*path, "localhostProfile"), detail))
+        if len(local.encode()) > 4095:
+            errors.append(too_long((*path, "localhostProfile"), 4095))
+        return errors
+    if kind in ("RuntimeDefault", "Unconfined"):
+        if local is not None:
+            detail = "can only be set when AppArmor type is Localhost"
+            return [invalid((*path, "localhostProfile"), as_json(_s(local)), detail)]
+        return []
+    if not kind:
+        return [required((*path, "type"), "type is required when appArmorProfile is set")]
+    supported = ("Localhost", "RuntimeDefault", "Unconfined")
+    return [not_supported((*path, "type"), as_json(kind), supported)]
 
 
 _SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
@@ -1710,7 +1743,8 @@ def _pod_security_context(context: Any, spec: Mapping[str, Any], path: Path) -> 
                 (*path, "fsGroupChangePolicy"), as_json(policy), ("Always", "OnRootMismatch")
             )
         )
-    return errors + _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+    errors += _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+    return errors + _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
 
 
 # --- the pod spec
