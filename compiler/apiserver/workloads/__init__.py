@@ -27,8 +27,9 @@ quote them (a Job's generated selector) show these placeholders instead.
 
 **Panics.** Where v1.34.4's validation code itself panics (a success policy on an Indexed
 Job without ``completions``), the API server answers 500 with :data:`PANIC_BODY`;
-:func:`validate_job` raises :class:`ServerPanic` then. A Job that would not even decode
-(an unparsable quantity) raises :class:`WorkloadDecodeError`.
+:func:`validate_job` raises :class:`ServerPanic` then. A Job or Pod that would not even decode
+(an unparsable quantity, a string where Go has a number) raises
+:class:`WorkloadDecodeError`.
 
 **Order.** Go walks maps (label maps, resource lists) in random order, so when several
 errors come from one map the API server lists them in any order; here they come sorted
@@ -38,7 +39,7 @@ by key. Compare such messages as sets of errors.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from compiler.errors import FieldError
@@ -127,11 +128,37 @@ def validate_job(
     ['spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"']
     """
     _check_version(kubernetes)
+    opts = PodOptions(resource_is_pod=False, allow_privileged=allow_privileged)
+    return _decoding("Job", obj, lambda: _job_errors(obj, opts))
+
+
+def _job_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
     job = _server_meta(obj)
     default_job(job)
     prepare_job(job)
     drop_disabled_fields(job["spec"]["template"]["spec"])
-    return job_errors(job, PodOptions(resource_is_pod=False, allow_privileged=allow_privileged))
+    return job_errors(job, opts)
+
+
+def _decoding(
+    kind: str, obj: Mapping[str, Any], run: Callable[[], list[FieldError]]
+) -> list[FieldError]:
+    """``run()``; a value of a type the API server would not decode (a string where Go
+    has an int, a list where it has a map) is :class:`WorkloadDecodeError`, as the
+    server's 400, not a traceback."""
+    try:
+        return run()
+    except (WorkloadDecodeError, ServerPanic):
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
+        name = (
+            (obj.get("metadata") or {}).get("name")
+            if isinstance(obj.get("metadata"), dict)
+            else None
+        )
+        raise WorkloadDecodeError(
+            f"{kind} {name or ''} cannot be decoded: {err}".replace("  ", " ")
+        ) from err
 
 
 def validate_pod(
@@ -139,11 +166,15 @@ def validate_pod(
 ) -> list[FieldError]:
     """The errors kube-apiserver returns when a controller creates the v1 Pod ``obj``."""
     _check_version(kubernetes)
+    opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
+    return _decoding("Pod", obj, lambda: _pod_errors(obj, opts))
+
+
+def _pod_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
     pod = _server_meta(obj)
     default_pod(pod)
     spec = pod["spec"]
     drop_disabled_fields(spec)
-    opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
     errors = meta.object_meta(pod["metadata"], meta.name_is_dns_subdomain, ("metadata",))
     errors += validate_pod_spec(spec, str(pod["metadata"].get("name") or ""), ("spec",), opts)
     if not spec.get("serviceAccountName"):

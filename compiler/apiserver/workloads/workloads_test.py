@@ -219,3 +219,34 @@ def test_the_message_quotes_the_name_as_go_does() -> None:
     error = FieldError("FieldValueRequired", "spec", "Required value")
     assert invalid_message("Pod", 'a"b', [error]) == 'Pod "a\\"b" is invalid: spec: Required value'
     assert invalid_message("Job", "a", []) == 'Job.batch "a" is invalid'
+
+
+def _wrong_types(value: Any, rng: Any, depth: int = 0) -> Any:
+    """``value`` with some leaves or containers replaced by values of another JSON type."""
+    if rng.random() < 0.08 and depth > 1:
+        return rng.choice(["x", 7, -1, 1.5, True, None, [], {}, ["a"], {"a": 1}])
+    if isinstance(value, dict):
+        return {k: _wrong_types(v, rng, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wrong_types(v, rng, depth + 1) for v in value]
+    return value
+
+
+def test_wrongly_typed_objects_are_decode_errors_never_tracebacks() -> None:
+    import random
+
+    from compiler.apiserver.workloads import ServerPanic, WorkloadDecodeError
+
+    rng = random.Random(27)
+    decode_errors = 0
+    for _ in range(400):  # bounded: a few hundred mangled objects
+        job = _wrong_types(good_job(), rng)
+        pod = {"metadata": job.get("metadata"), "spec": (job.get("spec") or {}).get("template")}
+        for validate, obj in ((validate_job, job), (validate_pod, pod)):
+            try:
+                validate(obj)
+            except WorkloadDecodeError:
+                decode_errors += 1
+            except ServerPanic:
+                pass
+    assert decode_errors > 50  # the test reaches the decoding failures
