@@ -644,9 +644,13 @@ def m_security(rng: random.Random, obj: Obj, kind: str) -> None:
             context[key] = rng.choice([-1, 0, 1000, 2147483647, 2147483648])
     else:
         context = _container(rng, obj, kind).setdefault("securityContext", {})
-        key = rng.choice(["runAsUser", "runAsGroup", "privileged", "readOnlyRootFilesystem"])
+        key = rng.choice(
+            ["runAsUser", "runAsGroup", "privileged", "readOnlyRootFilesystem", "procMount"]
+        )
         if key in ("privileged", "readOnlyRootFilesystem"):
             context[key] = rng.random() < 0.5
+        elif key == "procMount":
+            context[key] = rng.choice(["Default", "Unmasked", "Masked"])
         else:
             context[key] = rng.choice([-1, 0, 1000, 2147483648])
     if rng.random() < 0.15:

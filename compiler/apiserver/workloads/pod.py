@@ -1213,9 +1213,7 @@ def _probe(probe: Any, kind: str, grace: int | None, path: Path) -> list[FieldEr
     return errors
 
 
-def _lifecycle(
-    lifecycle: Any, grace: int | None, path: Path, os_name: str | None
-) -> list[FieldError]:
+def _lifecycle(lifecycle: Any, grace: int | None, path: Path) -> list[FieldError]:
     lifecycle = lifecycle if isinstance(lifecycle, dict) else {}
     errors: list[FieldError] = []
     for key in ("postStart", "preStop"):
@@ -1223,9 +1221,6 @@ def _lifecycle(
         if handler is not None:
             handler = handler if isinstance(handler, dict) else {}
             errors += _handler(handler, _LIFECYCLE_HANDLERS, grace, (*path, key))
-    if lifecycle.get("stopSignal") is not None and os_name is None:
-        detail = "may not be set for containers with empty `spec.os.name`"
-        errors.append(forbidden((*path, "stopSignal"), detail))
     return errors
 
 
@@ -1301,7 +1296,6 @@ def _containers(
     path: Path,
     host_users: bool,
     opts: PodOptions,
-    os_name: str | None,
 ) -> list[FieldError]:
     if not containers:
         return [required(path)]
@@ -1315,7 +1309,7 @@ def _containers(
             errors.append(duplicate((*at, "name"), as_string(name)))
         seen.add(name)
         if container.get("lifecycle") is not None:
-            errors += _lifecycle(container["lifecycle"], grace, (*at, "lifecycle"), os_name)
+            errors += _lifecycle(container["lifecycle"], grace, (*at, "lifecycle"))
         for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
             errors += _probe(container.get(kind), kind, grace, (*at, kind))
         if container.get("restartPolicy") is not None:
@@ -1333,7 +1327,6 @@ def _init_containers(
     path: Path,
     host_users: bool,
     opts: PodOptions,
-    os_name: str | None,
 ) -> list[FieldError]:
     errors: list[FieldError] = []
     seen = {_s(c.get("name")) for c in regular}
@@ -1354,7 +1347,7 @@ def _init_containers(
         errors += _host_ports([container], path)
         if always:
             if container.get("lifecycle") is not None:
-                errors += _lifecycle(container["lifecycle"], grace, (*at, "lifecycle"), os_name)
+                errors += _lifecycle(container["lifecycle"], grace, (*at, "lifecycle"))
             for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
                 errors += _probe(container.get(kind), kind, grace, (*at, kind))
         else:
@@ -1765,12 +1758,8 @@ def validate_pod_spec(
     host_users = security.get("hostUsers") is None or bool(security.get("hostUsers"))
     volumes, volume_errors = _volumes(_dicts(spec.get("volumes")), (*path, "volumes"))
     errors += volume_errors
-    os_value = spec.get("os")
-    os_name = _s(os_value.get("name")) if isinstance(os_value, dict) else None
     containers = _dicts(spec.get("containers"))
-    errors += _containers(
-        containers, volumes, grace, (*path, "containers"), host_users, opts, os_name
-    )
+    errors += _containers(containers, volumes, grace, (*path, "containers"), host_users, opts)
     errors += _init_containers(
         _dicts(spec.get("initContainers")),
         containers,
@@ -1779,7 +1768,6 @@ def validate_pod_spec(
         (*path, "initContainers"),
         host_users,
         opts,
-        os_name,
     )
     errors += _pod_resources(spec, path)
     errors += _host_network(spec, path, opts)
@@ -1816,7 +1804,6 @@ def validate_pod_spec(
     errors += _topology_spread(
         _dicts(spec.get("topologySpreadConstraints")), (*path, "topologySpreadConstraints")
     )
-    errors += _host_users(spec, security, path)
     errors += _hostname_override(spec, path)
     for key in ("serviceAccountName", "nodeName"):
         value = _s(spec.get(key))
@@ -1874,22 +1861,6 @@ def _host_network(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list
                         "must match `containerPort` when `hostNetwork` is true",
                     )
                 )
-    return errors
-
-
-def _host_users(
-    spec: Mapping[str, Any], security: Mapping[str, Any], path: Path
-) -> list[FieldError]:
-    if security.get("hostUsers") is None or security.get("hostUsers"):
-        return []
-    errors = []
-    for key, shown in (
-        ("hostNetwork", "hostNetwork"),
-        ("hostPID", "HostPID"),
-        ("hostIPC", "HostIPC"),
-    ):
-        if spec.get(key):
-            errors.append(forbidden((*path, shown), "when `hostUsers` is false"))
     return errors
 
 
