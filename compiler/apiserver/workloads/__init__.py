@@ -99,9 +99,12 @@ def _copy(value: Any) -> Any:
 def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``obj`` with the metadata the API server fills in before validating."""
     data: dict[str, Any] = _copy(dict(obj))
-    metadata = data.get("metadata")
-    metadata = dict(metadata) if isinstance(metadata, dict) else {}
-    data["metadata"] = metadata
+    for key in ("metadata", "spec"):
+        if data.get(key) is None:
+            data[key] = {}
+        elif not isinstance(data[key], dict):
+            raise WorkloadDecodeError(f"{key} is not an object")
+    metadata = data["metadata"]
     if not metadata.get("name") and metadata.get("generateName"):
         metadata["name"] = str(metadata["generateName"])[: 63 - len(PLACEHOLDER_SUFFIX)] + (
             PLACEHOLDER_SUFFIX
@@ -110,8 +113,6 @@ def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
         metadata["uid"] = PLACEHOLDER_UID
     if not metadata.get("namespace"):
         metadata["namespace"] = "default"
-    if not isinstance(data.get("spec"), dict):
-        data["spec"] = {}
     return data
 
 
