@@ -150,6 +150,21 @@ OVERLAY_SIZES ?= 10000,50000
 
 # The Go side of the policy bench: k8s.io/apiserver's ValidatingAdmissionPolicy code over
 # the objects trainc checks (tests/bench/vapbench), built once like the oracle.
+# The API server's Job and Pod validation (kube-apiserver v1.34.4's create path) against
+# trainc's (compiler/apiserver/workloads); closing line:
+#   conformance-pods: N cases, D verdict differences, M message differences
+.PHONY: pods-validate-oracle conformance-pods clean-pods-validate
+PODS_VALIDATE_DIR := tests/pods/validate
+PODS_VALIDATE := $(PODS_VALIDATE_DIR)/bin/validate
+pods-validate-oracle: $(PODS_VALIDATE)
+$(PODS_VALIDATE): $(PODS_VALIDATE_DIR)/main.go $(PODS_VALIDATE_DIR)/go.mod $(PODS_VALIDATE_DIR)/go.sum
+	cd $(PODS_VALIDATE_DIR) && go build -o bin/validate .
+conformance-pods: setup pods-validate-oracle
+	$(PY) -m tests.pods.validate_fuzz --count $(N)
+clean: clean-pods-validate
+clean-pods-validate:
+	rm -rf $(PODS_VALIDATE_DIR)/bin
+
 VAPBENCH_DIR := tests/bench/vapbench
 VAPBENCH := $(VAPBENCH_DIR)/bin/vapbench
 vapbench: $(VAPBENCH)
