@@ -305,3 +305,23 @@ def test_fungibility_picks_the_flavor_that_does_not_borrow(
     result = assign_flavors(jobset_workload(jobset(1, 4), setup), "research", setup, tree)
     expected = "a100" if when_can_borrow == "MayStopSearch" else "h100"
     assert result.fits and result.flavors[0][GPU] == expected
+
+
+# --- delivery ----------------------------------------------------------------------------
+
+
+def test_a_rendered_jobset_made_for_the_jobset_integration() -> None:
+    from compiler.apiserver.manifest import Manifest, SourceMap
+    from compiler.queue.delivery import for_jobset_integration, jobset_integration_problems
+
+    rendered = jobset(2, 4)
+    rendered["spec"]["suspend"] = False
+    rendered["metadata"]["ownerReferences"] = [{"kind": "TrainJob", "name": "llm"}]
+    before = jobset_integration_problems(Manifest(rendered, SourceMap("js", {})))
+    assert len(before) == 3  # no label, not suspended, owned by a TrainJob
+    labels = {"kueue.x-k8s.io/queue-name": "research", "kueue.x-k8s.io/priority-class": "hi"}
+    out = for_jobset_integration(rendered, labels)
+    assert jobset_integration_problems(Manifest(out, SourceMap("js", {}))) == []
+    assert out["metadata"]["labels"] == labels and out["spec"]["suspend"] is True
+    assert "ownerReferences" not in out["metadata"]
+    assert rendered["spec"]["suspend"] is False  # the input is not changed
