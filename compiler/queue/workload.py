@@ -37,8 +37,11 @@ from typing import Any
 from compiler.kube.podrequests import pod_requests, resource_list
 from compiler.kube.quantity import Quantity
 from compiler.queue.objects import QueueSetup, ResourcesConfig
-from compiler.render.framework import RenderOptions
-from compiler.render.pipeline import render_trainjob
+from compiler.render.framework import RenderOptions, TrainJobContext, run_phases
+from compiler.render.info import json_copy
+from compiler.render.pipeline import apply_configuration_json
+from compiler.render.registry import default_phases
+from compiler.render.runtime_info import new_runtime_info
 
 __all__ = [
     "PodSet",
@@ -215,17 +218,22 @@ def jobset_workload(
 def kueue_jobset(
     trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any], trainer_version: str
 ) -> tuple[JsonObject | None, list[str]]:
-    """The JobSet Kueue's TrainJob integration builds for ``trainjob`` (with the Trainer
-    release that Kueue embeds): trainc's render at that release, before any output
-    overlay (Kueue reads the TrainJob and its runtime, never what a cluster overlay makes
-    of the JobSet). The errors instead when that release refuses the TrainJob."""
-    result = render_trainjob(
-        dict(trainjob), dict(runtime_spec), RenderOptions(trainer_version=trainer_version)
-    )
-    if result.errors:
-        return None, [str(error) for error in result.errors]
-    jobset = next((o for o in result.objects if o.get("kind") == "JobSet"), None)
-    return jobset, []
+    """The JobSet Kueue's TrainJob integration builds for ``trainjob`` (``getChildJobSet``:
+    ``RuntimeInfo``, then the JobSet builder, with the Trainer release Kueue embeds):
+    trainc's Trainer framework at that release, without the admission checks (Kueue runs
+    none; a TrainJob the cluster's webhook refuses never reaches it) and before any
+    output overlay (Kueue reads the TrainJob and its runtime, never what a cluster
+    overlay makes of the JobSet). The errors instead when that build fails."""
+    job = TrainJobContext(json_copy(dict(trainjob)), RenderOptions(trainer_version=trainer_version))
+    try:
+        info = new_runtime_info(job, json_copy(dict(runtime_spec)))
+        objects = run_phases(default_phases(), info, job)
+    except (KeyError, TypeError, ValueError) as error:
+        return None, [f"the Trainer {trainer_version} framework cannot build it: {error}"]
+    jobset = next((o for o in objects if o.get("kind") == "JobSet"), None)
+    if jobset is None:
+        return None, ["the runtime builds no JobSet"]
+    return apply_configuration_json(jobset), []
 
 
 def trainjob_workload(
