@@ -15,7 +15,9 @@ group's label keys) exclude, is skipped; otherwise each requested resource of th
 must fit (earlier PodSets' use of the same flavor counted). A fitting flavor that borrows
 is kept and the next one tried when ``flavorFungibility.whenCanBorrow`` is
 ``TryNextFlavor``, the least borrowing one winning. A resource no resource group covers,
-or a group where no flavor fits, is "can never be admitted" (``NoFit``).
+or a group where no flavor fits, is "can never be admitted" (``NoFit``). As in Kueue, a
+PodSet whose only requests are zero amounts of resources the queue does not define ends
+the assignment there, as a fit (the PodSets after it are not looked at).
 
 Not emulated: Topology Aware Scheduling, admission checks, DRA, partial admission.
 """
@@ -419,6 +421,10 @@ def assign_flavors(
             chosen.update(found)
         if misses:
             return Assignment(False, tuple(flavors_out), tuple(misses))
+        if requests and not chosen:
+            # Only zero requests for resources the queue does not define: Kueue counts the
+            # PodSet as failed, stops there, and its empty status reads as Fit.
+            return Assignment(True, (*flavors_out, chosen))
         for resource, flavor in chosen.items():
             fr = (flavor, resource)
             context.usage[fr] = context.usage.get(fr, 0) + requests[resource]
