@@ -65,6 +65,9 @@ class ClusterTarget:
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
     extensions: tuple[str, ...] = ()
+    # resolved JobSets go to Kueue's JobSet integration (compiler.queue.delivery)
+    kueue_jobsets: bool = False
+    kueue_version: str | None = None  # the Kueue release the cluster runs, if declared
     # what the paths the overlays name stay inside (compiler.load.confine); not in the
     # repr, which keys the render cache: where the repository is changes no output
     root: Root | None = field(default=None, repr=False)
@@ -87,6 +90,8 @@ class ClusterTarget:
             delivery=cluster.delivery,
             gitops=cluster.gitops,
             extensions=tuple(cluster.extensions),
+            kueue_jobsets=cluster.kueue.job_sets,
+            kueue_version=cluster.kueue.version,
             root=project.confinement,
         )
 

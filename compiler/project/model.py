@@ -18,6 +18,10 @@
         policies: []                     # in addition to inputs.policies
         delivery: resolved               # trainc apply: resolved objects, or trainjobs
         extensions: [intel-mpi, yunikorn]  # opt-in, beyond upstream (resolved delivery only)
+        kueue:                           # when schedulers lists kueue
+          version: v0.17.0               # the Kueue release it runs (Trainer skew warning)
+          jobSets: true                  # resolved delivery: JobSets to Kueue's JobSet
+                                         # integration (queue label, suspend: true)
         gitops:                          # delivery hints, all off unless set (GitOps)
           syncWaves: true                # Argo CD: PodGroups, ConfigMaps before JobSets
           serverSideApply: true          # Argo CD: ServerSideApply=true
@@ -46,6 +50,7 @@ from compiler.apiserver.manifest import SourceMap
 from compiler.errors import JsonPath, Problem
 from compiler.upstream.versions import (
     DEFAULT_TRAINER_VERSION,
+    KUEUE_TRAINER_VERSIONS,
     MEASURED_TRAINER_VERSIONS,
     TRAINER_VERSIONS,
 )
@@ -56,6 +61,7 @@ __all__ = [
     "Cluster",
     "GitOps",
     "Inputs",
+    "Kueue",
     "Namespace",
     "ProjectSpec",
     "validation_problems",
@@ -125,6 +131,24 @@ class GitOps(_Model):
     kustomization: bool = False
 
 
+class Kueue(_Model):
+    """What the cluster's Kueue does with queued jobs (docs/integrations/kueue.md)."""
+
+    # the Kueue release the cluster runs: the Trainer it embeds computes TrainJob Workloads
+    version: str | None = None
+    # resolved delivery: the JobSets go to Kueue's JobSet integration, queue-labelled and
+    # suspended, instead of starting outside every quota
+    job_sets: bool = False
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None and value not in KUEUE_TRAINER_VERSIONS:
+            known = ", ".join(KUEUE_TRAINER_VERSIONS)
+            raise ValueError(f"Kueue version {value!r} is not known to trainc: it knows {known}")
+        return value
+
+
 class Cluster(_Model):
     name: str
     trainer: str = DEFAULT_TRAINER_VERSION
@@ -140,6 +164,7 @@ class Cluster(_Model):
     gitops: GitOps = GitOps()
     # opt-in behaviour beyond upstream (compiler.render.extensions); off unless listed
     extensions: list[Extension] = []
+    kueue: Kueue = Kueue()
 
     @field_validator("name")
     @classmethod
