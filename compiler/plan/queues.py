@@ -1,0 +1,137 @@
+"""The Kueue stages (compiler.queue): delivery never bypasses a queue, and ``check`` says
+what the cluster's Kueue will say about each queued TrainJob.
+
+* :func:`queue_delivery_problems` (part of the cluster checks): a TrainJob that names a
+  Kueue queue, delivered ``resolved`` to a cluster that runs Kueue without the JobSet
+  opt-in, is an error (rule ``kueue``) at its queue label;
+* :func:`queue_jobsets` (after the output overlays): with ``kueue: {jobSets: true}`` the
+  JobSets of queued TrainJobs go out queue-labelled and suspended, for Kueue's JobSet
+  integration;
+* :func:`check_queues` (``trainc check``): the queue setup among the inputs (Kueue objects
+  the API server refuses are input errors), each queued TrainJob's Workload as the
+  cluster's Kueue computes it, the admissibility verdict (findings of rule ``kueue``), and
+  a warning when the Trainer release Kueue embeds computes other requests than the
+  cluster's Trainer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from compiler.errors import Finding, Problem
+from compiler.plan.build_plan import ClusterTarget
+from compiler.plan.compile import TrainJobSummary
+from compiler.queue.assign import format_amount
+from compiler.queue.delivery import bypass_problem, for_jobset_integration
+from compiler.queue.objects import queue_setup
+from compiler.queue.verdict import QUEUE_LABEL, RULE, QueuedJob, queue_name, queue_problems
+from compiler.queue.workload import PodSetRequests, jobset_workload, trainjob_workload
+from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
+
+if TYPE_CHECKING:  # stages.py runs these stages: no import cycle at run time
+    from compiler.plan.stages import Build
+
+__all__ = ["check_queues", "queue_delivery_problems", "queue_jobsets"]
+
+
+def _jobsets_to_kueue(cluster: ClusterTarget | None) -> bool:
+    return (
+        cluster is not None
+        and cluster.delivery == "resolved"
+        and cluster.kueue_jobsets
+        and cluster.has_scheduler("kueue") is not False
+    )
+
+
+def queue_delivery_problems(
+    cluster: ClusterTarget, summaries: list[TrainJobSummary]
+) -> list[Problem]:
+    """Queued TrainJobs whose resolved JobSets would bypass the cluster's Kueue."""
+    if (
+        cluster.has_scheduler("kueue") is not True
+        or cluster.delivery != "resolved"
+        or cluster.kueue_jobsets
+    ):
+        return []
+    problems = []
+    for summary in summaries:
+        job = summary.trainjob
+        queue = queue_name(job) if job is not None and not summary.skipped else None
+        if job is not None and queue is not None:
+            problems.append(bypass_problem(job, cluster.name, queue))
+    return problems
+
+
+def queue_jobsets(build: Build) -> None:
+    """With the JobSet opt-in, every queued TrainJob's JobSet as Kueue's JobSet
+    integration manages it (queue label, ``suspend: true``)."""
+    if not _jobsets_to_kueue(build.plan.cluster):
+        return
+    for summary in build.summaries:
+        job = summary.trainjob
+        if job is None or queue_name(job) is None:
+            continue
+        labels = job.metadata.get("labels") or {}
+        summary.objects = [
+            replace(o, data=for_jobset_integration(o.data, labels))
+            if o.data.get("kind") == "JobSet"
+            else o
+            for o in summary.objects
+        ]
+
+
+def _requests_text(workload: list[PodSetRequests]) -> str:
+    """``node x4: cpu 8, memory 32Gi, nvidia.com/gpu 8`` (totals of each PodSet)."""
+    return "; ".join(
+        f"{p.name} x{p.count}: "
+        + (", ".join(f"{k} {format_amount(k, v)}" for k, v in p.requests.items()) or "nothing")
+        for p in workload
+    )
+
+
+def check_queues(build: Build) -> None:
+    """The queue setup, each queued TrainJob's Workload, the verdict and the skew warning."""
+    setup, problems = queue_setup(build.loaded.others)
+    build.problems += problems
+    cluster = build.plan.cluster
+    kueue_version = (cluster.kueue_version if cluster else None) or KUEUE_VERSION
+    kueue_trainer = KUEUE_TRAINER_VERSIONS[kueue_version]
+    queued: list[QueuedJob] = []
+    for summary in build.summaries:
+        job, runtime = summary.trainjob, summary.runtime
+        if job is None or runtime is None or summary.skipped or queue_name(job) is None:
+            continue
+        if _jobsets_to_kueue(cluster):
+            jobsets = [o.data for o in summary.objects if o.data.get("kind") == "JobSet"]
+            workload = jobset_workload(jobsets[0], setup) if jobsets else []
+        else:
+            spec = runtime.data.get("spec") or {}
+            workload, _ = trainjob_workload(job.data, spec, setup, kueue_trainer)
+            own, _ = trainjob_workload(job.data, spec, setup, build.plan.trainer_version)
+            if own and workload and own != workload:
+                build.warnings.append(_skew_warning(summary, kueue_version, workload, own))
+        queued.append(QueuedJob(job, workload))
+    labels = dict(cluster.namespaces) if cluster is not None and cluster.namespaces else None
+    build.findings += [Finding.of_problem(p, RULE) for p in queue_problems(queued, setup, labels)]
+
+
+def _skew_warning(
+    summary: TrainJobSummary,
+    kueue_version: str,
+    kueue_workload: list[PodSetRequests],
+    own: list[PodSetRequests],
+) -> Problem:
+    job = summary.trainjob
+    assert job is not None
+    kueue_trainer = KUEUE_TRAINER_VERSIONS[kueue_version]
+    return Problem(
+        f"Kueue {kueue_version} computes this TrainJob's Workload with the Trainer it embeds "
+        f"({kueue_trainer}), which requests {_requests_text(kueue_workload)}; the pods the "
+        f"cluster's Trainer creates request {_requests_text(own)}: Kueue reserves other "
+        "quota than the pods use",
+        job.locate(("metadata", "labels", QUEUE_LABEL)),
+        job.ref,
+        f"metadata.labels[{QUEUE_LABEL}]",
+        RULE,
+    )

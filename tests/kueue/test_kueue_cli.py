@@ -1,0 +1,182 @@
+"""Kueue through the verbs: `check` says what Kueue will say, and delivery never bypasses a
+queue (render refuses a queued TrainJob going out resolved to a cluster that runs Kueue)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "example"
+
+RUNTIME = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.7.1
+                      command: [torchrun, train.py]
+"""
+QUEUES = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: a100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: research
+spec:
+  namespaceSelector: {matchLabels: {kueue: enabled}}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: a100
+          resources:
+            - name: nvidia.com/gpu
+              nominalQuota: 8
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: research
+  namespace: team
+spec:
+  clusterQueue: research
+"""
+
+
+def trainjob(name: str, nodes: int, gpus: int, queue: str = "research") -> str:
+    return f"""apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: {name}
+  namespace: team
+  labels:
+    kueue.x-k8s.io/queue-name: {queue}
+spec:
+  runtimeRef:
+    name: torch
+  trainer:
+    numNodes: {nodes}
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: {gpus}
+"""
+
+
+def trainc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "compiler", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def repo(root: Path, cluster: str = "") -> Path:
+    """One ClusterQueue of 8 GPUs; TrainJobs of 2 x 4 GPUs, 4 x 4 GPUs, and one naming a
+    LocalQueue that does not exist; with ``cluster``, a trainc.yaml of that cluster."""
+    (root / "jobs").mkdir(parents=True)
+    (root / "runtime.yaml").write_text(RUNTIME)
+    (root / "queues.yaml").write_text(QUEUES)
+    (root / "jobs" / "small.yaml").write_text(trainjob("small", 2, 4))
+    (root / "jobs" / "big.yaml").write_text(trainjob("big", 4, 4))
+    (root / "jobs" / "lost.yaml").write_text(trainjob("lost", 1, 1, "nowhere"))
+    if cluster:
+        (root / "trainc.yaml").write_text(
+            "inputs:\n  runtimes: [runtime.yaml, queues.yaml]\n  jobs: [jobs/]\n"
+            "clusters:\n  - name: gpu\n    schedulers: [kueue]\n"
+            "    namespaces:\n      - name: team\n        labels: {kueue: enabled}\n" + cluster
+        )
+    return root
+
+
+def test_check_says_what_kueue_will_say(tmp_path: Path) -> None:
+    root = repo(tmp_path, "    delivery: trainjobs\n")
+    result = trainc("check", "--format", "json", cwd=root)
+    assert result.returncode == 1, result.stderr
+    findings = [f for f in yaml.safe_load(result.stdout)["findings"] if f["rule"] == "kueue"]
+    by_job = {f["object"]["name"]: f for f in findings}
+    assert set(by_job) == {"big", "lost"}  # 2 x 4 GPUs fit in 8
+    big = by_job["big"]
+    assert big["severity"] == "error"
+    assert big["location"]["file"].endswith("jobs/big.yaml") and big["location"]["line"] == 7
+    for part in ("16 requested", "8 available", "LocalQueue 'research'", "flavor 'a100'",
+                 "ClusterQueue 'research'", "nvidia.com/gpu"):  # fmt: skip
+        assert part in big["message"], big["message"]
+    assert "LocalQueue 'nowhere' does not exist in namespace 'team'" in by_job["lost"]["message"]
+
+
+def test_the_namespace_selector_uses_the_projects_namespace_labels(tmp_path: Path) -> None:
+    root = repo(tmp_path, "    delivery: trainjobs\n")
+    (root / "trainc.yaml").write_text(
+        (root / "trainc.yaml").read_text().replace("{kueue: enabled}", "{kueue: disabled}")
+    )
+    result = trainc("check", cwd=root)
+    assert "has a namespaceSelector that excludes namespace 'team'" in result.stdout
+
+
+def test_a_queued_trainjob_never_goes_out_resolved_to_a_cluster_with_kueue(
+    tmp_path: Path,
+) -> None:
+    root = repo(tmp_path, "    delivery: resolved\n")
+    result = trainc("render", "-o", "-", cwd=root)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if "small" in line]
+    assert lines and "jobs/small.yaml:7:5: TrainJob team/small: " in lines[0]
+    assert "delivery: trainjobs" in lines[0] and "jobSets: true" in lines[0]
+
+
+def test_the_jobset_opt_in_delivers_suspended_queue_labelled_jobsets(tmp_path: Path) -> None:
+    root = repo(tmp_path, "    kueue: {jobSets: true}\n")
+    result = trainc("render", "-o", "-", cwd=root)
+    assert result.returncode == 0, result.stderr
+    jobsets = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "JobSet"]
+    assert len(jobsets) == 3
+    for jobset in jobsets:
+        assert jobset["spec"]["suspend"] is True
+        assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] in ("research", "nowhere")
+
+
+def test_an_unknown_kueue_release_is_a_project_error(tmp_path: Path) -> None:
+    root = repo(tmp_path, "    delivery: trainjobs\n    kueue: {version: v0.99.0}\n")
+    result = trainc("render", "-o", "-", cwd=root)
+    assert result.returncode == 2
+    assert "Kueue version 'v0.99.0' is not known to trainc" in result.stderr
+
+
+def test_the_bundled_example_never_bypasses_its_queue() -> None:
+    """Its clusters run Kueue and their overlays queue every TrainJob: each cluster delivers
+    TrainJobs, or sends suspended JobSets to Kueue's JobSet integration; render passes."""
+    project = yaml.safe_load((EXAMPLE / "trainc.yaml").read_text())
+    for cluster in project["clusters"]:
+        if "kueue" in (cluster.get("schedulers") or ()):
+            opted_in = (cluster.get("kueue") or {}).get("jobSets") is True
+            assert cluster.get("delivery") == "trainjobs" or opted_in, cluster["name"]
+    result = trainc("render", "-o", "-", cwd=EXAMPLE)
+    assert result.returncode == 0, result.stderr
