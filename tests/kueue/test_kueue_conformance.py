@@ -19,6 +19,7 @@ from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.errors import InputError
 from compiler.load.loader import load
 from compiler.queue.assign import assign_flavors, quota_tree
+from compiler.queue.delivery import for_jobset_integration
 from compiler.queue.objects import QueueSetup, queue_setup
 from compiler.queue.verdict import QUEUE_LABEL
 from compiler.queue.workload import PodSet, jobset_workload, total_requests, trainjob_workload
@@ -205,6 +206,39 @@ def test_golden_workloads_through_the_jobset_integration() -> None:
     print(f"kueue-conformance (JobSet integration): {compared} golden cases, "
           f"{len(differences)} differences")  # fmt: skip
     assert compared > 50
+    assert differences[:3] == []
+
+
+def test_kueue_manages_the_jobsets_of_the_opt_in_and_not_the_resolved_ones() -> None:
+    """Kueue's JobSet integration code, asked about every golden JobSet: as rendered
+    (resolved) it names no queue and Kueue would not suspend it, so it starts outside
+    every quota;
+    made for the integration (:func:`for_jobset_integration`) it names the queue, is
+    delivered suspended, would be suspended on create, and passes Kueue's validation."""
+    requests: list[dict[str, Any]] = []
+    for case in all_cases():
+        if case.expectation()[0] != "objects":
+            continue
+        rendered = render(list(case.inputs), case.owner_uid)
+        for jobset in [o for o in rendered.objects or [] if o.get("kind") == "JobSet"]:
+            # resolved delivery renders no owner (no TrainJob exists): as `trainc render`
+            jobset = copy.deepcopy(jobset)
+            jobset["metadata"].pop("ownerReferences", None)
+            queued = for_jobset_integration(jobset, {QUEUE_LABEL: "research"})
+            requests += [{"op": "managed", "jobSet": jobset}, {"op": "managed", "jobSet": queued}]
+    answers = oracle.ask(requests)
+    differences = []
+    for resolved, queued in zip(answers[::2], answers[1::2], strict=True):
+        if resolved.get("shouldSuspend"):
+            differences.append(("resolved: Kueue would suspend it", resolved))
+        # (a resolved JobSet is suspended only when its TrainJob is)
+        if resolved.get("queueName") or resolved.get("error"):
+            differences.append(("resolved", resolved))
+        if queued != {"queueName": "research", "suspended": True, "shouldSuspend": True}:
+            differences.append(("queued", queued))
+    print(f"kueue-conformance (JobSet integration manages): {len(answers) // 2} JobSets, "
+          f"{len(differences)} differences")  # fmt: skip
+    assert len(answers) > 100
     assert differences[:3] == []
 
 

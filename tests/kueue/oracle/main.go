@@ -8,11 +8,14 @@
 //	{"op": "trainjob", "trainJob": {...}, "runtime": {...}, "setup": {...}}
 //	{"op": "jobset", "jobSet": {...}, "setup": {...}}
 //	{"op": "assign", "podSets": [...], "clusterQueue": "name", "setup": {...}}
+//	{"op": "managed", "jobSet": {...}}
 //
 // "setup" holds LimitRanges, RuntimeClasses, Kueue's Configuration.resources and the
 // queue objects (ResourceFlavors, ClusterQueues, Cohorts). Answers: {"podSets": [{"name",
 // "count", "requests": {resource: Kueue's int64 value}}], "template": [...]} or {"mode",
-// "message", "inactive"}; {"error": "..."} when Kueue's code returns an error.
+// "message", "inactive"}, or for "managed" what Kueue's JobSet integration makes of a
+// JobSet applied as is: {"queueName", "suspended", "shouldSuspend", "invalid"}; {"error":
+// "..."} when Kueue's code returns an error.
 package main
 
 import (
@@ -70,12 +73,16 @@ type podSetAnswer struct {
 }
 
 type answer struct {
-	PodSets  []podSetAnswer `json:"podSets,omitempty"`
-	Workload []kueue.PodSet `json:"workload,omitempty"`
-	Mode     string         `json:"mode,omitempty"`
-	Message  string         `json:"message,omitempty"`
-	Inactive bool           `json:"inactive,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	QueueName     string         `json:"queueName,omitempty"`
+	Suspended     bool           `json:"suspended,omitempty"`
+	ShouldSuspend bool           `json:"shouldSuspend,omitempty"`
+	Invalid       []string       `json:"invalid,omitempty"`
+	PodSets       []podSetAnswer `json:"podSets,omitempty"`
+	Workload      []kueue.PodSet `json:"workload,omitempty"`
+	Mode          string         `json:"mode,omitempty"`
+	Message       string         `json:"message,omitempty"`
+	Inactive      bool           `json:"inactive,omitempty"`
+	Error         string         `json:"error,omitempty"`
 }
 
 func clientObjects(s setup, extra ...client.Object) []client.Object {
@@ -211,6 +218,27 @@ func assign(ctx context.Context, r request) answer {
 	return answer{Mode: assignment.RepresentativeMode().String(), Message: assignment.Message()}
 }
 
+// managed: the queue Kueue's JobSet integration reads from a JobSet, whether the JobSet is
+// suspended as delivered, whether its webhook would suspend it on create, and what its
+// create validation refuses.
+func managed(ctx context.Context, r request) answer {
+	c := builder(nil).Build()
+	job := (*workloadjobset.JobSet)(r.JobSet)
+	suspend, err := jobframework.WorkloadShouldBeSuspended(ctx, r.JobSet, c, false, nil)
+	if err != nil {
+		return answer{Error: err.Error()}
+	}
+	out := answer{
+		QueueName:     string(jobframework.QueueName(job)),
+		Suspended:     job.IsSuspended(),
+		ShouldSuspend: suspend,
+	}
+	for _, e := range jobframework.ValidateJobOnCreate(job) {
+		out.Invalid = append(out.Invalid, e.Error())
+	}
+	return out
+}
+
 func handle(ctx context.Context, r request) (out answer) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -225,6 +253,8 @@ func handle(ctx context.Context, r request) (out answer) {
 		return jobSetWorkload(ctx, r)
 	case "assign":
 		return assign(ctx, r)
+	case "managed":
+		return managed(ctx, r)
 	}
 	return answer{Error: "unknown op " + r.Op}
 }
