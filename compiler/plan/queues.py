@@ -95,6 +95,8 @@ def check_queues(build: Build) -> None:
     setup, problems = queue_setup(build.loaded.others)
     build.problems += problems
     cluster = build.plan.cluster
+    if cluster is not None and cluster.has_scheduler("kueue") is False:
+        return  # the queue label is inert there (a warning of the cluster checks)
     kueue_version = (cluster.kueue_version if cluster else None) or KUEUE_VERSION
     kueue_trainer = KUEUE_TRAINER_VERSIONS[kueue_version]
     queued: list[QueuedJob] = []

@@ -180,3 +180,27 @@ def test_the_bundled_example_never_bypasses_its_queue() -> None:
             assert cluster.get("delivery") == "trainjobs" or opted_in, cluster["name"]
     result = trainc("render", "-o", "-", cwd=EXAMPLE)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_trainer_skew_that_changes_the_requests_is_a_warning(tmp_path: Path) -> None:
+    """Trainer v2.3.0 merges resourcesPerNode into the runtime's requests, v2.2.0 (inside
+    Kueue v0.17.0) replaces them: Kueue would reserve GPUs only, the pods request CPUs too."""
+    root = repo(tmp_path, "    delivery: trainjobs\n")
+    runtime = (root / "runtime.yaml").read_text()
+    (root / "runtime.yaml").write_text(
+        runtime + "                      resources: {requests: {cpu: '2'}}\n"
+    )
+    result = trainc("check", cwd=root)
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("warning[kueue]")]
+    assert len(warnings) == 3, result.stdout  # small, big, lost
+    assert "with the Trainer it embeds (v2.2.0), which requests node x2: nvidia.com/gpu 8;" in (
+        "\n".join(warnings)
+    )
+    assert "request node x2: cpu 4, nvidia.com/gpu 8" in "\n".join(warnings)
+    (root / "trainc.yaml").write_text(
+        (root / "trainc.yaml")
+        .read_text()
+        .replace("- name: gpu\n", "- name: gpu\n    trainer: v2.2.0\n")
+    )
+    same = trainc("check", cwd=root)
+    assert "warning[kueue]" not in same.stdout, same.stdout
