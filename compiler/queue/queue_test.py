@@ -325,3 +325,25 @@ def test_a_rendered_jobset_made_for_the_jobset_integration() -> None:
     assert out["metadata"]["labels"] == labels and out["spec"]["suspend"] is True
     assert "ownerReferences" not in out["metadata"]
     assert rendered["spec"]["suspend"] is False  # the input is not changed
+
+
+# --- quota impact ------------------------------------------------------------------------
+
+
+def test_quota_impact_per_cluster_queue_and_resource(tmp_path: Path) -> None:
+    from compiler.queue.impact import format_impact, queue_usage, quota_impact
+
+    setup, _ = setup_of(tmp_path, FLAVOR + cluster_queue("research", 8) + LOCAL)
+    job_path = tmp_path / "job.yaml"
+    job_path.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\n"
+        "  namespace: team\n  labels: {kueue.x-k8s.io/queue-name: research}\n"
+        "spec: {runtimeRef: {name: torch-distributed}}\n"
+    )
+    [job] = load([str(job_path)]).objects
+    before = queue_usage([QueuedJob(job, jobset_workload(jobset(2, 4), setup))], setup)
+    after = queue_usage([QueuedJob(job, jobset_workload(jobset(4, 4), setup))], setup)
+    assert before == {("research", GPU): 8} and after == {("research", GPU): 16}
+    rows = quota_impact(before, after, setup)
+    assert format_impact(rows) == f"ClusterQueue research: {GPU} 8 -> 16 (nominal 8; over by 8)"
+    assert quota_impact(before, before, setup) == []
