@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compiler.errors import Finding, Problem
-from compiler.plan.build_plan import ClusterTarget
+from compiler.plan.build_plan import BuildPlan, ClusterTarget
 from compiler.plan.compile import TrainJobSummary
 from compiler.queue.assign import format_amount
 from compiler.queue.delivery import bypass_problem, for_jobset_integration
@@ -32,7 +32,15 @@ from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
 if TYPE_CHECKING:  # stages.py runs these stages: no import cycle at run time
     from compiler.plan.stages import Build
 
-__all__ = ["check_queues", "queue_delivery_problems", "queue_jobsets"]
+__all__ = ["check_queues", "queue_delivery_problems", "queue_jobsets", "with_delivery"]
+
+
+def with_delivery(plan: BuildPlan, delivery: str | None) -> BuildPlan:
+    """``plan`` with its cluster's delivery the one a command line chose (``apply --emit``,
+    the Argo CD plugin's ``delivery``), so the queue checks judge what really goes out."""
+    if delivery is None or plan.cluster is None or plan.cluster.delivery == delivery:
+        return plan
+    return replace(plan, cluster=replace(plan.cluster, delivery=delivery))
 
 
 def _jobsets_to_kueue(cluster: ClusterTarget | None) -> bool:

@@ -53,11 +53,10 @@ def bypass_problem(trainjob: Manifest, cluster: str, queue: str) -> Problem:
     """The error for a queued TrainJob delivered resolved to a cluster that runs Kueue."""
     return Problem(
         f"names Kueue queue {queue!r}, but cluster {cluster!r} runs Kueue and delivers "
-        "resolved JobSets, which Kueue never holds back: they would start at once, outside "
-        "every quota. Set `delivery: trainjobs` on the cluster in trainc.yaml (the Trainer "
-        "controller and Kueue's TrainJob integration do the rest), or `kueue: {jobSets: "
-        "true}` to deliver suspended, queue-labelled JobSets to Kueue's JobSet integration "
-        "(enable jobset.x-k8s.io/jobset in Kueue's integrations.frameworks)",
+        "resolved JobSets, which would start at once, outside every quota: set `delivery: "
+        "trainjobs` on the cluster in trainc.yaml, or `kueue: {jobSets: true}` (suspended, "
+        "queue-labelled JobSets for Kueue's JobSet integration, which Kueue's "
+        "integrations.frameworks must list)",
         trainjob.locate(("metadata", "labels", QUEUE_LABEL)),
         trainjob.ref,
         f"metadata.labels[{QUEUE_LABEL}]",

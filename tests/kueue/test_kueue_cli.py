@@ -204,3 +204,22 @@ def test_a_trainer_skew_that_changes_the_requests_is_a_warning(tmp_path: Path) -
     )
     same = trainc("check", cwd=root)
     assert "warning[kueue]" not in same.stdout, same.stdout
+
+
+def test_a_delivery_chosen_on_the_command_line_is_judged_too(tmp_path: Path) -> None:
+    """The Argo CD plugin's `delivery` parameter overrides trainc.yaml: resolved JobSets for
+    a cluster that runs Kueue are refused there as well."""
+    root = repo(tmp_path, "    delivery: trainjobs\n")
+    (root / ".git").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PARAM_DELIVERY": "resolved"}
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler", "argocd", "generate"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "runs Kueue and delivers resolved JobSets" in result.stderr
