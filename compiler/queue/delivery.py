@@ -33,7 +33,7 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
-from compiler.queue.verdict import QUEUE_LABEL, RULE
+from compiler.queue.verdict import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RULE
 
 __all__ = [
     "PRIORITY_CLASS_LABEL",
@@ -42,7 +42,6 @@ __all__ = [
     "jobset_integration_problems",
 ]
 
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 # the labels Kueue reads from a job: the queue and the WorkloadPriorityClass
 _KUEUE_LABELS = (QUEUE_LABEL, PRIORITY_CLASS_LABEL)
 # ValidateLabelAsCRDName: a DNS-1123 subdomain

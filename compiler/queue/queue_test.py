@@ -347,3 +347,21 @@ def test_quota_impact_per_cluster_queue_and_resource(tmp_path: Path) -> None:
     rows = quota_impact(before, after, setup)
     assert format_impact(rows) == f"ClusterQueue research: {GPU} 8 -> 16 (nominal 8; over by 8)"
     assert quota_impact(before, before, setup) == []
+
+
+def test_a_missing_workload_priority_class(tmp_path: Path) -> None:
+    setup, _ = setup_of(tmp_path, FLAVOR + cluster_queue("research", 8) + LOCAL)
+    job_path = tmp_path / "job.yaml"
+    job_path.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\n"
+        "  namespace: team\n  labels: {kueue.x-k8s.io/queue-name: research, "
+        "kueue.x-k8s.io/priority-class: urgent}\nspec: {runtimeRef: {name: torch-distributed}}\n"
+    )
+    [job] = load([str(job_path)]).objects
+    workload = jobset_workload(jobset(1, 1), setup)
+    [problem] = queue_problems([QueuedJob(job, workload)], setup)
+    assert "WorkloadPriorityClass 'urgent'" in problem.message
+    wpc = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+    wpc += "metadata: {name: urgent}\nvalue: 1000\n"
+    setup, problems = setup_of(tmp_path, FLAVOR + cluster_queue("research", 8) + LOCAL + wpc)
+    assert problems == [] and queue_problems([QueuedJob(job, workload)], setup) == []

@@ -5,6 +5,8 @@ For a job labelled ``kueue.x-k8s.io/queue-name: Q`` in namespace N, when the inp
 a queue setup (any ResourceFlavor, ClusterQueue, Cohort or LocalQueue):
 
 * no LocalQueue Q in N: Kueue leaves the Workload pending forever;
+* a ``kueue.x-k8s.io/priority-class`` label naming no WorkloadPriorityClass: Kueue cannot
+  create the Workload (``ExtractPriority`` fails);
 * its ClusterQueue is missing, stopped (``stopPolicy``), names a ResourceFlavor that does
   not exist, or sits under a Cohort cycle: the queue is inactive, nothing is admitted;
 * the ClusterQueue's ``namespaceSelector`` excludes N (no selector selects nothing; the
@@ -39,6 +41,7 @@ from compiler.queue.workload import PodSetRequests
 __all__ = ["QUEUE_LABEL", "RULE", "QueuedJob", "queue_name", "queue_problems"]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 RULE = "kueue"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -153,6 +156,16 @@ def queue_problems(
             continue
         namespace = queued.job.namespace or "default"
         details = {"localQueue": local_name, "namespace": namespace}
+        priority = (queued.job.metadata.get("labels") or {}).get(PRIORITY_CLASS_LABEL)
+        if priority and str(priority) not in setup.priority_classes:
+            problems.append(
+                _problem(
+                    queued.job,
+                    f"WorkloadPriorityClass {str(priority)!r} (label {PRIORITY_CLASS_LABEL}) "
+                    "does not exist: Kueue cannot create the job's Workload",
+                    {**details, "workloadPriorityClass": str(priority)},
+                )
+            )
         local = setup.local_queues.get((namespace, local_name))
         if local is None:
             problems.append(
