@@ -34,7 +34,7 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
-from compiler.queue.assign import Miss, assign_flavors, format_amount, quota_tree
+from compiler.queue.assign import Miss, QuotaTree, assign_flavors, format_amount, quota_tree
 from compiler.queue.objects import QueueSetup
 from compiler.queue.workload import PodSetRequests
 
@@ -139,6 +139,91 @@ def _problem(job: Manifest, message: str, details: dict[str, str]) -> Problem:
     )
 
 
+def _queue_of(
+    queued: QueuedJob, local_name: str, setup: QueueSetup, in_cycle: set[str]
+) -> tuple[str | None, str]:
+    """The active ClusterQueue the job's LocalQueue points at, or None and why not."""
+    namespace = queued.job.namespace or "default"
+    local = setup.local_queues.get((namespace, local_name))
+    if local is None:
+        return None, (
+            f"LocalQueue {local_name!r} does not exist in namespace {namespace!r}: "
+            "Kueue never admits the job"
+        )
+    cq_name = str((local.data.get("spec") or {}).get("clusterQueue") or "")
+    if cq_name not in setup.cluster_queues:
+        return None, (
+            f"LocalQueue {local_name!r} points at ClusterQueue {cq_name!r}, which does not "
+            "exist: Kueue never admits the job"
+        )
+    reason = _inactive_reason(cq_name, setup, in_cycle)
+    if reason is not None:
+        return None, (
+            f"ClusterQueue {cq_name!r} (of LocalQueue {local_name!r}) is inactive: it {reason}"
+        )
+    return cq_name, ""
+
+
+def _selector_problem(
+    cq_name: str,
+    local_name: str,
+    namespace: str,
+    setup: QueueSetup,
+    namespace_labels: Mapping[str, Mapping[str, str]] | None,
+) -> str | None:
+    """Why the ClusterQueue's namespaceSelector excludes ``namespace`` (None: it does not,
+    or the namespace's labels are unknown)."""
+    spec = setup.cluster_queues[cq_name].data.get("spec") or {}
+    known = namespace_labels.get(namespace) if namespace_labels is not None else None
+    labels = {**(known or {}), NAMESPACE_NAME_LABEL: namespace}
+    selector = spec.get("namespaceSelector")
+    if selector is not None and known is None:
+        return None  # a selector, but the namespace's labels are unknown: not judged
+    if _selector_matches(selector, labels):
+        return None
+    why = "has no namespaceSelector (it selects no namespace)"
+    if selector is not None:
+        why = f"has a namespaceSelector that excludes namespace {namespace!r}"
+    return (
+        f"ClusterQueue {cq_name!r} (of LocalQueue {local_name!r}) {why}: Kueue never admits the job"
+    )
+
+
+def _job_problems(
+    queued: QueuedJob,
+    local_name: str,
+    setup: QueueSetup,
+    tree: QuotaTree,
+    namespace_labels: Mapping[str, Mapping[str, str]] | None,
+) -> list[Problem]:
+    namespace = queued.job.namespace or "default"
+    details = {"localQueue": local_name, "namespace": namespace}
+    problems = []
+    priority = (queued.job.metadata.get("labels") or {}).get(PRIORITY_CLASS_LABEL)
+    if priority and str(priority) not in setup.priority_classes:
+        message = (
+            f"WorkloadPriorityClass {str(priority)!r} (label {PRIORITY_CLASS_LABEL}) does not "
+            "exist: Kueue cannot create the job's Workload"
+        )
+        found = {**details, "workloadPriorityClass": str(priority)}
+        problems.append(_problem(queued.job, message, found))
+    cq_name, why = _queue_of(queued, local_name, setup, tree.in_cycle)
+    if cq_name is None:
+        return [*problems, _problem(queued.job, why, details)]
+    details["clusterQueue"] = cq_name
+    excluded = _selector_problem(cq_name, local_name, namespace, setup, namespace_labels)
+    if excluded is not None:
+        return [*problems, _problem(queued.job, excluded, details)]
+    for miss in assign_flavors(queued.workload, cq_name, setup, tree).misses:
+        flavor = max(miss.short, key=lambda s: s[2])[0] if miss.short else ""
+        message = f"can never be admitted by LocalQueue {local_name!r}: " + _miss_text(
+            miss, cq_name
+        )
+        found = {**details, "resource": miss.resource, "flavor": flavor}
+        problems.append(_problem(queued.job, message, found))
+    return problems
+
+
 def queue_problems(
     jobs: Iterable[QueuedJob],
     setup: QueueSetup,
@@ -152,81 +237,6 @@ def queue_problems(
     problems = []
     for queued in jobs:
         local_name = queue_name(queued.job)
-        if local_name is None:
-            continue
-        namespace = queued.job.namespace or "default"
-        details = {"localQueue": local_name, "namespace": namespace}
-        priority = (queued.job.metadata.get("labels") or {}).get(PRIORITY_CLASS_LABEL)
-        if priority and str(priority) not in setup.priority_classes:
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"WorkloadPriorityClass {str(priority)!r} (label {PRIORITY_CLASS_LABEL}) "
-                    "does not exist: Kueue cannot create the job's Workload",
-                    {**details, "workloadPriorityClass": str(priority)},
-                )
-            )
-        local = setup.local_queues.get((namespace, local_name))
-        if local is None:
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"LocalQueue {local_name!r} does not exist in namespace {namespace!r}: "
-                    "Kueue never admits the job",
-                    details,
-                )
-            )
-            continue
-        cq_name = str((local.data.get("spec") or {}).get("clusterQueue") or "")
-        details["clusterQueue"] = cq_name
-        if cq_name not in setup.cluster_queues:
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"LocalQueue {local_name!r} points at ClusterQueue {cq_name!r}, which does "
-                    "not exist: Kueue never admits the job",
-                    details,
-                )
-            )
-            continue
-        reason = _inactive_reason(cq_name, setup, tree.in_cycle)
-        if reason is not None:
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"ClusterQueue {cq_name!r} (of LocalQueue {local_name!r}) is inactive: it "
-                    f"{reason}",
-                    details,
-                )
-            )
-            continue
-        spec = setup.cluster_queues[cq_name].data.get("spec") or {}
-        known = namespace_labels.get(namespace) if namespace_labels is not None else None
-        labels = {**(known or {}), NAMESPACE_NAME_LABEL: namespace}
-        selector = spec.get("namespaceSelector")
-        if (selector is None or known is not None) and not _selector_matches(selector, labels):
-            why = "has no namespaceSelector (it selects no namespace)"
-            if selector is not None:
-                why = f"has a namespaceSelector that excludes namespace {namespace!r}"
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"ClusterQueue {cq_name!r} (of LocalQueue {local_name!r}) {why}: Kueue "
-                    "never admits the job",
-                    details,
-                )
-            )
-            continue
-        assignment = assign_flavors(queued.workload, cq_name, setup, tree)
-        for miss in assignment.misses:
-            flavor = max(miss.short, key=lambda s: s[2])[0] if miss.short else ""
-            found = {**details, "resource": miss.resource, "flavor": flavor}
-            problems.append(
-                _problem(
-                    queued.job,
-                    f"can never be admitted by LocalQueue {local_name!r}: "
-                    + _miss_text(miss, cq_name),
-                    found,
-                )
-            )
+        if local_name is not None:
+            problems += _job_problems(queued, local_name, setup, tree, namespace_labels)
     return problems
