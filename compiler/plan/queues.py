@@ -112,6 +112,8 @@ def check_queues(build: Build) -> None:
         job, runtime = summary.trainjob, summary.runtime
         if job is None or runtime is None or summary.skipped or queue_name(job) is None:
             continue
+        if not summary.objects:
+            continue  # refused by the webhook or the controller: never reaches Kueue
         if _jobsets_to_kueue(cluster):
             jobsets = [o.data for o in summary.objects if o.data.get("kind") == "JobSet"]
             workload = jobset_workload(jobsets[0], setup) if jobsets else []

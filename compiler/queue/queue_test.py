@@ -365,3 +365,14 @@ def test_a_missing_workload_priority_class(tmp_path: Path) -> None:
     wpc += "metadata: {name: urgent}\nvalue: 1000\n"
     setup, problems = setup_of(tmp_path, FLAVOR + cluster_queue("research", 8) + LOCAL + wpc)
     assert problems == [] and queue_problems([QueuedJob(job, workload)], setup) == []
+
+
+def test_a_trainjob_the_controller_cannot_build_gives_errors_not_a_traceback() -> None:
+    from compiler.queue.workload import trainjob_workload
+
+    case = Path(__file__).resolve().parents[2] / "golden" / "mpi-error-empty-implementation"
+    loaded = load([str(case / "runtime.yaml"), str(case / "trainjob.yaml")])
+    [job] = loaded.of_kind("TrainJob")
+    [runtime] = [m for m in loaded.objects if m.kind.endswith("TrainingRuntime")]
+    workload, errors = trainjob_workload(job.data, runtime.data["spec"], QueueSetup(), "v2.2.0")
+    assert workload == [] and "MPI implementation" in errors[0]

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.errors import TraincError
 from compiler.kube.podrequests import pod_requests, resource_list
 from compiler.kube.quantity import Quantity
 from compiler.queue.objects import QueueSetup, ResourcesConfig
@@ -228,7 +229,10 @@ def kueue_jobset(
     try:
         info = new_runtime_info(job, json_copy(dict(runtime_spec)))
         objects = run_phases(default_phases(), info, job)
-    except (KeyError, TypeError, ValueError) as error:
+    except TraincError as error:  # what the controller's reconcile would fail with
+        return None, [str(error)]
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        # input the cluster's own webhook refuses (Kueue runs no admission checks)
         return None, [f"the Trainer {trainer_version} framework cannot build it: {error}"]
     jobset = next((o for o in objects if o.get("kind") == "JobSet"), None)
     if jobset is None:
