@@ -166,46 +166,86 @@ def _quantities(manifest: Manifest, path: tuple[str | int, ...], value: Any) -> 
     return problems
 
 
+def _shape(
+    manifest: Manifest, path: tuple[str | int, ...], value: Any, kind: type
+) -> list[Problem]:
+    """``value`` (when set) must be a ``kind`` (dict: an object, list: an array)."""
+    if value is None or isinstance(value, kind):
+        return []
+    what = "an object" if kind is dict else ("an array" if kind is list else "a string")
+    field_text = ".".join(str(p) for p in path)
+    return [Problem(f"must be {what}", manifest.locate(path), manifest.ref, field_text, "queue")]
+
+
 def _check_core(manifest: Manifest) -> list[Problem]:
-    spec = manifest.data.get("spec")
+    """What Kueue reads of a RuntimeClass (``overhead.podFixed``) or a LimitRange
+    (``spec.limits[*]``: ``type``, ``default``, ``defaultRequest``, ``max``, ``min``)."""
+    data = manifest.data
     if manifest.kind == "RuntimeClass":
-        overhead = manifest.data.get("overhead") or {}
-        if not isinstance(overhead, dict):
-            return _quantities(manifest, ("overhead",), overhead)
+        overhead = data.get("overhead")
+        found = _shape(manifest, ("overhead",), overhead, dict)
+        if found or overhead is None:
+            return found
         return _quantities(manifest, ("overhead", "podFixed"), overhead.get("podFixed"))
+    spec = data.get("spec")
+    found = _shape(manifest, ("spec",), spec, dict)
     limits = spec.get("limits") if isinstance(spec, dict) else None
-    problems: list[Problem] = []
-    for index, item in enumerate(limits if isinstance(limits, list) else []):
+    found += _shape(manifest, ("spec", "limits"), limits, list)
+    if found or limits is None:
+        return found
+    for index, item in enumerate(limits):
+        path = ("spec", "limits", index)
         if not isinstance(item, dict):
+            found += _shape(manifest, path, item if item is not None else 0, dict)
             continue
+        found += _shape(manifest, (*path, "type"), item.get("type"), str)
         for key in ("default", "defaultRequest", "max", "min"):
-            problems += _quantities(manifest, ("spec", "limits", index, key), item.get(key))
-    return problems
+            found += _quantities(manifest, (*path, key), item.get(key))
+    return found
 
 
 def _resources_config(manifest: Manifest) -> tuple[ResourcesConfig, list[Problem]]:
-    resources = manifest.data.get("resources") or {}
-    if not isinstance(resources, dict):
-        return ResourcesConfig(), []
-    prefixes = tuple(str(p) for p in resources.get("excludeResourcePrefixes") or ())
+    """Kueue's ``Configuration.resources``: excluded prefixes and transformations."""
+    resources = manifest.data.get("resources")
+    problems = _shape(manifest, ("resources",), resources, dict)
+    if problems or resources is None:
+        return ResourcesConfig(), problems
+    prefixes = resources.get("excludeResourcePrefixes")
+    items = resources.get("transformations")
+    problems += _shape(manifest, ("resources", "excludeResourcePrefixes"), prefixes, list)
+    problems += _shape(manifest, ("resources", "transformations"), items, list)
+    if problems:
+        return ResourcesConfig(), problems
+    for index, prefix in enumerate(prefixes or ()):
+        problems += _shape(manifest, ("resources", "excludeResourcePrefixes", index), prefix, str)
     transformations = []
-    problems: list[Problem] = []
-    for index, item in enumerate(resources.get("transformations") or ()):
-        if not isinstance(item, dict) or not item.get("input"):
+    for index, item in enumerate(items or ()):
+        path: tuple[str | int, ...] = ("resources", "transformations", index)
+        if not isinstance(item, dict):
+            problems += _shape(manifest, path, item if item is not None else 0, dict)
             continue
-        path = ("resources", "transformations", index, "outputs")
-        found = _quantities(manifest, path, item.get("outputs"))
+        found = [
+            *_shape(manifest, (*path, "input"), item.get("input") or 0, str),
+            *_shape(manifest, (*path, "strategy"), item.get("strategy"), str),
+            *_shape(manifest, (*path, "multiplyBy"), item.get("multiplyBy"), str),
+            *_quantities(manifest, (*path, "outputs"), item.get("outputs")),
+        ]
         problems += found
-        outputs = {} if found else dict(item.get("outputs") or {})
+        if found:
+            continue
         transformations.append(
             Transformation(
-                str(item["input"]),
+                item["input"],
                 (item.get("strategy") or "Retain") == "Retain",
-                str(item.get("multiplyBy") or ""),
-                tuple((str(k), Quantity.from_manifest(v)) for k, v in outputs.items()),
+                item.get("multiplyBy") or "",
+                tuple(
+                    (str(k), Quantity.from_manifest(v))
+                    for k, v in (item.get("outputs") or {}).items()
+                ),
             )
         )
-    return ResourcesConfig(prefixes, tuple(transformations)), problems
+    config = ResourcesConfig(tuple(str(p) for p in prefixes or ()), tuple(transformations))
+    return config, problems
 
 
 def queue_setup(objects: Iterable[Manifest]) -> tuple[QueueSetup, list[Problem]]:
