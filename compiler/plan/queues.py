@@ -24,7 +24,8 @@ from compiler.plan.build_plan import BuildPlan, ClusterTarget
 from compiler.plan.compile import TrainJobSummary
 from compiler.queue.assign import format_amount
 from compiler.queue.delivery import bypass_problem, for_jobset_integration
-from compiler.queue.objects import queue_setup
+from compiler.queue.impact import ImpactRow, Usage, queue_usage, quota_impact
+from compiler.queue.objects import QueueSetup, queue_setup
 from compiler.queue.verdict import QUEUE_LABEL, RULE, QueuedJob, queue_name, queue_problems
 from compiler.queue.workload import PodSetRequests, jobset_workload, trainjob_workload
 from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
@@ -32,7 +33,13 @@ from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
 if TYPE_CHECKING:  # stages.py runs these stages: no import cycle at run time
     from compiler.plan.stages import Build
 
-__all__ = ["check_queues", "queue_delivery_problems", "queue_jobsets", "with_delivery"]
+__all__ = [
+    "check_queues",
+    "queue_delivery_problems",
+    "queue_jobsets",
+    "quota_changes",
+    "with_delivery",
+]
 
 
 def with_delivery(plan: BuildPlan, delivery: str | None) -> BuildPlan:
@@ -98,13 +105,12 @@ def _requests_text(workload: list[PodSetRequests]) -> str:
     )
 
 
-def check_queues(build: Build) -> None:
-    """The queue setup, each queued TrainJob's Workload, the verdict and the skew warning."""
-    setup, problems = queue_setup(build.loaded.others)
-    build.problems += problems
+def _queued_jobs(
+    build: Build, setup: QueueSetup, skew: list[Problem] | None = None
+) -> list[QueuedJob]:
+    """Each queued TrainJob of ``build`` with the Workload the cluster's Kueue computes
+    (skew warnings appended to ``skew`` when given)."""
     cluster = build.plan.cluster
-    if cluster is not None and cluster.has_scheduler("kueue") is False:
-        return  # the queue label is inert there (a warning of the cluster checks)
     kueue_version = (cluster.kueue_version if cluster else None) or KUEUE_VERSION
     kueue_trainer = KUEUE_TRAINER_VERSIONS[kueue_version]
     queued: list[QueuedJob] = []
@@ -120,12 +126,55 @@ def check_queues(build: Build) -> None:
         else:
             spec = runtime.data.get("spec") or {}
             workload, _ = trainjob_workload(job.data, spec, setup, kueue_trainer)
-            own, _ = trainjob_workload(job.data, spec, setup, build.plan.trainer_version)
-            if own and workload and own != workload:
-                build.warnings.append(_skew_warning(summary, kueue_version, workload, own))
+            if skew is not None:
+                own, _ = trainjob_workload(job.data, spec, setup, build.plan.trainer_version)
+                if own and workload and own != workload:
+                    skew.append(_skew_warning(summary, kueue_version, workload, own))
         queued.append(QueuedJob(job, workload))
+    return queued
+
+
+def check_queues(build: Build) -> None:
+    """The queue setup, each queued TrainJob's Workload, the verdict and the skew warning."""
+    setup, problems = queue_setup(build.loaded.others)
+    build.problems += problems
+    cluster = build.plan.cluster
+    if cluster is not None and cluster.has_scheduler("kueue") is False:
+        return  # the queue label is inert there (a warning of the cluster checks)
+    queued = _queued_jobs(build, setup, build.warnings)
     labels = dict(cluster.namespaces) if cluster is not None and cluster.namespaces else None
     build.findings += [Finding.of_problem(p, RULE) for p in queue_problems(queued, setup, labels)]
+
+
+def _plan_usage(plan: BuildPlan) -> tuple[QueueSetup, Usage] | None:
+    """What the queued TrainJobs of ``plan`` request per (ClusterQueue, resource), with the
+    queue setup; None when its inputs hold no queue setup (only loaded, then)."""
+    from compiler.plan.stages import RENDER_STAGES, load, run  # stages imports this module
+
+    if queue_setup(run(plan, (load,)).loaded.others)[0].empty:
+        return None
+    build = run(plan, RENDER_STAGES)
+    if build.problems:
+        return None  # what does not render has no Workloads (diff says why elsewhere)
+    setup, _ = queue_setup(build.loaded.others)
+    return setup, queue_usage(_queued_jobs(build, setup), setup)
+
+
+def quota_changes(base: list[BuildPlan], head: list[BuildPlan]) -> list[tuple[str, ImpactRow]]:
+    """``trainc diff``'s quota impact: per cluster (``""`` for PATHs), ClusterQueue and
+    resource, the queued requests before and after, beside the nominal quota (the head's
+    setup, else the base's)."""
+    sides: dict[str, list[tuple[QueueSetup, Usage] | None]] = {}
+    for index, plans in enumerate((base, head)):
+        for plan in plans:
+            sides.setdefault(plan.cluster_name or "", [None, None])[index] = _plan_usage(plan)
+    rows = []
+    for cluster, (before, after) in sorted(sides.items()):
+        setup = (after or before or (QueueSetup(), {}))[0]
+        old = before[1] if before else {}
+        new = after[1] if after else {}
+        rows += [(cluster, row) for row in quota_impact(old, new, setup)]
+    return rows
 
 
 def _skew_warning(
