@@ -223,3 +223,21 @@ def test_a_delivery_chosen_on_the_command_line_is_judged_too(tmp_path: Path) -> 
     )
     assert result.returncode == 2, result.stderr
     assert "runs Kueue and delivers resolved JobSets" in result.stderr
+
+
+def test_diff_shows_the_quota_impact_per_cluster_queue(tmp_path: Path) -> None:
+    root = repo(tmp_path, "    delivery: trainjobs\n")
+    (root / "jobs" / "big.yaml").unlink()
+    (root / "jobs" / "lost.yaml").unlink()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *command], cwd=root, check=True, capture_output=True)
+    (root / "jobs" / "small.yaml").write_text(trainjob("small", 4, 4))
+    result = trainc("diff", "--base", "HEAD", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith(
+        "\nquota impact (Kueue):\n"
+        "  cluster gpu: ClusterQueue research: nvidia.com/gpu 8 -> 16 (nominal 8; over by 8)\n"
+    )
+    markdown = trainc("diff", "--base", "HEAD", "--format", "markdown", cwd=root).stdout
+    assert "| `gpu` | `research` | `nvidia.com/gpu` | 8 | 16 | 8 |" in markdown
