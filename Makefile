@@ -149,7 +149,7 @@ $(KUEUE_ORACLE): $(wildcard $(KUEUE_ORACLE_DIR)/*.go) $(KUEUE_ORACLE_DIR)/go.mod
 # trainc's Workloads and admission verdicts against the Kueue oracle (golden cases with a
 # queue, a seeded fuzz of queue setups); closing line: kueue-conformance: ... 0 differences
 kueue-conformance: setup kueue-oracle
-	$(PY) -m pytest tests/kueue -q
+	$(PY) -m pytest tests/kueue/test_kueue_conformance.py -q -s
 
 # The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
 # against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical
