@@ -182,4 +182,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin conformance-out fuzz-out
