@@ -26,7 +26,14 @@ from compiler.queue.assign import format_amount
 from compiler.queue.delivery import bypass_problem, for_jobset_integration
 from compiler.queue.impact import ImpactRow, Usage, queue_usage, quota_impact
 from compiler.queue.objects import QueueSetup, queue_setup
-from compiler.queue.verdict import QUEUE_LABEL, RULE, QueuedJob, queue_name, queue_problems
+from compiler.queue.verdict import (
+    QUEUE_LABEL,
+    RULE,
+    QueuedJob,
+    missing_flavors,
+    queue_name,
+    queue_problems,
+)
 from compiler.queue.workload import PodSetRequests, jobset_workload, trainjob_workload
 from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
 
@@ -141,6 +148,7 @@ def check_queues(build: Build) -> None:
     cluster = build.plan.cluster
     if cluster is not None and cluster.has_scheduler("kueue") is False:
         return  # the queue label is inert there (a warning of the cluster checks)
+    build.warnings += missing_flavors(setup)
     queued = _queued_jobs(build, setup, build.warnings)
     labels = dict(cluster.namespaces) if cluster is not None and cluster.namespaces else None
     build.findings += [Finding.of_problem(p, RULE) for p in queue_problems(queued, setup, labels)]

@@ -303,9 +303,8 @@ def _flavor_skip(
 ) -> str | None:
     """Why flavor ``name`` cannot take pods of ``pod_spec`` (None: it can)."""
     manifest = setup.flavors.get(name)
-    if manifest is None:
-        return f"flavor {name} not found"
-    flavor = manifest.data.get("spec") or {}
+    # not among the inputs: taken to exist, plain (compiler.queue.verdict.missing_flavors)
+    flavor = (manifest.data.get("spec") or {}) if manifest is not None else {}
     taint = _untolerated(flavor, pod_spec)
     if taint is not None:
         return f"untolerated taint {taint} in flavor {name}"

@@ -254,8 +254,23 @@ def test_a_namespace_selector_that_excludes_the_namespace(tmp_path: Path) -> Non
 
 
 def test_an_inactive_cluster_queue(tmp_path: Path) -> None:
-    [problem] = verdict(tmp_path, cluster_queue("research", 8) + LOCAL, jobset(1, 1))
-    assert "is inactive: it references missing ResourceFlavor(s): a100" in problem
+    stopped = cluster_queue("research", 8).replace(
+        "  namespaceSelector", "  stopPolicy: Hold\n  namespaceSelector"
+    )
+    [problem] = verdict(tmp_path, FLAVOR + stopped + LOCAL, jobset(1, 1))
+    assert "is inactive: it is stopped (stopPolicy Hold)" in problem
+
+
+def test_a_flavor_not_among_the_inputs_is_a_warning_and_taken_to_exist(tmp_path: Path) -> None:
+    from compiler.queue.verdict import missing_flavors
+
+    text = cluster_queue("research", 8) + LOCAL
+    assert verdict(tmp_path, text, jobset(2, 4)) == []
+    [problem] = verdict(tmp_path, text, jobset(4, 4))
+    assert "16 requested, 8 available" in problem
+    setup, _ = setup_of(tmp_path, text)
+    [warning] = missing_flavors(setup)
+    assert str(warning).startswith(f"{tmp_path / 'queues.yaml'}:10:7:") and "'a100'" in str(warning)
 
 
 def test_a_resource_no_group_covers(tmp_path: Path) -> None:

@@ -7,13 +7,17 @@ a queue setup (any ResourceFlavor, ClusterQueue, Cohort or LocalQueue):
 * no LocalQueue Q in N: Kueue leaves the Workload pending forever;
 * a ``kueue.x-k8s.io/priority-class`` label naming no WorkloadPriorityClass: Kueue cannot
   create the Workload (``ExtractPriority`` fails);
-* its ClusterQueue is missing, stopped (``stopPolicy``), names a ResourceFlavor that does
-  not exist, or sits under a Cohort cycle: the queue is inactive, nothing is admitted;
+* its ClusterQueue is missing, stopped (``stopPolicy``), or sits under a Cohort cycle:
+  the queue is inactive, nothing is admitted;
 * the ClusterQueue's ``namespaceSelector`` excludes N (no selector selects nothing; the
   namespace's labels are those the project declares, plus ``kubernetes.io/metadata.name``);
 * the Workload can never be admitted (:func:`compiler.queue.assign.assign_flavors` on an
   empty cluster): a requested resource no resource group covers, or more than any flavor
   can ever give (nominal quota plus what its Cohort can lend, within borrowing limits).
+
+A ResourceFlavor a ClusterQueue names that is not among the inputs is a warning at that
+name (:func:`missing_flavors`): the cluster may hold it, so it is taken to exist with no
+node labels, taints or tolerations (if it does not, Kueue keeps the queue inactive).
 
 Each message names the queue, the flavor, the resource, the requested and the available
 amounts::
@@ -38,7 +42,15 @@ from compiler.queue.assign import Miss, QuotaTree, assign_flavors, format_amount
 from compiler.queue.objects import QueueSetup
 from compiler.queue.workload import PodSetRequests
 
-__all__ = ["QUEUE_LABEL", "RULE", "QueuedJob", "queue_name", "queue_problems"]
+__all__ = [
+    "PRIORITY_CLASS_LABEL",
+    "QUEUE_LABEL",
+    "RULE",
+    "QueuedJob",
+    "missing_flavors",
+    "queue_name",
+    "queue_problems",
+]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -88,16 +100,6 @@ def _inactive_reason(name: str, setup: QueueSetup, in_cycle: set[str]) -> str | 
     reasons = []
     if (spec.get("stopPolicy") or "None") != "None":
         reasons.append(f"is stopped (stopPolicy {spec['stopPolicy']})")
-    missing = sorted(
-        {
-            str(flavor.get("name"))
-            for group in spec.get("resourceGroups") or ()
-            for flavor in group.get("flavors") or ()
-            if str(flavor.get("name")) not in setup.flavors
-        }
-    )
-    if missing:
-        reasons.append(f"references missing ResourceFlavor(s): {', '.join(missing)}")
     cohort = spec.get("cohortName") or spec.get("cohort")
     if cohort and str(cohort) in in_cycle:
         reasons.append(f"is under Cohort {str(cohort)!r}, whose parents form a cycle")
@@ -240,3 +242,28 @@ def queue_problems(
         if local_name is not None:
             problems += _job_problems(queued, local_name, setup, tree, namespace_labels)
     return problems
+
+
+def missing_flavors(setup: QueueSetup) -> list[Problem]:
+    """A warning at each ResourceFlavor name of a ClusterQueue that no input defines."""
+    warnings = []
+    for name, queue in sorted(setup.cluster_queues.items()):
+        groups = (queue.data.get("spec") or {}).get("resourceGroups") or ()
+        for g, group in enumerate(groups):
+            for f, flavor in enumerate(group.get("flavors") or ()):
+                flavor_name = str(flavor.get("name"))
+                if flavor_name in setup.flavors:
+                    continue
+                path = ("spec", "resourceGroups", g, "flavors", f, "name")
+                warnings.append(
+                    Problem(
+                        f"ResourceFlavor {flavor_name!r} is not among the inputs: taken to "
+                        "exist with no node labels or taints (if the cluster lacks it, Kueue "
+                        f"keeps ClusterQueue {name!r} inactive)",
+                        queue.locate(path),
+                        queue.ref,
+                        f"spec.resourceGroups[{g}].flavors[{f}].name",
+                        RULE,
+                    )
+                )
+    return warnings
