@@ -9,9 +9,11 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
+KUEUE_ORACLE_DIR := tests/kueue/oracle
+KUEUE_ORACLE := $(KUEUE_ORACLE_DIR)/bin/kueue-oracle
 N ?= 1000
 
-.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -138,6 +140,17 @@ $(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/
 migrate-conformance: setup migrate-oracle
 	$(PY) -m tests.migrate.conformance
 
+# The Kueue oracle: the pinned Kueue release's own code (its TrainJob and JobSet
+# integrations' PodSets, AdjustResources, the Workload's requests, the flavor assigner).
+kueue-oracle: $(KUEUE_ORACLE)
+$(KUEUE_ORACLE): $(wildcard $(KUEUE_ORACLE_DIR)/*.go) $(KUEUE_ORACLE_DIR)/go.mod $(KUEUE_ORACLE_DIR)/go.sum
+	cd $(KUEUE_ORACLE_DIR) && go build -o bin/kueue-oracle .
+
+# trainc's Workloads and admission verdicts against the Kueue oracle (golden cases with a
+# queue, a seeded fuzz of queue setups); closing line: kueue-conformance: ... 0 differences
+kueue-conformance: setup kueue-oracle
+	$(PY) -m pytest tests/kueue/test_kueue_conformance.py -q -s
+
 # The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
 # against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical
 extension-conformance: setup migrate-oracle
@@ -184,4 +197,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin conformance-out fuzz-out

@@ -19,6 +19,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
                  trainc's opt-in behaviour upstream lacks
     overlay      cluster and namespace overlays, locks
     policy       ValidatingAdmissionPolicy and CUE evaluation
+    queue        Kueue: the queue setup among the inputs, each queued job's Workload,
+                 whether the pinned Kueue release can ever admit it
     provenance   where each output field came from
     project      the project file, trainc.yaml
     plan         the build plan (what a command works on) and the stage chain every
@@ -50,6 +52,7 @@ LAYERS: tuple[str, ...] = (
     "render",
     "overlay",
     "policy",
+    "queue",
     "provenance",
     "project",
     "plan",

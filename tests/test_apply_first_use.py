@@ -17,11 +17,29 @@ from tests.fake_apiserver import FakeApiServer, Reply, Request, status
 from tests.fuzz.engine import run_main
 from tests.test_apply_hostile import EXAMPLE, Run
 
-PROJECT = EXAMPLE / "trainc.yaml"
+PROJECT = EXAMPLE / "trainc.yaml"  # set to the resolved copy by the ``api`` fixture
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/vision/trainjobs"
 _IN_NAMESPACE = re.compile(r"/namespaces/(?P<ns>[^/]+)/")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def resolved_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example's project with resolved delivery and no Kueue (the example's clusters
+    run Kueue and deliver TrainJobs): these tests push JobSets and PodGroups."""
+    repo = tmp_path_factory.mktemp("repo")
+    (repo / ".git").mkdir()  # the confinement root, so ../overlays stays inside
+    shutil.copytree(EXAMPLE, repo / "example")
+    shutil.copytree(EXAMPLE.parent / "overlays", repo / "overlays")
+    project = repo / "example" / "trainc.yaml"
+    text = project.read_text(encoding="utf-8")
+    assert "    delivery: trainjobs\n" in text and "[coscheduling, kueue]" in text
+    text = text.replace("    delivery: trainjobs\n", "").replace(
+        "[coscheduling, kueue]", "[coscheduling]"
+    )
+    project.write_text(text, encoding="utf-8")
+    return project
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +52,9 @@ def server() -> Iterator[FakeApiServer]:
 
 
 @pytest.fixture
-def api(server: FakeApiServer) -> FakeApiServer:
+def api(server: FakeApiServer, resolved_project: Path) -> FakeApiServer:
+    global PROJECT
+    PROJECT = resolved_project
     server.reset()
     server.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
     server.script(_namespace_lifecycle(server))

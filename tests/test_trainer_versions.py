@@ -375,3 +375,25 @@ def test_v2_0_0_num_proc_per_node_reads_only_the_trainjob_resources(
     absent list gives 1; the runtime's resources are never read."""
     runtime_resources = {"requests": {"cpu": "16"}}
     assert num_proc_per_node(trainer, 0, runtime_resources, policy, "v2.0.0") == expected
+
+
+def test_the_kueue_pin_is_one_release_everywhere() -> None:
+    """KUEUE_VERSION is the release the fetch script downloads, and the Trainer it embeds
+    (read from its go.mod by the script) is the one KUEUE_TRAINER_VERSIONS records."""
+    from compiler.upstream.artifacts import kueue_upstream
+    from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
+
+    script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
+    assert f"KUEUE_VERSION={KUEUE_VERSION}\n" in script
+    found = kueue_upstream(KUEUE_VERSION)
+    assert found.trainer_version == KUEUE_TRAINER_VERSIONS[KUEUE_VERSION]
+    kinds = {name.split(".")[0] for name, _ in found.input_crds}
+    assert kinds == {
+        "resourceflavors",
+        "clusterqueues",
+        "cohorts",
+        "localqueues",
+        "workloadpriorityclasses",
+        "workloads",
+    }
+    assert all(path.is_file() for path in found.input_crd_paths())

@@ -297,6 +297,7 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
     from compiler.emit.output import stream_text
     from compiler.plan.build_plan import plans_for_project, select_project
     from compiler.plan.check import check_plans
+    from compiler.plan.queues import with_delivery
 
     _parameters(environ)  # checked whole, whichever setting is asked first
     root = checkout_root(Path(os.getcwd()), environ)
@@ -338,7 +339,7 @@ def generate(args: argparse.Namespace, environ: dict[str, str]) -> tuple[int, st
             f"argocd generate: {source}: delivery {clip(repr(delivery), 200)} is not one of "
             f"{', '.join(DELIVERIES)}"
         )
-    plans = plans_for_project(project, [cluster])
+    plans = [with_delivery(plan, delivery) for plan in plans_for_project(project, [cluster])]
     if delivery == "resolved":
         by_chunks = _generate_by_chunks(plans[0], cluster)
         if by_chunks is not None:

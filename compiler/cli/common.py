@@ -376,13 +376,15 @@ def connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, s
     # Imported here: see compiler/cli/render.py.
     from compiler.deliver.apply.client import connect
     from compiler.deliver.apply.plan import apply_plan
+    from compiler.plan.queues import with_delivery
     from compiler.plan.stages import run
 
     connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
     try:
         args.namespace = connection.namespace
         args.strict = getattr(args, "strict", False)
-        plan = one_plan(args, build_plans(args))
+        # the delivery apply pushes judges the queue checks (compiler.plan.queues)
+        plan = with_delivery(one_plan(args, build_plans(args)), args.emit)
         build = run(plan)
         for message in build.notes:
             note(message, plan.cluster_name)

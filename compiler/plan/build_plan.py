@@ -67,6 +67,9 @@ class ClusterTarget:
     extensions: tuple[str, ...] = ()
     # trainc apply's ApplySet (defaults filled in); apply-only, so not in the repr
     applyset: ApplySetSetting | None = field(default=None, repr=False)
+    # resolved JobSets go to Kueue's JobSet integration (compiler.queue.delivery)
+    kueue_jobsets: bool = False
+    kueue_version: str | None = None  # the Kueue release the cluster runs, if declared
     # what the paths the overlays name stay inside (compiler.load.confine); not in the
     # repr, which keys the render cache: where the repository is changes no output
     root: Root | None = field(default=None, repr=False)
@@ -90,6 +93,8 @@ class ClusterTarget:
             gitops=cluster.gitops,
             extensions=tuple(cluster.extensions),
             applyset=cluster.resolved_applyset(),
+            kueue_jobsets=cluster.kueue.job_sets,
+            kueue_version=cluster.kueue.version,
             root=project.confinement,
         )
 

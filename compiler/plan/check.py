@@ -55,6 +55,7 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.plan.build_plan import BuildPlan, plan_for_paths
+from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
 from compiler.policy.objects import PolicyObject
@@ -88,6 +89,7 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "overlay": "The cluster's overlays can be read and applied",
     "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
     "project": "The project file is valid and its clusters declare the namespaces used",
+    "kueue": "Queued TrainJobs reach Kueue, and Kueue can ever admit their Workloads",
 }
 
 _VAP_GROUP = "admissionregistration.k8s.io/"
@@ -324,6 +326,7 @@ def evaluate_cue(build: Build) -> None:
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
     *RENDER_STAGES[1:],
+    check_queues,
     findings_of_problems,
     policy_objects,
     evaluate_policies,

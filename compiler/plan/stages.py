@@ -15,8 +15,11 @@ Overlays apply base -> cluster -> namespace (each ``Overlay`` by the layer it de
 an overlay listed under a project namespace must be a namespace-layer overlay of that
 namespace. Cluster checks (rule ``scheduler``): a runtime whose ``podGroupPolicy`` asks
 for a gang scheduler the cluster does not run is an error (the PodGroup CRD is absent);
-a Kueue queue label in a cluster without Kueue is a warning (the label is inert). A
-TrainJob in a namespace the cluster does not declare is a warning (rule ``project``).
+a Kueue queue label in a cluster without Kueue is a warning (the label is inert); in a
+cluster that runs Kueue, a queued TrainJob delivered resolved is an error (rule ``kueue``)
+unless the cluster sends its JobSets to Kueue's JobSet integration
+(:mod:`compiler.plan.queues`). A TrainJob in a namespace the cluster does not declare is a
+warning (rule ``project``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from compiler.plan.compile import (
 )
 from compiler.plan.gitops import annotate_for_gitops
 from compiler.plan.outputs import AdmittedOutput, admit_output, output_crds
+from compiler.plan.queues import queue_delivery_problems, queue_jobsets
 from compiler.policy.objects import PolicyObject
 from compiler.render.framework import RenderOptions
 from compiler.render.info import SecretRequirement
@@ -432,7 +436,7 @@ def check_cluster(build: Build) -> None:
     if cluster is None:
         return
     errors, warnings = _scheduler_problems(cluster, build.summaries)
-    build.problems += errors
+    build.problems += errors + queue_delivery_problems(cluster, build.summaries)
     build.warnings += warnings + _namespace_warnings(cluster, build.summaries)
 
 
@@ -446,6 +450,7 @@ RENDER_STAGES: tuple[Stage, ...] = (
     resolve,
     render,
     overlay_outputs,
+    queue_jobsets,
     annotate_for_gitops,
     admit_outputs,
     check_cluster,

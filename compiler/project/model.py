@@ -22,6 +22,10 @@
           namespace: default             # the parent's namespace (default: defaultNamespace)
           prune: true                    # every apply prunes, as --prune (default: false)
         extensions: [intel-mpi, yunikorn]  # opt-in, beyond upstream (resolved delivery only)
+        kueue:                           # when schedulers lists kueue
+          version: v0.17.0               # the Kueue release it runs (Trainer skew warning)
+          jobSets: true                  # resolved delivery: JobSets to Kueue's JobSet
+                                         # integration (queue label, suspend: true)
         gitops:                          # delivery hints, all off unless set (GitOps)
           syncWaves: true                # Argo CD: PodGroups, ConfigMaps before JobSets
           serverSideApply: true          # Argo CD: ServerSideApply=true
@@ -50,6 +54,7 @@ from compiler.apiserver.manifest import SourceMap
 from compiler.errors import JsonPath, Problem
 from compiler.upstream.versions import (
     DEFAULT_TRAINER_VERSION,
+    KUEUE_TRAINER_VERSIONS,
     MEASURED_TRAINER_VERSIONS,
     TRAINER_VERSIONS,
 )
@@ -61,6 +66,7 @@ __all__ = [
     "Cluster",
     "GitOps",
     "Inputs",
+    "Kueue",
     "Namespace",
     "ProjectSpec",
     "valid_secret_name",
@@ -167,6 +173,24 @@ class ApplySetSetting(_Model):
         return value
 
 
+class Kueue(_Model):
+    """What the cluster's Kueue does with queued jobs (docs/integrations/kueue.md)."""
+
+    # the Kueue release the cluster runs: the Trainer it embeds computes TrainJob Workloads
+    version: str | None = None
+    # resolved delivery: the JobSets go to Kueue's JobSet integration, queue-labelled and
+    # suspended, instead of starting outside every quota
+    job_sets: bool = False
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None and value not in KUEUE_TRAINER_VERSIONS:
+            known = ", ".join(KUEUE_TRAINER_VERSIONS)
+            raise ValueError(f"Kueue version {value!r} is not known to trainc: it knows {known}")
+        return value
+
+
 class Cluster(_Model):
     name: str
     trainer: str = DEFAULT_TRAINER_VERSION
@@ -184,6 +208,7 @@ class Cluster(_Model):
     gitops: GitOps = GitOps()
     # opt-in behaviour beyond upstream (compiler.render.extensions); off unless listed
     extensions: list[Extension] = []
+    kueue: Kueue = Kueue()
 
     @field_validator("name")
     @classmethod
