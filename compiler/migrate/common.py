@@ -130,6 +130,23 @@ class Job:
             raise InputError(self.problems)
 
 
+def refuse(
+    job: Job, code: str, path: str, message: str, *, hard: bool = True, workaround: str = ""
+) -> None:
+    """An error of the job's report: the shape has no faithful v2 form."""
+    job.diag(
+        code,
+        "error",
+        path,
+        message,
+        action="rejected",
+        workaround=workaround,
+        decide=True,
+        covers=("*",),
+        hard=hard,
+    )
+
+
 def _split(path: str) -> list[str]:
     out: list[str] = []
     for part in re.findall(r"[^.\[\]]+", path):
@@ -255,18 +272,14 @@ def listing_fits(job: Job, source: str, what: str, size: int) -> bool:
     The list is never built then: its size grows with the replica count."""
     if size <= MAX_OBJECT_BYTES:
         return True
-    job.diag(
+    refuse(
+        job,
         "HOST_LIST_TOO_LARGE",
-        "error",
         source,
         f"{what} lists every pod: {size} bytes, over the {MAX_OBJECT_BYTES} bytes of an "
         "object the API server can store (etcd's default request limit); the pods that "
         "carry it could not be created",
-        action="rejected",
         workaround="use fewer replicas",
-        decide=True,
-        covers=("*",),
-        hard=True,
     )
     return False
 
@@ -477,21 +490,27 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             target="TrainJob.spec.managedBy",
             action="translated",
         )
+    _deadline_and_ttl(job, policy, runtime)
+    _clean_pod_policy(job, policy)
+    _backoff_limit(job, policy, restart_policies, runtime)
+    scheduling(job, policy.get("schedulingPolicy"), runtime)
+
+
+def _deadline_and_ttl(job: Job, policy: dict[str, Any], runtime: Runtime) -> None:
+    """activeDeadlineSeconds (to the TrainJob: at least 1 in v2) and
+    ttlSecondsAfterFinished (to the JobSet)."""
+    base = "spec.runPolicy"
     deadline = policy.get("activeDeadlineSeconds")
     if deadline is not None:
         if isinstance(deadline, int) and deadline >= 1:
             job.mapped(f"{base}.activeDeadlineSeconds", "TrainJob.spec.activeDeadlineSeconds")
         else:
-            job.diag(
+            refuse(
+                job,
                 "ACTIVE_DEADLINE_INVALID",
-                "error",
                 f"{base}.activeDeadlineSeconds",
                 f"{deadline} is not valid in v2 (minimum 1)",
-                action="rejected",
                 workaround="remove it or set at least 1",
-                decide=True,
-                covers=("*",),
-                hard=True,
             )
     ttl = policy.get("ttlSecondsAfterFinished")
     if ttl is not None:
@@ -505,6 +524,12 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             action="approximated",
             workaround="delete finished TrainJobs with a cleanup CronJob",
         )
+
+
+def _clean_pod_policy(job: Job, policy: dict[str, Any]) -> None:
+    """cleanPodPolicy (runPolicy's, or the older spec-level field): JobSet's own
+    cleanup is reported against it."""
+    base = "spec.runPolicy"
     clean = policy.get("cleanPodPolicy") or job.spec.get("cleanPodPolicy") or "None"
     clean_path = (
         f"{base}.cleanPodPolicy"
@@ -539,6 +564,14 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             action="approximated",
             workaround="set ttlSecondsAfterFinished",
         )
+
+
+def _backoff_limit(
+    job: Job, policy: dict[str, Any], restart_policies: list[str], runtime: Runtime
+) -> None:
+    """backoffLimit to every Job; unset, what v1 did: retry forever when a replica
+    restarts, else fail at once."""
+    base = "spec.runPolicy"
     backoff = policy.get("backoffLimit")
     retrying = any(p in ("OnFailure", "Always", "ExitCode") for p in restart_policies)
     if backoff is not None:
@@ -569,7 +602,6 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             "unset with Never replicas: v1 failed on the first pod failure, so the Job's backoffLimit is 0",
             target="TrainingRuntime...template.spec.backoffLimit",
         )
-    scheduling(job, policy.get("schedulingPolicy"), runtime)
 
 
 def trainjob_run_fields(job: Job, spec: CommentedMap) -> None:
@@ -693,16 +725,12 @@ def restart_policy(job: Job, path: str, value: str | None, default: str) -> tupl
         job.mapped(path, "pod restartPolicy")
     if policy not in ("Always", "OnFailure", "Never", "ExitCode"):
         # the v1 CRD has no enum: the job was accepted, and its pods were not
-        job.diag(
+        refuse(
+            job,
             "V1_RESTART_POLICY_INVALID",
-            "error",
             path,
             f"{policy!r} is not a restart policy: v1 accepted the job but could not create its pods",
-            action="rejected",
             workaround="use OnFailure, Never or ExitCode",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return "Never", False
     if policy == "Always":
@@ -754,16 +782,12 @@ def name_length(job: Job, jobs: list[tuple[str, int]]) -> None:
     for rjob, pods in jobs:
         longest = f"{job.name}-{rjob}-0-{max(pods - 1, 0)}-abcde"
         if len(longest) > 63:
-            job.diag(
+            refuse(
+                job,
                 "NAME_TOO_LONG",
-                "error",
                 "metadata.name",
                 f"the pod names of replicated job {rjob} ({longest}) exceed 63 characters",
-                action="rejected",
                 workaround="rename the job",
-                decide=True,
-                covers=("*",),
-                hard=True,
             )
             return
 
@@ -1027,3 +1051,43 @@ def common_notes(job: Job, sidecars: list[str], v1_env_everywhere: bool) -> None
                 workaround=f"add the variables {sidecar} needs to its env in the runtime",
                 covers=(f"env:{sidecar}:*",),
             )
+
+
+def role_pod(
+    job: Job,
+    kind: Kind,
+    rtype: str,
+    rspec: dict[str, Any],
+    target: str,
+    policies: list[str],
+) -> tuple[CommentedMap, int, bool]:
+    """A replica type that runs as a replicated job of its own (a TF or Paddle role):
+    its pod template (container ``node``, the restart policy as a pod policy), the main
+    container's index and whether the policy is ExitCode; ``policies`` gets v1's
+    policy, ``target`` is where its replicas go."""
+    path = f"spec.{kind.replica_field}[{rtype}]"
+    if "replicas" in rspec:
+        job.mapped(f"{path}.replicas", target)
+    roles = "|".join(t.lower() for t in kind.types)
+    hardcoded_addresses(job, rspec.get("template") or {}, f"{path}.template", roles)
+    policy, code = restart_policy(
+        job, f"{path}.restartPolicy", rspec.get("restartPolicy"), kind.restart
+    )
+    policies.append(rspec.get("restartPolicy") or kind.restart)
+    pod, main = pod_template(
+        job,
+        rspec.get("template"),
+        f"{path}.template",
+        kind.main,
+        defaulted_port=(kind.port_name, port_of(rspec, kind.main, kind.port_name, kind.port)),
+    )
+    pod["spec"]["restartPolicy"] = policy
+    return pod, main, code
+
+
+def role_job(name: str, pod: CommentedMap, count: int) -> ReplicatedJob:
+    """A role's replicated job: ``node`` (the workers) is the ancestor the TrainJob
+    sizes; the others run ``count`` pods."""
+    return ReplicatedJob(
+        name, pod, ancestor=name == "node", parallelism=None if name == "node" else count
+    )
