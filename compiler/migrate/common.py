@@ -22,6 +22,7 @@ FRAMEWORK = "trainer.kubeflow.org/framework"
 SOURCE_ANNOTATION = "trainc.dev/migrated-from"
 INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 MAX_INT32 = 2147483647
+JOB_BACKOFF_DEFAULT = 6  # the API server's default of a Job's spec.backoffLimit
 # etcd's default request limit (--max-request-bytes): the API server cannot store an
 # object bigger than this, so an output value over it could never be applied
 MAX_OBJECT_BYTES = 3 * 512 * 1024
@@ -467,9 +468,13 @@ def trainjob_metadata(job: Job) -> CommentedMap:
     return out
 
 
-def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
+def run_policy(
+    job: Job, restart_policies: list[str], runtime: Runtime, *, mpi_operator: bool = False
+) -> None:
     """runPolicy: suspend, managedBy, activeDeadlineSeconds, TTL, cleanPodPolicy,
-    backoffLimit, schedulingPolicy (and the gang scheduler option)."""
+    backoffLimit, schedulingPolicy (and the gang scheduler option). With
+    ``mpi_operator`` (an MPIJob v2beta1) as the MPI Operator v0.7.0 applies them: on its
+    launcher Job."""
     policy = job.spec.get("runPolicy") or {}
     base = "spec.runPolicy"
     if "runPolicy" in job.spec and not policy:
@@ -490,19 +495,34 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             target="TrainJob.spec.managedBy",
             action="translated",
         )
-    _deadline_and_ttl(job, policy, runtime)
+    _deadline_and_ttl(job, policy, runtime, mpi_operator)
     _clean_pod_policy(job, policy)
-    _backoff_limit(job, policy, restart_policies, runtime)
+    if mpi_operator:
+        _launcher_backoff_limit(job, policy, restart_policies, runtime)
+    else:
+        _backoff_limit(job, policy, restart_policies, runtime)
     scheduling(job, policy.get("schedulingPolicy"), runtime)
 
 
-def _deadline_and_ttl(job: Job, policy: dict[str, Any], runtime: Runtime) -> None:
+def _deadline_and_ttl(
+    job: Job, policy: dict[str, Any], runtime: Runtime, mpi_operator: bool
+) -> None:
     """activeDeadlineSeconds (to the TrainJob: at least 1 in v2) and
     ttlSecondsAfterFinished (to the JobSet)."""
     base = "spec.runPolicy"
     deadline = policy.get("activeDeadlineSeconds")
     if deadline is not None:
-        if isinstance(deadline, int) and deadline >= 1:
+        if isinstance(deadline, int) and deadline >= 1 and mpi_operator:
+            job.diag(
+                "ACTIVE_DEADLINE_WHOLE_JOB",
+                "warning",
+                f"{base}.activeDeadlineSeconds",
+                "the MPI Operator set the deadline on its launcher Job (counted from the launcher's start); v2 counts it for the whole TrainJob, workers included",
+                target="TrainJob.spec.activeDeadlineSeconds",
+                action="approximated",
+                covers=("job:launcher:activeDeadlineSeconds",),
+            )
+        elif isinstance(deadline, int) and deadline >= 1:
             job.mapped(f"{base}.activeDeadlineSeconds", "TrainJob.spec.activeDeadlineSeconds")
         else:
             refuse(
@@ -519,10 +539,16 @@ def _deadline_and_ttl(job: Job, policy: dict[str, Any], runtime: Runtime) -> Non
             "TTL_DELETES_JOBSET_ONLY",
             "warning",
             f"{base}.ttlSecondsAfterFinished",
-            "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays (v1 deleted the job itself)",
+            "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays "
+            + (
+                "(the MPI Operator set the TTL on its launcher Job: only that Job went)"
+                if mpi_operator
+                else "(v1 deleted the job itself)"
+            ),
             target="TrainingRuntime.spec.template.spec.ttlSecondsAfterFinished",
             action="approximated",
             workaround="delete finished TrainJobs with a cleanup CronJob",
+            covers=("job:launcher:ttlSecondsAfterFinished",) if mpi_operator else (),
         )
 
 
@@ -602,6 +628,45 @@ def _backoff_limit(
             "unset with Never replicas: v1 failed on the first pod failure, so the Job's backoffLimit is 0",
             target="TrainingRuntime...template.spec.backoffLimit",
         )
+
+
+def _launcher_backoff_limit(
+    job: Job, policy: dict[str, Any], restart_policies: list[str], runtime: Runtime
+) -> None:
+    """The MPI Operator v0.7.0 passes backoffLimit as it is to its launcher Job (unset:
+    the Job's default, 6) and none to the workers, plain pods it never replaces: a
+    worker restarting OnFailure restarts in place without limit, one that fails (Never)
+    stays failed."""
+    base = "spec.runPolicy"
+    backoff = policy.get("backoffLimit")
+    worker = restart_policies[-1]  # [Launcher, Worker]
+    for rjob in runtime.jobs:
+        if rjob.name == "launcher":
+            rjob.backoff_limit = JOB_BACKOFF_DEFAULT if backoff is None else int(backoff)
+        else:
+            rjob.backoff_limit = MAX_INT32 if worker in ("OnFailure", "Always") else 0
+    if backoff is not None:
+        job.mapped(f"{base}.backoffLimit", "launcher Job backoffLimit")
+    else:
+        job.diag(
+            "LAUNCHER_BACKOFF_DEFAULT",
+            "info",
+            f"{base}.backoffLimit",
+            f"unset: the MPI Operator left the launcher Job's backoffLimit to Kubernetes' default, {JOB_BACKOFF_DEFAULT}; it is written out",
+            target="launcher Job backoffLimit",
+        )
+    job.diag(
+        "WORKER_BACKOFF",
+        "info",
+        "spec.mpiReplicaSpecs[Worker].restartPolicy",
+        "the MPI Operator's workers are pods it never replaces: the node Job's backoffLimit is "
+        + (
+            f"{MAX_INT32} (restarts in place, unbounded)"
+            if worker in ("OnFailure", "Always")
+            else "0 (a failed worker stays failed)"
+        ),
+        target="node Job backoffLimit",
+    )
 
 
 def trainjob_run_fields(job: Job, spec: CommentedMap) -> None:
@@ -802,6 +867,7 @@ class ReplicatedJob:
     ancestor: bool = False
     parallelism: int | None = None
     depends_on: CommentedSeq | None = None
+    backoff_limit: int | None = None  # over the runtime's, for this Job alone
 
 
 @dataclass
@@ -844,8 +910,9 @@ class Runtime:
             if rjob.parallelism is not None:
                 job_spec["parallelism"] = rjob.parallelism
                 job_spec["completions"] = rjob.parallelism
-            if self.backoff_limit is not None:
-                job_spec["backoffLimit"] = self.backoff_limit
+            limit = rjob.backoff_limit if rjob.backoff_limit is not None else self.backoff_limit
+            if limit is not None:
+                job_spec["backoffLimit"] = limit
             if self.exit_code:
                 job_spec["podFailurePolicy"] = pod_failure_policy()
             job_spec["template"] = pod

@@ -98,7 +98,7 @@ def migrate(job: Job) -> list[CommentedMap]:
             "launcher dependsOn node Ready" if depends else "(launcher starts at once)",
         )
     runtime = mpi_runtime(worker_pod, launcher_pod, workers, slots, mount, gpu, depends)
-    run_policy(job, policies, runtime)
+    run_policy(job, policies, runtime, mpi_operator=v2)
     if any(p == "ExitCode" for p in policies):
         runtime.exit_code = True
     if v2:

@@ -93,3 +93,40 @@ def test_volcano_mpi_plugin(migrated: Migrate) -> None:
     policy = result.objects["TrainingRuntime"]["spec"]["mlPolicy"]["mpi"]
     assert policy["sshAuthMountPath"] == "/home/u/.ssh"
     assert result.objects["TrainJob"]["spec"]["trainer"] == {"numNodes": 2, "numProcPerNode": 1}
+
+
+def test_v2beta1_launcher_backoff_is_the_run_policy_or_the_job_default(
+    migrated: Migrate,
+) -> None:
+    """MPI Operator v0.7.0 passes runPolicy.backoffLimit as it is to the launcher Job
+    (unset: Kubernetes' 6) and none to its workers, pods it never replaces."""
+    result = migrated(V2)
+    assert result.rjob("launcher")["template"]["spec"]["backoffLimit"] == 6
+    assert result.rjob("node")["template"]["spec"]["backoffLimit"] == 0  # Never: stays failed
+    assert "LAUNCHER_BACKOFF_DEFAULT" in result.codes
+    limited = V2.replace(
+        "spec:\n  slotsPerWorker", "spec:\n  runPolicy: {backoffLimit: 3}\n  slotsPerWorker"
+    )
+    limited = limited.replace("    Worker:\n", "    Worker:\n      restartPolicy: OnFailure\n")
+    result = migrated(limited)
+    assert result.rjob("launcher")["template"]["spec"]["backoffLimit"] == 3
+    assert result.rjob("node")["template"]["spec"]["backoffLimit"] == 2147483647
+
+
+def test_v2beta1_deadline_and_ttl_are_reported_as_launcher_fields(migrated: Migrate) -> None:
+    run = "spec:\n  runPolicy: {activeDeadlineSeconds: 60, ttlSecondsAfterFinished: 5}\n  slotsPerWorker"
+    result = migrated(V2.replace("spec:\n  slotsPerWorker", run))
+    assert result.objects["TrainJob"]["spec"]["activeDeadlineSeconds"] == 60
+    reports = result.migration.reports[0]
+    assert reports.covers("job:launcher:activeDeadlineSeconds")
+    assert reports.covers("job:launcher:ttlSecondsAfterFinished")
+
+
+def test_v1_keeps_the_training_operator_retries(migrated: Migrate) -> None:
+    """Training Operator v1.9.4 retried forever while a replica restarts (unset
+    backoffLimit): the same limit on every Job."""
+    v1 = V2.replace("v2beta1", "v1").replace("  runLauncherAsWorker: true\n", "")
+    v1 = v1.replace("    Worker:\n", "    Worker:\n      restartPolicy: OnFailure\n")
+    result = migrated(v1)
+    assert result.rjob("launcher")["template"]["spec"]["backoffLimit"] == 2147483647
+    assert result.rjob("node")["template"]["spec"]["backoffLimit"] == 2147483647

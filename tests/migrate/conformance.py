@@ -318,6 +318,32 @@ def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> lis
     for path in sorted(files):
         if path != "/etc/mpi/hostfile":
             out.append(f"file:{path}")
+    for rjob, fields in sorted((oracle.get("jobs") or {}).items()):
+        out += job_differences(jobset, rjob, fields)
+    return out
+
+
+JOB_BACKOFF_DEFAULT = 6  # the API server's default of spec.backoffLimit
+
+
+def job_differences(jobset: dict[str, Any], rjob: str, fields: dict[str, Any]) -> list[str]:
+    """The v1 operator's Job ``rjob`` (the MPI Operator's launcher) against the Job the
+    JobSet's replicated job of that name makes: its retries, deadline, TTL and
+    suspension (the JobSet's suspend reaches its Jobs)."""
+    mine = next(
+        (r["template"]["spec"] for r in jobset["spec"]["replicatedJobs"] if r["name"] == rjob), {}
+    )
+    out = []
+    theirs_backoff = fields.get("backoffLimit")
+    if (JOB_BACKOFF_DEFAULT if theirs_backoff is None else theirs_backoff) != mine.get(
+        "backoffLimit", JOB_BACKOFF_DEFAULT
+    ):
+        out.append(f"job:{rjob}:backoffLimit")
+    for key in ("activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+        if fields.get(key) != mine.get(key):
+            out.append(f"job:{rjob}:{key}")
+    if bool(fields.get("suspend")) != bool(jobset["spec"].get("suspend")):
+        out.append(f"job:{rjob}:suspend")
     return out
 
 
