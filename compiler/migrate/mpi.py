@@ -46,6 +46,8 @@ from compiler.migrate.vcjob import (
     add_port,
     backoff,
     drop_task_field,
+    host_files,
+    host_files_note,
     job_level,
     map_pod_scheduling,
     podgroup_note,
@@ -482,10 +484,11 @@ def _notes(job: Job, v2: bool, slots: int, gpu: bool) -> None:
     )
 
 
-def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int) -> list[CommentedMap]:
+def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int | None) -> list[CommentedMap]:
     """A Volcano Job's ``mpi`` plugin (with ``ssh`` and ``svc``, which Volcano's
-    webhook adds): the master task becomes the launcher, the worker task the ``node``
-    Job; the Trainer's SSH keys replace Volcano's."""
+    webhook adds), or an ``ssh`` + ``svc`` master/worker pair without it (``port``
+    None): the master task becomes the launcher, the worker task the ``node`` Job; the
+    Trainer's SSH keys replace Volcano's, the host files are shimmed."""
     job = tasks.job
     names = tasks.names
     if [n for n in names if n not in (master, worker)] or not {master, worker} <= set(names):
@@ -508,14 +511,14 @@ def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int) -> list[C
     workers = tasks.replicas(worker)
     pods = {name: _volcano_pod(tasks, name, master, port) for name in (master, worker)}
     map_pod_scheduling(job)
-    if not _volcano_env(tasks, pods, master, worker):
+    if not _volcano_env(tasks, pods, master, worker, port is not None):
         return []
     runtime = mpi_runtime(pods[worker], pods[master], workers, 1, mount, False)
     runtime.pod_group = cmap(("volcano", CommentedMap()))
     runtime.backoff_limit = backoff({pods[n]["spec"]["restartPolicy"] for n in (master, worker)})
     queue(job, runtime)
     job_level(job, runtime, workers + 1)
-    _volcano_notes(job)
+    _volcano_notes(job, "mpi" if port is not None else "ssh")
     common_notes(job, [], False)
     spec = mpi_trainjob(job, workers, workers, 1)
     if job.report.errors:
@@ -523,9 +526,9 @@ def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int) -> list[C
     return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]
 
 
-def _volcano_pod(tasks: Tasks, name: str, master: str, port: int) -> CommentedMap:
+def _volcano_pod(tasks: Tasks, name: str, master: str, port: int | None) -> CommentedMap:
     """A task's pod: its fields mapped or reported, the main container first, the mpi
-    plugin's port on every container."""
+    plugin's port (if any) on every container."""
     job, index = tasks.job, tasks.index(name)
     for key in tasks.by_name[name]:
         if key in ("name", "replicas", "template"):
@@ -545,13 +548,17 @@ def _volcano_pod(tasks: Tasks, name: str, master: str, port: int) -> CommentedMa
             drop_task_field(job, index, key)
     pod = task_pod(tasks, name, node_first=True)
     for container in pod["spec"]["containers"]:
-        add_port(container, "mpijob-port", port)
+        if port is not None:
+            add_port(container, "mpijob-port", port)
     return pod
 
 
-def _volcano_env(tasks: Tasks, pods: dict[str, CommentedMap], master: str, worker: str) -> bool:
-    """MPI_HOST on the launcher and VC_<TASK>_HOSTS/NUM everywhere, at v2 addresses
-    (compat env); False when the host list cannot be stored."""
+def _volcano_env(
+    tasks: Tasks, pods: dict[str, CommentedMap], master: str, worker: str, mpi_host: bool
+) -> bool:
+    """MPI_HOST on the launcher (the mpi plugin's), VC_<TASK>_HOSTS/NUM everywhere and
+    the /etc/volcano host files, at v2 addresses (compat env); False when the host list
+    cannot be stored."""
     job = tasks.job
     workers = tasks.replicas(worker)
     size = listing_bytes(workers, len(f"{job.name}-node-0-.{job.name}"))
@@ -564,7 +571,7 @@ def _volcano_env(tasks: Tasks, pods: dict[str, CommentedMap], master: str, worke
         if job.options.compat_env  # the variables are not written otherwise
         else ""
     )
-    env = CommentedSeq([env_value("MPI_HOST", hosts)])
+    env = CommentedSeq([env_value("MPI_HOST", hosts)] if mpi_host else [])
     for name in (master, worker):
         count = 1 if name == master else workers
         value = f"{job.name}-launcher-0-0.{job.name}" if name == master else hosts
@@ -573,22 +580,33 @@ def _volcano_env(tasks: Tasks, pods: dict[str, CommentedMap], master: str, worke
     if not job.options.compat_env:
         return True
     child(pods[master]["spec"]["containers"][0], "env", CommentedSeq()).extend(env)
-    for var in env[1:]:
+    for var in env[1:] if mpi_host else env:
         child(pods[worker]["spec"]["containers"][0], "env", CommentedSeq()).append(
             copy.deepcopy(var)
         )
     job.diag(
         "COMPAT_ENV_ADDED",
         "info",
-        "spec.plugins.mpi",
-        "Volcano variables kept: MPI_HOST on the launcher, VC_*_HOSTS/VC_*_NUM everywhere (values use v2 addresses)",
+        "spec.plugins.mpi" if mpi_host else "spec.plugins.svc",
+        (
+            "Volcano variables kept: MPI_HOST on the launcher, "
+            if mpi_host
+            else "Volcano variables kept: "
+        )
+        + "VC_*_HOSTS/VC_*_NUM everywhere (values use v2 addresses)",
         target="launcher and node container env",
         action="shimmed",
     )
+    files = {
+        master: [f"{job.name}-launcher-0-0.{job.name}"],
+        worker: [f"{job.name}-node-0-{i}.{job.name}" for i in range(workers)],
+    }
+    for pod in pods.values():
+        host_files(pod, files, pod["spec"]["containers"][0].get("image"))
     return True
 
 
-def _volcano_notes(job: Job) -> None:
+def _volcano_notes(job: Job, plugin: str) -> None:
     job.diag(
         "VOLCANO_SSH_REPLACED",
         "warning",
@@ -599,20 +617,17 @@ def _volcano_notes(job: Job) -> None:
         decide=True,
         covers=("mount:*", "volume:*"),
     )
-    job.diag(
-        "VOLCANO_HOSTFILE_DROPPED",
-        "warning",
-        "spec.plugins.svc",
+    host_files_note(
+        job,
+        "<job>-launcher-0-0.<job>, <job>-node-0-<i>.<job>",
         "the /etc/volcano/*.host files are not produced; the Trainer's hostfile is /etc/mpi/hostfile (OMPI_MCA_orte_default_hostfile)",
-        action="dropped",
-        workaround="read MPI_HOST or /etc/mpi/hostfile instead of /etc/volcano/<task>.host",
-        decide=True,
-        covers=("mount:*:/etc/volcano",),
+        "read /etc/mpi/hostfile instead of /etc/volcano/<task>.host",
+        ("mount:*:/etc/volcano",),
     )
     job.diag(
         "MPI_OPERATOR_TO_TRAINER",
         "info",
-        "spec.plugins.mpi",
+        f"spec.plugins.{plugin}",
         "the Trainer's MPI policy sets OMPI_MCA_* and mounts its hostfile at /etc/mpi on the launcher",
         covers=("env:main:OMPI_MCA_*", "mount:*:/etc/mpi"),
     )

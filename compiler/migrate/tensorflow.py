@@ -47,7 +47,10 @@ from compiler.migrate.vcjob import (
     Tasks,
     backoff,
     drop_task_field,
+    host_files,
+    host_files_note,
     job_level,
+    main_index,
     map_pod_scheduling,
     podgroup_note,
     queue,
@@ -382,10 +385,12 @@ def _roles_notes(job: Job, base: str) -> None:
     )
 
 
-def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int) -> list[CommentedMap]:
+def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int | None) -> list[CommentedMap]:
     """A Volcano Job's ``tensorflow`` plugin: one replicated job per role task (the
     worker task is ``node``, which the TrainJob sizes), each command wrapped to export
-    the TF_CONFIG the plugin wrote (cluster at v2 addresses, no ``environment``)."""
+    the TF_CONFIG the plugin wrote (cluster at v2 addresses, no ``environment``). Without
+    the plugin (``port`` None: ``svc`` tasks named as TensorFlow roles, whose commands
+    build TF_CONFIG from the host files) the same replicated jobs, no TF_CONFIG."""
     job, names = tasks.job, tasks.names
     extra = [n for n in names if n not in role_of]
     if extra or not any(role_of.get(n) == "worker" for n in names):
@@ -398,8 +403,8 @@ def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int) -> list[Co
         return []
     counts = {n: tasks.replicas(n) for n in names}
     rjob_of = {n: "node" if role_of[n] == "worker" else role_of[n] for n in names}
-    single = len(names) == 1 and sum(counts.values()) == 1
-    members = [(role_of[n], rjob_of[n], counts[n], port) for n in names]
+    single = port is None or (len(names) == 1 and sum(counts.values()) == 1)  # no TF_CONFIG
+    members = [(role_of[n], rjob_of[n], counts[n], port or 0) for n in names]
     shimmed = job.options.compat_env and not single  # only the shim writes the cluster
     if shimmed and not listing_fits(job, "spec.tasks", "TF_CONFIG", cluster_size(job, members)):
         return []
@@ -420,6 +425,7 @@ def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int) -> list[Co
             _volcano_shim(tasks, name, pod, shim(cluster, role_of[name], environment=False))
         if job.options.compat_env:
             _volcano_env(tasks, pod, rjob_of, counts)
+            host_files(pod, _hosts(job, tasks.names, rjob_of, counts), _image(tasks, name))
         jobs.append(role_job(rjob_of[name], pod, counts[name]))
     if job.report.errors:
         return []
@@ -438,6 +444,21 @@ def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int) -> list[Co
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "tensorflow"), trainjob_object(job, spec)]
+
+
+def _hosts(
+    job: Job, names: list[str], rjob_of: dict[str, str], counts: dict[str, int]
+) -> dict[str, list[str]]:
+    """Each task's pods at their v2 addresses."""
+    return {
+        n: [f"{job.name}-{rjob_of[n]}-0-{k}.{job.name}" for k in range(counts[n])] for n in names
+    }
+
+
+def _image(tasks: Tasks, name: str) -> Any:
+    template = tasks.by_name[name].get("template") or {}
+    containers = (template.get("spec") or {}).get("containers") or [{}]
+    return containers[main_index(template, name)].get("image")
 
 
 def _volcano_shim(tasks: Tasks, name: str, pod: CommentedMap, shell: str) -> None:
@@ -516,15 +537,11 @@ def _volcano_notes(job: Job, env_plugin: bool) -> None:
             target="role templates",
             action="shimmed",
         )
-    job.diag(
-        "VOLCANO_HOSTFILE_DROPPED",
-        "warning",
-        "spec.plugins.svc",
+    host_files_note(
+        job,
+        "<job>-<rjob>-0-<i>.<job>",
         "the /etc/volcano/*.host files are not produced",
-        action="dropped",
-        workaround="read TF_CONFIG or VC_<TASK>_HOSTS",
-        covers=("mount:*:/etc/volcano",)
-        if job.options.compat_env
-        else ("mount:*:/etc/volcano", "env:*:VC_*", "env:*:VK_*"),
+        "read TF_CONFIG or VC_<TASK>_HOSTS",
+        ("mount:*:/etc/volcano", "env:*:VC_*", "env:*:VK_*"),
     )
     podgroup_note(job)

@@ -300,3 +300,66 @@ def job_level(job: Job, runtime: Runtime, total: int) -> None:
 def upper(task: str) -> str:
     """The task's part of a ``VC_<TASK>_*`` variable name."""
     return task.upper().replace("-", "_")
+
+
+HOSTS = "volcano-hosts"  # the init container and emptyDir of the host-file shim
+HOSTS_DIR = "/etc/volcano"
+
+
+def host_files(pod: CommentedMap, hosts: dict[str, list[str]], image: Any) -> None:
+    """Volcano's svc plugin mounts ``/etc/volcano/<task>.host`` (the task's hosts, one
+    a line) from a ConfigMap in every container. The shim: an init container of the
+    main container's image writes the same files, at v2 addresses, into an emptyDir
+    that every container mounts at ``/etc/volcano``."""
+    script = "; ".join(
+        f"printf '{_lines(names)}' > {HOSTS_DIR}/{task.replace('-', '_')}.host"
+        for task, names in hosts.items()
+    )
+    pspec = pod["spec"]
+    mount = cmap(("name", HOSTS), ("mountPath", HOSTS_DIR))
+    init = cmap(
+        ("name", HOSTS),
+        ("image", image),
+        ("command", CommentedSeq(["/bin/sh", "-c", script])),
+        ("volumeMounts", CommentedSeq([copy.deepcopy(mount)])),
+    )
+    child(pspec, "initContainers", CommentedSeq()).insert(0, init)
+    child(pspec, "volumes", CommentedSeq()).append(
+        cmap(("name", HOSTS), ("emptyDir", CommentedMap()))
+    )
+    for container in pspec["containers"]:
+        child(container, "volumeMounts", CommentedSeq()).append(copy.deepcopy(mount))
+
+
+def _lines(names: list[str]) -> str:
+    """The hosts as a printf format, one a line and no newline after the last (as
+    Volcano joins them); host names hold no ``%`` or ``\\``."""
+    return "\\n".join(names)
+
+
+def host_files_note(
+    job: Job, rjobs: str, dropped: str, workaround: str, covers: tuple[str, ...]
+) -> None:
+    """The host files as shimmed (compat env), or as ``dropped`` without it."""
+    if not job.options.compat_env:
+        job.diag(
+            "VOLCANO_HOSTFILE_DROPPED",
+            "warning",
+            "spec.plugins.svc",
+            dropped,
+            action="dropped",
+            workaround=workaround,
+            decide=True,
+            covers=covers,
+        )
+        return
+    job.diag(
+        "VOLCANO_HOSTFILE_SHIMMED",
+        "warning",
+        "spec.plugins.svc",
+        f"Volcano's svc plugin mounted /etc/volcano/<task>.host from a ConfigMap; an init container ({HOSTS}: the main container's image, /bin/sh) writes the same files at v2 addresses ({rjobs}) into an emptyDir mounted at /etc/volcano in every container; they list the pods of the migrated size",
+        action="shimmed",
+        workaround="the image needs /bin/sh and printf; a TrainJob that changes numNodes gets stale host files: read VC_<TASK>_HOSTS or the framework's own hostfile instead",
+        decide=True,
+        covers=("mount:*:/etc/volcano", "volume:*", f"initContainer:{HOSTS}"),
+    )
