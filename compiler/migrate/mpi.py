@@ -513,7 +513,10 @@ def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int | None) ->
     map_pod_scheduling(job)
     if not _volcano_env(tasks, pods, master, worker, port is not None):
         return []
-    runtime = mpi_runtime(pods[worker], pods[master], workers, 1, mount, False)
+    depends = None
+    if _waits_for_workers(tasks, master):
+        depends = seq(cmap(("name", "node"), ("status", "Ready")))
+    runtime = mpi_runtime(pods[worker], pods[master], workers, 1, mount, False, depends)
     runtime.pod_group = cmap(("volcano", CommentedMap()))
     runtime.backoff_limit = backoff({pods[n]["spec"]["restartPolicy"] for n in (master, worker)})
     queue(job, runtime)
@@ -536,6 +539,8 @@ def _volcano_pod(tasks: Tasks, name: str, master: str, port: int | None) -> Comm
                 f"spec.tasks[{index}].{key}",
                 "replicated job " + ("launcher" if name == master else "node"),
             )
+        elif key == "dependsOn" and name == master and _waits_for_workers(tasks, name):
+            job.mapped(f"spec.tasks[{index}].dependsOn", "launcher dependsOn node Ready")
         elif key == "policies":
             job.diag(
                 "VOLCANO_POLICY_APPROX",
@@ -551,6 +556,13 @@ def _volcano_pod(tasks: Tasks, name: str, master: str, port: int | None) -> Comm
         if port is not None:
             add_port(container, "mpijob-port", port)
     return pod
+
+
+def _waits_for_workers(tasks: Tasks, master: str) -> bool:
+    """The master task dependsOn the worker task alone: Volcano creates its pods once
+    the workers' are running and ready, as JobSet's dependsOn status Ready."""
+    names = (tasks.by_name[master].get("dependsOn") or {}).get("name") or []
+    return [str(n) for n in names] == [n for n in tasks.names if n != master]
 
 
 def _volcano_env(

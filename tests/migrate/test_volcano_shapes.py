@@ -57,6 +57,9 @@ def test_ssh_mpi_pair_is_an_mpi_runtime_with_host_files(
     assert {"name": "volcano-hosts", "mountPath": "/etc/volcano"} in mounts
     assert "VOLCANO_HOSTFILE_SHIMMED" in got["report"]
     assert "VOLCANO_SSH_REPLACED" in got["report"]
+    jobs = got["runtime"]["spec"]["template"]["spec"]["replicatedJobs"]
+    launcher_job = next(j for j in jobs if j["name"] == "launcher")
+    assert launcher_job["dependsOn"] == [{"name": "node", "status": "Ready"}]
 
 
 def test_svc_tensorflow_roles_are_replicated_jobs(
