@@ -1069,7 +1069,17 @@ def differing_paths(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [path or "."]
 
 
-def hardcoded_addresses(job: Job, template: dict[str, Any], path: str, roles: str) -> None:
+def hardcoded_addresses(
+    job: Job,
+    template: dict[str, Any],
+    path: str,
+    roles: str,
+    *,
+    origin: str = "a v1 pod address; v2 pods are <job>-node-0-<i>.<job>",
+    workaround: str = "use the compat env (MASTER_ADDR, ...) instead of the literal name",
+) -> None:
+    """A literal ``<job>-<role>-<i>`` (the source's pod name) in a command, argument or
+    env value: v2 names its pods otherwise."""
     pattern = re.compile(rf"\b{re.escape(job.name)}-({roles})-\d+\b")
     for index, container in enumerate((template.get("spec") or {}).get("containers") or []):
         texts = [*(container.get("command") or []), *(container.get("args") or [])]
@@ -1079,9 +1089,9 @@ def hardcoded_addresses(job: Job, template: dict[str, Any], path: str, roles: st
                 "HARDCODED_V1_ADDRESS",
                 "warning",
                 f"{path}.spec.containers[{index}]",
-                "a command, argument or env value names a v1 pod address; v2 pods are <job>-node-0-<i>.<job>",
+                f"a command, argument or env value names {origin}",
                 action="dropped",
-                workaround="use the compat env (MASTER_ADDR, ...) instead of the literal name",
+                workaround=workaround,
                 decide=True,
             )
 

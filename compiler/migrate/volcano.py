@@ -28,7 +28,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from compiler.migrate import mpi, pytorch, tensorflow
-from compiler.migrate.common import Job, check_metadata, refuse
+from compiler.migrate.common import Job, check_metadata, hardcoded_addresses, refuse
 from compiler.migrate.vcgroup import migrate_group
 from compiler.migrate.vcjob import Tasks
 from compiler.migrate.vcwebhook import webhook_checks
@@ -40,6 +40,17 @@ FRAMEWORKS = ("tensorflow", "mpi", "pytorch")
 def migrate(job: Job) -> list[CommentedMap]:
     tasks = Tasks(job, *_tasks(job), _plugins(job))
     plugins = tasks.plugins
+    names = "|".join(re.escape(n) for n in tasks.names)
+    for index, task in enumerate(tasks.tasks):
+        # Volcano's pod <job>-<task>-<i> written out: v2 names the pod otherwise
+        hardcoded_addresses(
+            job,
+            task.get("template") or {},
+            f"spec.tasks[{index}].template",
+            names,
+            origin="a Volcano pod address (<job>-<task>-<i>); v2 pods are <job>-<rjob>-0-<i>.<job>",
+            workaround="read VC_<TASK>_HOSTS (or /etc/volcano/<task>.host) instead of the literal name",
+        )
     frameworks = [p for p in FRAMEWORKS if p in plugins]
     if frameworks == ["mpi"]:
         args = tasks.args("mpi")

@@ -183,3 +183,17 @@ def test_refusals_say_what_to_do(
     err = capsys.readouterr().err
     line = next(ln for ln in err.splitlines() if f"error {code}" in ln)
     assert advice in line
+
+
+def test_a_written_out_volcano_pod_address_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (HERE / "svc-tf-roles.yaml").read_text()
+    path = tmp_path / "job.yaml"
+    path.write_text(text.replace("PS=`cat /etc/volcano/ps.host`", "PS=roles-ps-0.roles"))
+    assert main(["migrate", str(path), "-o", "-"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning HARDCODED_V1_ADDRESS spec.tasks[0].template.spec.containers[0]: a command,"
+        " argument or env value names a Volcano pod address (<job>-<task>-<i>)" in err
+    )
