@@ -163,6 +163,9 @@ class LiveAnswer:
     jobsets_as_sent: bool = False
     # The JobSet and Job controllers' Jobs, Services and Pods (with the pod controllers).
     workloads: Workloads | None = None
+    # Creation-failure events of a TrainJob whose objects were all created as trainc
+    # renders them: a later reconcile's apply failed (see compare()).
+    later_failures: list[Json] = field(default_factory=list)
 
 
 def _documents(case: Case) -> list[Json]:
@@ -260,7 +263,11 @@ def run_case(
     offset = workloads.audit_offset(audit_log) if audit_log else 0
     expected = _expected_counts(case)
     trainjobs: list[Json] = []
-    for doc in _documents(case):
+    documents = _documents(case)
+    # The ServiceAccounts the inputs name exist, as on the cluster the runtimes were
+    # written for (the ServiceAccount admission plugin refuses Pods naming a missing one).
+    accounts = sorted(workloads.service_account_names(documents)) if pods else []
+    for doc in documents:
         doc = copy.deepcopy(doc)
         try:
             resource = resource_for(doc)
@@ -270,6 +277,8 @@ def run_case(
         if resource.namespaced:
             doc.setdefault("metadata", {}).setdefault("namespace", "default")
             _ensure_namespace(client, doc["metadata"]["namespace"], service_account=pods)
+            for account in accounts:
+                workloads.ensure_service_account(client, doc["metadata"]["namespace"], account)
         namespace = doc["metadata"].get("namespace") if resource.namespaced else None
         code, got = create(
             client,
@@ -387,12 +396,15 @@ def clean(client: Client) -> None:
             "TrainingRuntime",
             "ClusterTrainingRuntime",
             "PriorityClass",
+            "ServiceAccount",
             "Event",
         ):
             resource = RESOURCES[kind]
             for item in client.get(resource.path()).get("items") or []:
                 metadata = item["metadata"]
                 if kind == "PriorityClass" and metadata["name"].startswith("system-"):
+                    continue
+                if kind == "ServiceAccount" and metadata["name"] == "default":
                     continue
                 if kind in CLEAN_OWNERS and not any(
                     r.get("kind") in CLEAN_OWNERS[kind]
@@ -541,7 +553,13 @@ def compare(
             difference = first_difference(
                 live_defaulted, normalise(with_server_defaults(actual.objects), env_random)
             )
-        if live.creation_failures:
+        if live.creation_failures and difference is None and live.objects:
+            # Every object was created as trainc renders it; a later reconcile's apply
+            # failed (JobSet's mutating webhook defaults volumeClaimPolicies' retention
+            # policy on create only, so the Trainer's next apply changes an immutable
+            # list). Not a difference in what is created; reported on its own.
+            live.later_failures, live.creation_failures = live.creation_failures, []
+        elif live.creation_failures:
             # Some objects were created, then one failed.
             difference = f"the controller reports {CREATION_FAILED} ({failures}); {difference}"
             byte_identical = False
@@ -805,6 +823,7 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
                 "goldenDifference": v.golden_difference,
                 "seconds": round(v.seconds, 2),
                 "jobsetsAsSent": v.live.jobsets_as_sent,
+                "laterReconcileFailures": v.live.later_failures,
                 "workloads": None
                 if v.live.workloads is None
                 else {
@@ -885,7 +904,11 @@ def main(argv: list[str] | None = None) -> int:
             verdicts.append(verdict)
             depth = ""
             if verdict.live.workloads is not None:
-                depth = f" [{workloads.summary(verdict.live.workloads.objects)}]"
+                created = verdict.live.workloads
+                depth = f" [{workloads.summary(created.objects)}"
+                depth += f"; {len(created.failures)} refused]" if created.failures else "]"
+            if verdict.live.later_failures:
+                depth += f" (a later reconcile failed: {CREATION_FAILED})"
             if not verdict.identical:
                 print(f"DIFF  {case.name}: {verdict.difference}")
             elif verdict.pods_identical is False:
@@ -914,6 +937,18 @@ def main(argv: list[str] | None = None) -> int:
     message_matches = sum(r["allFindingsInTrainc"] for r in reports)
     golden_matches = sum(r["allFindingsInGolden"] for r in reports)
     golden_agree = sum(v.golden_difference is None for v in verdicts)
+    later = [v.name for v in verdicts if v.live.later_failures]
+    if later:
+        print(
+            f"cases whose objects were created as rendered and a later Trainer reconcile "
+            f"failed ({CREATION_FAILED}): {len(later)}: {', '.join(later)}"
+        )
+    refused = [v for v in verdicts if v.live.workloads is not None and v.live.workloads.failures]
+    if refused:
+        print(
+            f"cases where the JobSet or Job controller's create was refused: {len(refused)}: "
+            + ", ".join(v.name for v in refused)
+        )
     print(
         f"{byte_identical} identical as created, {identical - byte_identical} with server defaults "
         f"(ok*); goldens agreeing with the cluster: {golden_agree}/{len(verdicts)}"

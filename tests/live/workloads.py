@@ -97,6 +97,32 @@ def sent_jobsets(audit_log: Path, offset: int) -> dict[str, Json]:
 # --- the controllers' objects -----------------------------------------------------------
 
 
+def service_account_names(documents: Iterable[Any]) -> set[str]:
+    """Every ``serviceAccountName`` (but ``default``) anywhere in ``documents``."""
+    found: set[str] = set()
+    stack = list(documents)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            name = value.get("serviceAccountName")
+            if isinstance(name, str) and name and name != "default":
+                found.add(name)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+def ensure_service_account(client: Client, namespace: str, name: str) -> None:
+    path = RESOURCES["ServiceAccount"].path(namespace)
+    if client.raw("GET", f"{path}/{name}")[0] == 200:
+        return
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+    code, got = client.raw("POST", path, account)
+    if code >= 300 and code != 409:
+        raise ApiError(code, got, f"POST {path}")
+
+
 @dataclass
 class Workloads:
     """What the JobSet and Job controllers created for a case's JobSets."""
