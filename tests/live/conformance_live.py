@@ -9,9 +9,15 @@ between cases:
    order within each kind; a namespace an input names is created first;
 2. for each admitted TrainJob, wait until the controller has created the objects the
    golden expects (or reported ``TrainJobResourcesCreationFailed``, or a timeout);
-3. read back the JobSets, PodGroups, ConfigMaps and Secrets owned by the TrainJobs;
+3. read back the JobSets, PodGroups, ConfigMaps and Secrets owned by the TrainJobs,
+   each JobSet as the Trainer sent it (the API server's audit log: before JobSet's
+   mutating webhook defaulted it);
 4. normalise (below) and compare with what trainc renders for the same inputs with
-   ``--owner-uid`` set to the TrainJob's real UID, using tests/conformance/normalise.py.
+   ``--owner-uid`` set to the TrainJob's real UID, using tests/conformance/normalise.py;
+5. at the pod depth (the default), collect the Jobs, headless Services and Pods the
+   JobSet and Job controllers create (tests/live/workloads.py) and, when
+   ``compiler.expand`` is importable, compare them with ``expand(objects, "pods")`` of
+   each TrainJob's rendered objects.
 
 A case is *identical* when both sides create the same objects (after normalisation)
 or both reject the input. Rejection texts are not part of the verdict; every error
@@ -29,7 +35,7 @@ Normalisation of the live objects (what the server or the run adds, not the cont
   is replaced by the case's ``ownerUID`` and trainc renders with that UID (trainc
   takes one ``--owner-uid``).
 
-The API server's defaults, applied to trainc's objects where absent (SERVER_DEFAULTS;
+The API server's defaults, applied to both sides where absent (SERVER_DEFAULTS;
 a case identical only after these is counted separately as "with server defaults"):
 
 - JobSet: ``protocol: TCP`` on every container and init container port (the JobSet
@@ -39,8 +45,9 @@ a case identical only after these is counted separately as "with server defaults
 
 Per-case differences go to ``conformance-out/live/<case>.txt``, every case's live objects
 (normalised as above, the case's ``ownerUID`` in place of the real UIDs, generated key
-material masked) to ``conformance-out/live/objects/<case>.yaml``; the closing line is
-``conformance-live: X/Y cases identical``.
+material masked) to ``conformance-out/live/objects/<case>.yaml``, the Jobs, Services and Pods to
+``workloads/<case>.yaml``; the closing line is ``conformance-live: X/Y cases identical``,
+then, with ``compiler.expand``, ``conformance-live: X/Y cases identical (jobs, services, pods)``.
 """
 
 from __future__ import annotations

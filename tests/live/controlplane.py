@@ -1,7 +1,8 @@
 """A real Kubernetes control plane on 127.0.0.1 for trainc's live tests.
 
-``scripts/build-control-plane.sh`` builds etcd 3.6.16, kube-apiserver v1.34.4 and the
-Kubeflow Trainer v2.3.0 controller manager from the Go module proxy into the cache
+``scripts/build-control-plane.sh`` builds etcd 3.6.16, kube-apiserver v1.34.4, the
+Kubeflow Trainer v2.3.0 controller manager, the JobSet v0.12.0 controller manager and
+kube-controller-manager v1.34.4 from the Go module proxy into the cache
 (``$TRAINC_CACHE/controlplane``); this module starts them:
 
 - etcd with client TLS (certificates from a CA made per run, with ``openssl``), on a
@@ -20,8 +21,14 @@ Kubeflow Trainer v2.3.0 controller manager from the Go module proxy into the cac
   and Trainer's Validating/MutatingWebhookConfigurations (read from the module's
   ``manifests/base/webhook``, with its kustomize patches) registered by URL.
 
-No kube-controller-manager runs: nothing garbage-collects owned objects, no namespace
-is ever finalized, and the default ServiceAccount is never made.
+- optionally (``pods``) the pod depth: kube-controller-manager running only the Job and
+  ServiceAccount controllers (KCM_CONTROLLERS), and the JobSet controller manager with
+  its own certificate rotation off, its webhook server on 127.0.0.1 with a certificate
+  of the run's CA, and JobSet's webhook configurations registered by URL. Pods are
+  created and stay Pending (no scheduler, no kubelet);
+- an audit log of every JobSet write with its body as sent (AUDIT_POLICY).
+
+Nothing garbage-collects owned objects and no namespace is ever finalized.
 
 Every process is stopped by its PID (SIGTERM, then SIGKILL after a grace period) and
 the temporary folder is removed.
