@@ -124,3 +124,29 @@ def test_service_account_names_found_anywhere() -> None:
         {"a": [{"serviceAccountName": "default"}]},
     ]
     assert service_account_names(docs) == {"runner"}
+
+
+class _EventsOnly:
+    """A client whose every list answers the same events."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+
+    def get(self, path: str) -> dict[str, Any]:
+        return {"items": self.events if path.endswith("/events") else []}
+
+
+def test_refusals_are_only_those_about_the_case_objects() -> None:
+    """An event recorder may write about a previous case's JobSet after it was deleted."""
+    from tests.live.workloads import _failure_events
+
+    def event(uid: str, name: str) -> dict[str, Any]:
+        return {
+            "reason": "JobCreationFailed",
+            "regarding": {"kind": "JobSet", "name": name, "uid": uid},
+            "note": "Job.batch is invalid",
+        }
+
+    client: Any = _EventsOnly([event("old", "previous"), event("js-1", "current")])
+    found = _failure_events(client, {"default"}, {"js-1"})
+    assert found == ["JobSet default/current: JobCreationFailed: Job.batch is invalid"]

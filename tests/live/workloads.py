@@ -212,7 +212,9 @@ def _finish_pod(client: Client, pod: Json, status: str) -> None:
         raise ApiError(code, got, f"PATCH {path}")
 
 
-def _failure_events(client: Client, namespaces: set[str]) -> list[str]:
+def _failure_events(client: Client, namespaces: set[str], uids: set[str]) -> list[str]:
+    """The refusals reported on the objects ``uids`` (an event recorder may still write
+    about a previous case's objects after they are gone)."""
     messages = set()
     for namespace in sorted(namespaces):
         for path in (
@@ -223,6 +225,8 @@ def _failure_events(client: Client, namespaces: set[str]) -> list[str]:
                 if event.get("reason") not in FAILURE_REASONS:
                     continue
                 regarding = event.get("involvedObject") or event.get("regarding") or {}
+                if regarding.get("uid") not in uids:
+                    continue
                 text = str(event.get("message") or event.get("note") or "")
                 messages.add(
                     f"{regarding.get('kind')} {namespace}/{regarding.get('name')}: "
@@ -268,7 +272,7 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
                     name = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
                     if name not in answer.finished:
                         answer.finished.append(name)
-        answer.failures = _failure_events(client, namespaces)
+        answer.failures = _failure_events(client, namespaces, jobset_uids | job_uids)
         want_pods = sum(expected_pods(j) for j in jobs)
         complete = len(jobs) >= want_jobs and len(services) >= want_services
         complete = complete and len(pods) >= want_pods
@@ -282,7 +286,7 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
             for pod in _list(client, "Pod", namespaces):
                 if _owned_by(pod, job_uids):
                     pods.setdefault(pod["metadata"]["uid"], pod)
-            answer.failures = _failure_events(client, namespaces)
+            answer.failures = _failure_events(client, namespaces, jobset_uids | job_uids)
             break
         if time.monotonic() > deadline:
             answer.timed_out = [
