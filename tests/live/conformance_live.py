@@ -913,7 +913,8 @@ def main(argv: list[str] | None = None) -> int:
             if verdict.live.workloads is not None:
                 created = verdict.live.workloads
                 depth = f" [{workloads.summary(created.objects)}"
-                depth += f"; {len(created.failures)} refused]" if created.failures else "]"
+                depth += f"; {len(created.failures)} refused" if created.failures else ""
+                depth += f"; timed out: {created.timed_out[0]}]" if created.timed_out else "]"
             if verdict.live.later_failures:
                 depth += f" (a later reconcile failed: {CREATION_FAILED})"
             if not verdict.identical:

@@ -101,6 +101,30 @@ def test_dependent_jobs_are_created_once_the_harness_finishes_their_dependencies
         client.close()
 
 
+def test_in_order_startup_creates_every_job_once_the_harness_reports_ready(
+    pods_plane: ControlPlane,
+) -> None:
+    """startupPolicy InOrder: the JobSet controller creates a replicated job's Jobs only
+    when the previous ones are ready; the harness reports their Pods Running and Ready."""
+    client = pods_plane.client()
+    try:
+        clean(client)
+        live = run_case(
+            client, _case("custom-extra-jobs-subdomain"), 90, pods_plane.audit_log, True
+        )
+        assert live.workloads is not None
+        assert live.workloads.timed_out == [], live.workloads.timed_out
+        jobs = sorted(o["metadata"]["name"] for o in live.workloads.objects if o["kind"] == "Job")
+        assert jobs == [
+            "extra-jobs-evaluator-0",
+            "extra-jobs-node-0",
+            *[f"extra-jobs-param-server-{i}" for i in range(3)],
+        ]
+    finally:
+        clean(client)
+        client.close()
+
+
 def test_trainjob_names_of_49_and_63_characters_as_recorded(pods_plane: ControlPlane) -> None:
     """Issue 27's names through the Trainer and JobSet's validating webhook: the Trainer's
     creation-failure events say exactly what the fixture records; 48 characters pass."""

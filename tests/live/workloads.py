@@ -6,10 +6,11 @@ v1.34.4) create from a JobSet, read back and normalised for comparison with
 What the harness does while it waits (no scheduler or kubelet runs, Pods stay Pending):
 
 - each Pod is recorded the first time it is seen, i.e. as the Job controller created it;
-- a replicated job others ``dependsOn`` would never finish without a kubelet, so its
-  Pods' status is set as a kubelet would report them (``Complete``: phase Succeeded;
-  ``Ready``: Running with a Ready condition) *after* they are recorded; the JobSet
-  controller then creates the dependent Jobs. Only ``status`` is written.
+- a replicated job others ``dependsOn`` would never finish without a kubelet, nor
+  would a Job of an ``InOrder`` startup policy become ready, so its Pods' status is set
+  as a kubelet would report them (``Complete``: phase Succeeded; ``Ready``: Running with
+  a Ready condition) *after* they are recorded; the JobSet controller then creates the
+  next Jobs. Only ``status`` is written.
 
 Normalisation, the same on both sides (:func:`normalise_workloads`):
 
@@ -185,9 +186,14 @@ def expected_pods(job: Json) -> int:
 
 
 def _dependencies(jobset: Json) -> dict[str, str]:
-    """Replicated job name -> the status another replicated job waits for (dependsOn)."""
+    """Replicated job name -> the status the JobSet controller waits for before it
+    creates more: ``Ready`` for every replicated job of an ``InOrder`` startup policy,
+    the ``dependsOn`` status (``Complete`` or ``Ready``) of a dependency."""
+    spec = jobset.get("spec") or {}
     out: dict[str, str] = {}
-    for job in (jobset.get("spec") or {}).get("replicatedJobs") or []:
+    if (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder":
+        out = {str(job.get("name")): "Ready" for job in spec.get("replicatedJobs") or []}
+    for job in spec.get("replicatedJobs") or []:
         for dependency in job.get("dependsOn") or []:
             out[str(dependency.get("name"))] = str(dependency.get("status", "Complete"))
     return out
@@ -269,7 +275,7 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
                 if pod["metadata"]["uid"] not in finished:
                     _finish_pod(client, pod, status)
                     finished.add(pod["metadata"]["uid"])
-                    name = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
+                    name = f"{job['metadata']['namespace']}/{job['metadata']['name']} ({status})"
                     if name not in answer.finished:
                         answer.finished.append(name)
         answer.failures = _failure_events(client, namespaces, jobset_uids | job_uids)
