@@ -150,3 +150,17 @@ def test_refusals_are_only_those_about_the_case_objects() -> None:
     client: Any = _EventsOnly([event("old", "previous"), event("js-1", "current")])
     found = _failure_events(client, {"default"}, {"js-1"})
     assert found == ["JobSet default/current: JobCreationFailed: Job.batch is invalid"]
+
+
+def test_expected_jobs_of_suspended_dependents_and_foreign_managers() -> None:
+    from tests.live.workloads import expected_jobs
+
+    spec: dict[str, Any] = {
+        "replicatedJobs": [
+            {"name": "init", "replicas": 1},
+            {"name": "node", "replicas": 2, "dependsOn": [{"name": "init", "status": "Complete"}]},
+        ]
+    }
+    assert expected_jobs({"spec": spec}) == 3
+    assert expected_jobs({"spec": {**spec, "suspend": True}}) == 1  # node waits for init
+    assert expected_jobs({"spec": {**spec, "managedBy": "kueue.x-k8s.io/multikueue"}}) == 0

@@ -160,11 +160,16 @@ def managed_elsewhere(obj: Json) -> bool:
 
 
 def expected_jobs(jobset: Json) -> int:
+    """The Jobs the JobSet controller creates: every replica, but none while another
+    controller manages the JobSet, and, while it is suspended, none of a replicated job
+    that ``dependsOn`` another (a suspended Job never runs, so never completes)."""
     if managed_elsewhere(jobset):
         return 0
+    spec = jobset.get("spec") or {}
     return sum(
         int(job.get("replicas", 1))
-        for job in (jobset.get("spec") or {}).get("replicatedJobs") or []
+        for job in spec.get("replicatedJobs") or []
+        if not (spec.get("suspend") and job.get("dependsOn"))
     )
 
 
