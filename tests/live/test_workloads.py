@@ -147,7 +147,11 @@ def test_refusals_are_only_those_about_the_case_objects() -> None:
             "note": "Job.batch is invalid",
         }
 
-    client: Any = _EventsOnly([event("old", "previous"), event("js-1", "current")])
+    lost_race = event("js-1", "current")
+    lost_race["note"] = (
+        'job "current-node-0" creation failed: jobs.batch "current-node-0" already exists'
+    )
+    client: Any = _EventsOnly([event("old", "previous"), event("js-1", "current"), lost_race])
     found = _failure_events(client, {"default"}, {"js-1"})
     assert found == ["JobSet default/current: JobCreationFailed: Job.batch is invalid"]
 

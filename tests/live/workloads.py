@@ -52,6 +52,8 @@ JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 # Warning events of the JobSet controller and the Job controller when a create fails.
 FAILURE_REASONS = frozenset({"JobCreationFailed", "HeadlessServiceCreationFailed", "FailedCreate"})
+# A create that lost a race with the controller's own earlier create: not a refusal.
+TRANSIENT = "already exists"
 _KUBE_API_ACCESS = re.compile(r"^kube-api-access-[a-z0-9]{5}$")
 
 
@@ -239,6 +241,8 @@ def _failure_events(client: Client, namespaces: set[str], uids: set[str]) -> lis
                 if regarding.get("uid") not in uids:
                     continue
                 text = str(event.get("message") or event.get("note") or "")
+                if TRANSIENT in text:
+                    continue  # its informer lagged its own create; it retries
                 messages.add(
                     f"{regarding.get('kind')} {namespace}/{regarding.get('name')}: "
                     f"{event.get('reason')}: {text}"
