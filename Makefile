@@ -121,12 +121,14 @@ FUZZ_SURFACES ?= render:6,argocd:6,migrate:6,apply:1
 fuzz: setup
 	$(PY) -m tests.fuzz --count $(N) --surfaces $(FUZZ_SURFACES)
 
-# The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
-# manager at pinned versions, built once from the Go module proxy into the cache.
+# The live control plane (tests/live): etcd, kube-apiserver, the Trainer and JobSet
+# controller managers and kube-controller-manager at pinned versions, built once from
+# the Go module proxy into the cache.
 control-plane:
 	@bash scripts/build-control-plane.sh
 
-# Every golden case through the real control plane; closing line: conformance-live: X/Y cases identical
+# Every golden case through the real control plane, down to the Pods; closing lines:
+# conformance-live: X/Y cases identical, then (with compiler.expand) X/Y cases identical (jobs, services, pods)
 conformance-live: setup control-plane
 	$(PY) -m tests.live.conformance_live $(ARGS)
 
