@@ -20,6 +20,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     overlay      cluster and namespace overlays, locks
     policy       ValidatingAdmissionPolicy and CUE evaluation
     provenance   where each output field came from
+    expand       below the JobSet: its webhooks, the JobSet and Job controllers, the
+                 API server's defaults and admission of Jobs, Services and Pods
     project      the project file, trainc.yaml
     plan         the build plan (what a command works on) and the stage chain every
                  verb runs: compile, check, GitOps hints, policy tests
@@ -51,6 +53,7 @@ LAYERS: tuple[str, ...] = (
     "overlay",
     "policy",
     "provenance",
+    "expand",
     "project",
     "plan",
     "migrate",
