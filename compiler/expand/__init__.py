@@ -93,6 +93,19 @@ def expand_jobset(jobset: Mapping[str, Any], depth: Depth) -> list[dict[str, Any
         out.append(create_service(service))
     if depth == "pods":
         out.extend(mutate_pod(create_pod(pod)) for job in jobs for pod in job_pods(job))
+    return [_go_order(obj) for obj in out]
+
+
+_GO_TYPES = {"Job": "io.k8s.api.batch.v1.Job", "Pod": "io.k8s.api.core.v1.Pod"}
+
+
+def _go_order(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its fields in Go's order, as the API server returns it."""
+    go_type = _GO_TYPES.get(str(obj.get("kind")))
+    if go_type is None:
+        return obj
+    out: dict[str, Any] = go_roundtrip(obj, go_type)
+    out.pop("status", None)
     return out
 
 

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from compiler.apiserver.manifest import Manifest, SourceMap
+from compiler.errors import JsonPath
 from compiler.expand import JobSetRefused, expand
 from compiler.expand.refusal import event_message, refusal_problems
 
@@ -20,7 +21,8 @@ def _runtime() -> Manifest:
         "metadata": {"name": "rt"},
         "spec": {"template": {"spec": {"network": {"subdomain": "Bad_Sub"}}}},
     }
-    positions = {(): (1, 1), ("spec", "template", "spec", "network", "subdomain"): (9, 20)}
+    subdomain: JsonPath = ("spec", "template", "spec", "network", "subdomain")
+    positions: dict[JsonPath, tuple[int, int]] = {(): (1, 1), subdomain: (9, 20)}
     return Manifest(data, SourceMap("runtime.yaml", positions))
 
 
