@@ -550,7 +550,9 @@ def _semantic(value: Any) -> Any:
 # --- the refusal, as the API server words it ----------------------------------------
 
 
-def invalid_message(name: str, errors: Sequence[FieldError]) -> str:
+def invalid_message(
+    name: str, errors: Sequence[FieldError], qualified_kind: str = QUALIFIED_KIND
+) -> str:
     """``apierrors.NewInvalid``: ``JobSet.jobset.x-k8s.io "name" is invalid: ...``.
 
     The errors are aggregated as apimachinery does: repeated texts once, one error
@@ -562,7 +564,7 @@ def invalid_message(name: str, errors: Sequence[FieldError]) -> str:
         if text not in texts:
             texts.append(text)
     body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    return f'{QUALIFIED_KIND} "{name}" is invalid: {body}'
+    return f'{qualified_kind} "{name}" is invalid: {body}'
 
 
 def denial(name: str, errors: Sequence[FieldError]) -> str:
