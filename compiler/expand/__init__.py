@@ -34,7 +34,15 @@ from compiler.kube.roundtrip import go_roundtrip
 from compiler.render.info import json_copy
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, upstream
 
-__all__ = ["Depth", "JobSetRefused", "admit_jobset", "expand", "expand_jobset", "webhook_defaults"]
+__all__ = [
+    "Depth",
+    "JobSetRefused",
+    "admit_jobset",
+    "expand",
+    "expand_jobset",
+    "webhook_defaults",
+    "webhook_errors",
+]
 
 Depth = Literal["jobs", "pods"]
 DEPTHS: tuple[Depth, ...] = ("jobs", "pods")
@@ -72,6 +80,14 @@ def webhook_defaults(jobset: Mapping[str, Any]) -> dict[str, Any]:
     out = patched(stored, original, defaulted)
     out.pop("status", None)  # a create's status is reset by the API server
     return out
+
+
+def webhook_errors(stored: Mapping[str, Any]) -> list[FieldError]:
+    """The validating webhook's errors on a JobSet the API server stored (CRD defaults
+    applied), after the mutating webhook: :func:`admit_jobset`'s verdict, without the
+    Go round trips (they change no field the webhook checks; the fields the mutating
+    webhook adds have no CRD defaults of their own)."""
+    return validate_create(default_jobset(stored))
 
 
 def admit_jobset(jobset: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,11 +33,11 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem
-from compiler.expand import JobSetRefused, admit_jobset
+from compiler.expand import JobSetRefused, webhook_errors
 from compiler.expand.apiserver import create_job, create_pod
 from compiler.expand.job_controller import job_pods
 from compiler.expand.jobset_controller import construct_job
-from compiler.expand.jobset_webhook import invalid_message
+from compiler.expand.jobset_webhook import default_jobset, invalid_message
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.expand.refusal import refusal_problems
 from compiler.provenance.locate import locate_output
@@ -163,13 +163,15 @@ def downstream_problems(
 ) -> list[Problem]:
     """What the cluster refuses below one JobSet (``stored``: with its CRD defaults;
     ``rendered``: as rendered, to locate fields in the inputs)."""
-    try:
-        admitted = admit_jobset(stored)
-    except JobSetRefused as refused:
-        return refusal_problems(refused, rendered, trainjob, runtime)
+    errors = webhook_errors(stored)
+    if errors:
+        name = str((stored.get("metadata") or {}).get("name", ""))
+        return refusal_problems(JobSetRefused(name, errors), rendered, trainjob, runtime)
     checks = workload_checks()
     if not checks:
         return []
+    # the Jobs come out of the controller's Go round trip: the webhook's own needs none
+    admitted = default_jobset(stored)
     problems: list[Problem] = []
     for index, rjob in enumerate((admitted.get("spec") or {}).get("replicatedJobs") or []):
         replicas = rjob.get("replicas", 1)

@@ -68,33 +68,44 @@ QUALIFIED_KIND = "JobSet.jobset.x-k8s.io"
 
 
 def default_jobset(jobset: Mapping[str, Any]) -> dict[str, Any]:
-    """``Default``: a copy of ``jobset`` with the mutating webhook's defaults."""
-    out = copy.deepcopy(dict(jobset))
-    spec = out.setdefault("spec", {})
+    """``Default``: ``jobset`` with the mutating webhook's defaults, as a new object.
+
+    Only the maps on the way to a default are copied; the rest (pod templates) is
+    shared with ``jobset``: copy before changing it in place.
+    """
+    out = dict(jobset)
+    spec = out["spec"] = dict(out.get("spec") or {})
     if spec.get("successPolicy") is None:
         spec["successPolicy"] = {"operator": "All"}
     if spec.get("startupPolicy") is None:
         spec["startupPolicy"] = {"startupPolicyOrder": "AnyOrder"}
-    for rjob in spec.get("replicatedJobs") or []:
-        job_spec = rjob.setdefault("template", {}).setdefault("spec", {})
+    rjobs = spec["replicatedJobs"] = [dict(r) for r in spec.get("replicatedJobs") or []]
+    for rjob in rjobs:
+        template = rjob["template"] = dict(rjob.get("template") or {})
+        job_spec = template["spec"] = dict(template.get("spec") or {})
         if job_spec.get("completionMode") is None:
             job_spec["completionMode"] = "Indexed"
-        pod_spec = job_spec.setdefault("template", {}).setdefault("spec", {})
+        pod_template = job_spec["template"] = dict(job_spec.get("template") or {})
+        pod_spec = pod_template["spec"] = dict(pod_template.get("spec") or {})
         if not pod_spec.get("restartPolicy"):
             pod_spec["restartPolicy"] = "OnFailure"
-    network = spec.get("network")
-    if network is None:
-        network = spec["network"] = {}
+    network = spec["network"] = dict(spec.get("network") or {})
     if network.get("enableDNSHostnames") is None:
         network["enableDNSHostnames"] = True
     if network.get("publishNotReadyAddresses") is None:
         network["publishNotReadyAddresses"] = True
-    for index, rule in enumerate((spec.get("failurePolicy") or {}).get("rules") or []):
-        if not rule.get("name"):
-            rule["name"] = f"failurePolicyRule{index}"
-    for policy in spec.get("volumeClaimPolicies") or []:
-        if policy.get("retentionPolicy") is None:
-            policy["retentionPolicy"] = {"whenDeleted": "Delete"}
+    if spec.get("failurePolicy") is not None:
+        policy = spec["failurePolicy"] = dict(spec["failurePolicy"])
+        if policy.get("rules") is not None:
+            policy["rules"] = [dict(rule) for rule in policy["rules"]]
+            for index, rule in enumerate(policy["rules"]):
+                if not rule.get("name"):
+                    rule["name"] = f"failurePolicyRule{index}"
+    if spec.get("volumeClaimPolicies") is not None:
+        policies = spec["volumeClaimPolicies"] = [dict(p) for p in spec["volumeClaimPolicies"]]
+        for policy in policies:
+            if policy.get("retentionPolicy") is None:
+                policy["retentionPolicy"] = {"whenDeleted": "Delete"}
     return out
 
 
