@@ -24,14 +24,15 @@ admission plugins add):
 * **admission** (the default plugins): ``ServiceAccount`` (``serviceAccountName:
   default`` and the ``kube-api-access-<suffix>`` token volume mounted in each container
   unless automounting is off), ``Priority`` (priority 0 and ``PreemptLowerPriority``
-  when the Pod names no PriorityClass and the cluster has no global default),
+  when the Pod names no PriorityClass and the cluster has no global default; the
+  values of the two ``system-`` classes every cluster has),
   ``DefaultTolerationSeconds`` (``not-ready`` and ``unreachable`` for 300 s).
 
 Left out, and why: quantity rounding to milli units (``SetDefaults_ResourceList``
 changes only values finer than 1m, which nobody writes); pod-level resource defaults
 (``spec.resources``, not rendered by the Trainer); the priority of a Pod that names a
-PriorityClass (its value lives in the cluster: left unset, with no JobSet priority
-label); a LimitRange's defaults and a cluster's global-default PriorityClass (objects
+PriorityClass other than the system ones (its value lives in the cluster: left unset,
+with no JobSet priority label); a LimitRange's defaults and a cluster's global-default PriorityClass (objects
 in the cluster, none on a plain one); server-set metadata (``creationTimestamp``,
 ``resourceVersion``, ``generation``, ``managedFields``) and ``status``.
 """
@@ -400,12 +401,20 @@ def _service_account(pod: dict[str, Any]) -> None:
         )
 
 
+# the PriorityClasses the API server creates in every cluster
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+
+
 def _priority(pod: dict[str, Any]) -> None:
     """The Priority plugin on a cluster without a global-default PriorityClass."""
     spec = pod["spec"]
-    if spec.get("priorityClassName"):
+    name = spec.get("priorityClassName")
+    if name and name not in SYSTEM_PRIORITY_CLASSES:
         return  # the class's value is in the cluster (left out, see the module doc)
-    spec.setdefault("priority", 0)
+    spec.setdefault("priority", SYSTEM_PRIORITY_CLASSES.get(name or "", 0))
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 

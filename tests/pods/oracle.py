@@ -9,7 +9,9 @@ Kubernetes libraries, as they do in a cluster:
 * ``kube/`` (k8s.io/kubernetes v1.34.4, the live control plane's version): the API
   server's create path of those Jobs (defaults, the Job strategy) and Services
   (defaults), then the Job controller against a fake clientset, its Pods defaulted as
-  they are created.
+  they are created, then through a plain cluster's admission plugins that change a Pod
+  (ServiceAccount, Priority, DefaultTolerationSeconds); ``jobset pods`` then sends them
+  through the JobSet Pod webhook.
 
 ``make pods-oracle`` builds both into ``bin/`` (git-ignored); tests build them on
 demand and skip with the reason when Go is missing.
@@ -52,9 +54,9 @@ def oracle_binary(program: str) -> Path:
     return ORACLE_DIR / "bin" / name
 
 
-def _run(program: str, payload: Any, timeout: float) -> Any:
+def _run(program: str, payload: Any, timeout: float, *args: str) -> Any:
     result = subprocess.run(
-        [str(oracle_binary(program))],
+        [str(oracle_binary(program)), *args],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -71,6 +73,12 @@ def _run(program: str, payload: Any, timeout: float) -> Any:
 def jobset_oracle(jobsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For each stored JobSet: ``allowed``, ``message``, ``defaulted``, ``jobs``, ``services``."""
     out: list[dict[str, Any]] = _run("jobset", jobsets, timeout=60 + 2 * len(jobsets))
+    return out
+
+
+def pod_webhook_oracle(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each Pod after the JobSet Pod webhook (``mpod.kb.io``)."""
+    out: list[dict[str, Any]] = _run("jobset", pods, 60 + len(pods), "pods")
     return out
 
 

@@ -7,11 +7,12 @@ the API server stores it (JobSet CRD defaults):
 * the defaulted JobSet, the Jobs and the Service the JobSet controller creates
   (jobset oracle) equal trainc's;
 * the Jobs and Services as the API server stores them and the Pods the Job controller
-  creates (kube oracle) equal trainc's, before admission: the oracle does not run the
-  admission plugins nor the Service IP allocator (the live control plane does).
+  creates, through the built-in admission plugins (kube oracle), then through the JobSet
+  Pod webhook (jobset oracle, ``pods``), equal trainc's.
 
-Ignored: ``status`` (Go writes an empty one), ``generation`` (set by the Job strategy; trainc writes no server-set
-metadata) and the three fields of the Service IP allocator.
+Ignored: ``status`` (Go writes an empty one), ``generation`` (set by the Job strategy;
+trainc writes no server-set metadata) and the three fields of the Service IP allocator,
+which the oracle does not run (the live control plane does).
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ from typing import Any
 import pytest
 
 from compiler.expand import JobSetRefused, _crd_defaults, admit_jobset, webhook_defaults
-from compiler.expand.apiserver import create_job, create_service, default_pod
+from compiler.expand.apiserver import create_job, create_pod, create_service
 from compiler.expand.job_controller import job_pods
 from compiler.expand.jobset_controller import construct_jobs, headless_service
 from compiler.expand.jobset_webhook import invalid_message
+from compiler.expand.pod_webhook import mutate_pod
 from compiler.render.info import json_copy
 from tests.pods.cases import golden_jobsets, mutated_jobsets
-from tests.pods.oracle import OracleUnavailable, jobset_oracle, kube_oracle, oracle_binary
+from tests.pods.oracle import (
+    OracleUnavailable,
+    jobset_oracle,
+    kube_oracle,
+    oracle_binary,
+    pod_webhook_oracle,
+)
 
 _ALLOCATED = ("clusterIPs", "ipFamilies", "ipFamilyPolicy")
 
@@ -46,7 +54,7 @@ def _diff(path: str, ours: Any, theirs: Any, out: list[str]) -> None:
 
 def _without_status(answer: dict[str, Any]) -> dict[str, Any]:
     """The oracles' objects without ``status``: Go writes an empty one, no one creates it."""
-    for key in ("defaulted", "jobs", "services", "pods"):
+    for key in ("defaulted", "jobs", "services", "pods", "webhooked"):
         value = answer.get(key)
         for obj in value if isinstance(value, list) else [value] if value else []:
             obj.pop("status", None)
@@ -64,7 +72,7 @@ def _trainc(stored: dict[str, Any]) -> dict[str, Any]:
     service = headless_service(admitted)
     services = [] if service is None else [service]
     stored_jobs = [create_job(copy.deepcopy(job)) for job in jobs]
-    pods = [default_pod(pod) for job in stored_jobs for pod in job_pods(job)]
+    pods = [create_pod(pod) for job in stored_jobs for pod in job_pods(job)]
     return {
         "allowed": True,
         "defaulted": defaulted,
@@ -73,6 +81,9 @@ def _trainc(stored: dict[str, Any]) -> dict[str, Any]:
         "stored_jobs": sorted(stored_jobs, key=lambda o: o["metadata"]["name"]),
         "stored_services": [create_service(copy.deepcopy(s)) for s in services],
         "pods": sorted(pods, key=lambda o: o["metadata"]["name"]),
+        "webhooked": sorted(
+            (mutate_pod(copy.deepcopy(p)) for p in pods), key=lambda o: o["metadata"]["name"]
+        ),
     }
 
 
@@ -91,6 +102,11 @@ def comparison() -> dict[str, list[str]]:
         [{"jobs": answers[i]["jobs"], "services": answers[i]["services"]} for i in allowed]
     )
     kube_by_case = dict(zip(allowed, map(_without_status, kube), strict=True))
+    all_pods = [pod for answer in kube for pod in answer["pods"]]
+    webhooked = iter(pod_webhook_oracle(all_pods))
+    for answer in kube:
+        answer["webhooked"] = [next(webhooked) for _ in answer["pods"]]
+        _without_status(answer)
     report: dict[str, list[str]] = {}
     for index, ((name, _), jobset) in enumerate(zip(cases, stored, strict=True)):
         ours, theirs = _trainc(jobset), answers[index]
@@ -113,6 +129,7 @@ def comparison() -> dict[str, list[str]]:
             _diff("stored_jobs", ours["stored_jobs"], k["jobs"], diffs)
             _diff("stored_services", ours["stored_services"], k["services"], diffs)
             _diff("pods", ours["pods"], k["pods"], diffs)
+            _diff("webhooked", ours["webhooked"], k["webhooked"], diffs)
         report[name] = diffs
     return report
 

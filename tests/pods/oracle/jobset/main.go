@@ -4,6 +4,9 @@
 // through the registered handlers), then one reconcile of the JobSet controller against
 // a fake client, and prints what it created (Jobs, the headless Service) as JSON.
 //
+// With the argument "pods", it sends Pods (a JSON array) through the JobSet Pod
+// webhook instead and prints them as mutated.
+//
 // Input on stdin: a JSON array of JobSets (as the API server stores them: CRD defaults
 // applied). Output on stdout: a JSON array, one result per JobSet:
 //
@@ -87,14 +90,25 @@ func must(err error) {
 	}
 }
 
+var (
+	jobSetKind     = metav1.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
+	jobSetResource = metav1.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	podKind        = metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	podResource    = metav1.GroupVersionResource{Version: "v1", Resource: "pods"}
+)
+
 // review sends one AdmissionReview for a JobSet create to the handler at path.
 func review(server webhook.Server, path string, object []byte) admissionv1.AdmissionResponse {
+	return reviewOf(server, path, object, jobSetKind, jobSetResource)
+}
+
+func reviewOf(server webhook.Server, path string, object []byte, kind metav1.GroupVersionKind, resource metav1.GroupVersionResource) admissionv1.AdmissionResponse {
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
 			UID:       "oracle",
-			Kind:      metav1.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
-			Resource:  metav1.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"},
+			Kind:      kind,
+			Resource:  resource,
 			Operation: admissionv1.Create,
 			Object:    runtime.RawExtension{Raw: object},
 		},
@@ -180,7 +194,38 @@ func clean(obj client.Object, apiVersion, kind string) json.RawMessage {
 	return data
 }
 
+// mutatePods sends each Pod through the JobSet Pod webhook (mpod.kb.io) and applies its
+// patch; the validating one (vpod.kb.io) only refuses exclusive-placement followers.
+func mutatePods(input []json.RawMessage) []json.RawMessage {
+	scheme := newScheme()
+	server := webhook.NewServer(webhook.Options{})
+	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
+	must(webhooks.Setup(&stubManager{scheme: scheme, client: reader, server: server}))
+	out := make([]json.RawMessage, 0, len(input))
+	for _, raw := range input {
+		response := reviewOf(server, "/mutate--v1-pod", raw, podKind, podResource)
+		object := []byte(raw)
+		if len(response.Patch) > 0 {
+			patch, err := jsonpatch.DecodePatch(response.Patch)
+			must(err)
+			object, err = patch.Apply(object)
+			must(err)
+		}
+		out = append(out, object)
+	}
+	return out
+}
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "pods" {
+		var pods []json.RawMessage
+		if err := json.NewDecoder(os.Stdin).Decode(&pods); err != nil {
+			fmt.Fprintf(os.Stderr, "jobset-oracle: reading the Pods: %v\n", err)
+			os.Exit(2)
+		}
+		must(json.NewEncoder(os.Stdout).Encode(mutatePods(pods)))
+		return
+	}
 	var input []json.RawMessage
 	if err := json.NewDecoder(os.Stdin).Decode(&input); err != nil {
 		fmt.Fprintf(os.Stderr, "jobset-oracle: reading the JobSets: %v\n", err)

@@ -161,6 +161,7 @@ func runCase(in input) output {
 		out.Errors = append(out.Errors, err.Error())
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	out.Errors = append(out.Errors, admitPods(pods)...)
 	for i := range pods {
 		pods[i].APIVersion, pods[i].Kind = "v1", "Pod"
 		pods[i].ResourceVersion = ""
