@@ -159,6 +159,7 @@ extension-conformance: setup migrate-oracle
 CHECK_SIZES ?= 1000,10000,50000
 POLICY_SIZES ?= 1000,10000
 OVERLAY_SIZES ?= 10000,50000
+DOWNSTREAM_SIZES ?= 1000,10000
 
 # The Go side of the policy bench: k8s.io/apiserver's ValidatingAdmissionPolicy code over
 # the objects trainc checks (tests/bench/vapbench), built once like the oracle.
@@ -175,6 +176,7 @@ bench: setup oracle vapbench
 	$(PY) -m tests.bench.validate_bench
 	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
 	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)
+	$(PY) -m tests.bench.downstream_bench --sizes $(DOWNSTREAM_SIZES)
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
 bench-apply: setup control-plane
