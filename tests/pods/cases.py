@@ -14,6 +14,7 @@ without requests, an image without a tag.
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -319,3 +320,130 @@ def mutated_jobsets() -> Iterator[tuple[str, dict[str, Any]]]:
         jobset = copy.deepcopy(_golden(base))
         mutate(jobset)
         yield f"mutated:{name}", jobset
+
+
+_IMAGES = ("busybox", "acme/x:1.0", "reg.io:5000/a/b:latest", "x@sha256:" + "c" * 64, "Bad/Image")
+_RULE_NAMES = ("", "ok", "ok", "9bad", "a:b", "x" * 130)
+_REASONS = ("PodFailurePolicy", "BackoffLimitExceeded", "Nope")
+
+
+def _random_container(rng: random.Random, index: int) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": f"c{index}", "image": rng.choice(_IMAGES)}
+    if rng.random() < 0.5:
+        container["ports"] = [
+            {"containerPort": 1000 + i, **({"name": f"p{i}"} if rng.random() < 0.5 else {})}
+            for i in range(rng.randint(1, 3))
+        ]
+    if rng.random() < 0.5:
+        limits = {"cpu": rng.choice(["1", "500m", "2"]), "memory": "1Gi"}
+        container["resources"] = (
+            {"limits": limits}
+            if rng.random() < 0.5
+            else {"requests": {"cpu": "1"}, "limits": limits}
+        )
+    if rng.random() < 0.4:
+        container["env"] = [
+            {"name": "A", "value": rng.choice(["", "x"])},
+            {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]
+    if rng.random() < 0.3:
+        container["readinessProbe"] = rng.choice(
+            [{"httpGet": {"port": 80}}, {"tcpSocket": {"port": 80}}, {"grpc": {"port": 90}}]
+        )
+    if rng.random() < 0.3:
+        container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    return container
+
+
+def _random_rjob(rng: random.Random, name: str) -> dict[str, Any]:
+    completions = rng.randint(1, 4)
+    job_spec: dict[str, Any] = {
+        "completions": completions,
+        "parallelism": rng.choice([completions, 1, completions + 1]),
+        "template": {
+            "spec": {"containers": [_random_container(rng, i) for i in range(rng.randint(1, 2))]}
+        },
+    }
+    pod_spec = job_spec["template"]["spec"]
+    if rng.random() < 0.3:
+        job_spec["completionMode"] = rng.choice(["Indexed", "NonIndexed"])
+        if job_spec["completionMode"] == "NonIndexed":
+            job_spec["parallelism"] = 1
+    if rng.random() < 0.3:
+        pod_spec["restartPolicy"] = rng.choice(["Never", "OnFailure"])
+    if rng.random() < 0.3:
+        pod_spec["volumes"] = [
+            rng.choice([{"name": "data"}, {"name": "data", "configMap": {"name": "c"}}])
+        ]
+    if rng.random() < 0.2:
+        pod_spec["tolerations"] = [{"key": "", "operator": "Exists", "effect": "NoExecute"}]
+    if rng.random() < 0.2:
+        pod_spec["priorityClassName"] = rng.choice(
+            ["system-node-critical", "system-cluster-critical"]
+        )
+    if rng.random() < 0.2:
+        pod_spec["automountServiceAccountToken"] = False
+    if rng.random() < 0.2:
+        pod_spec["serviceAccountName"] = "runner"
+    rjob: dict[str, Any] = {
+        "name": name,
+        "groupName": rng.choice(["default"] * 6 + ["g2", "G_bad"]),
+        "replicas": rng.randint(1, 3),
+        "template": {"spec": job_spec},
+    }
+    if rng.random() < 0.3:
+        rjob["template"]["metadata"] = {"labels": {"team": "a"}, "annotations": {"n": "1"}}
+    return rjob
+
+
+def random_jobsets(seed: int, count: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``count`` random JobSets (a fixed ``seed``): names of 1 to 63 characters, one to
+    three replicated jobs, random pod templates, network, policies and references."""
+    rng = random.Random(seed)
+    for number in range(count):
+        names = rng.sample(
+            ["node", "launcher", "dataset-initializer", "ps", "w"], rng.randint(1, 3)
+        )
+        spec: dict[str, Any] = {"replicatedJobs": [_random_rjob(rng, n) for n in names]}
+        if rng.random() < 0.3:
+            spec["network"] = {
+                "subdomain": rng.choice(["net", "net", "net", "a.b", "Bad", "s" * 64]),
+                **({"enableDNSHostnames": False} if rng.random() < 0.3 else {}),
+            }
+        if rng.random() < 0.3:
+            spec["successPolicy"] = {
+                "operator": "All",
+                "targetReplicatedJobs": [rng.choice([*names, *names, "ghost"])],
+            }
+        if rng.random() < 0.3:
+            spec["failurePolicy"] = {
+                "rules": [
+                    {
+                        "name": rng.choice(_RULE_NAMES) if rng.random() < 0.4 else "",
+                        "action": "FailJobSet",
+                        "onJobFailureReasons": [rng.choice(_REASONS[:2] * 3 + _REASONS[2:])],
+                        "targetReplicatedJobs": [rng.choice([*names, *names, "ghost"])],
+                    }
+                    for _ in range(rng.randint(1, 2))
+                ]
+            }
+        if rng.random() < 0.2 and len(names) > 1:
+            spec["replicatedJobs"][-1]["dependsOn"] = [
+                {"name": rng.choice([*names[:-1], *names[:-1], "ghost"]), "status": "Ready"}
+            ]
+        if rng.random() < 0.2:
+            spec["suspend"] = True
+        annotations = {}
+        if rng.random() < 0.15:
+            annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "rack"
+        jobset = {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {
+                "name": ("j" + "x" * 70)[: rng.choice([1, 5, 20, 30, 40, 45, 48, 49, 63])],
+                "namespace": rng.choice(["default", "research"]),
+                **({"annotations": annotations} if annotations else {}),
+            },
+            "spec": spec,
+        }
+        yield f"random:{seed}:{number}", jobset

@@ -18,6 +18,7 @@ which the oracle does not run (the live control plane does).
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ from compiler.expand.jobset_controller import construct_jobs, headless_service
 from compiler.expand.jobset_webhook import invalid_message
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.render.info import json_copy
-from tests.pods.cases import golden_jobsets, mutated_jobsets
+from tests.pods.cases import golden_jobsets, mutated_jobsets, random_jobsets
 from tests.pods.oracle import (
     OracleUnavailable,
     jobset_oracle,
@@ -39,6 +40,9 @@ from tests.pods.oracle import (
 )
 
 _ALLOCATED = ("clusterIPs", "ipFamilies", "ipFamilyPolicy")
+# random JobSets beside the written cases (tests/pods/cases.py): cases nobody chose
+RANDOM_SEED = int(os.environ.get("TRAINC_PODS_SEED", "27"))
+RANDOM_CASES = int(os.environ.get("TRAINC_PODS_RANDOM", "100"))
 
 
 def _diff(path: str, ours: Any, theirs: Any, out: list[str]) -> None:
@@ -94,7 +98,7 @@ def comparison() -> dict[str, list[str]]:
         oracle_binary("kube")
     except OracleUnavailable as error:
         pytest.skip(str(error))
-    cases = [*golden_jobsets(), *mutated_jobsets()]
+    cases = [*golden_jobsets(), *mutated_jobsets(), *random_jobsets(RANDOM_SEED, RANDOM_CASES)]
     stored = [_crd_defaults(json_copy(jobset)) for _, jobset in cases]
     answers = [_without_status(a) for a in jobset_oracle(stored)]
     allowed = [i for i, a in enumerate(answers) if a["allowed"]]
