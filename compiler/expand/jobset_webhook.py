@@ -28,7 +28,7 @@ from typing import Any
 
 from compiler.apiserver.crds import _dns_subdomain, _label_value
 from compiler.errors import FieldError, JsonPath
-from compiler.kube.fielderror import error_body
+from compiler.kube.fielderror import error_body, field_type, go_value
 from compiler.resolve.names import dns1035_label_errors
 from compiler.upstream.typeinfo import TypeRef
 
@@ -498,7 +498,9 @@ _KUEUE_MUTABLE_SPEC = ("nodeSelector", "tolerations", "schedulingGates")
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
-    """``ValidateUpdate``: ``replicatedJobs`` and ``managedBy`` are immutable.
+    """``ValidateUpdate``: ``replicatedJobs`` and ``managedBy`` are immutable (``old``
+    as stored, ``new`` after the API server's CRD defaults; the mutating webhook runs on
+    create only). The error shows the new value as Go marshals it.
 
     A suspended JobSet (before or after the update) may change each pod template's
     labels, annotations, nodeSelector, tolerations and scheduling gates (for Kueue).
@@ -530,11 +532,13 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
     ):
         if _semantic(value) != _semantic(before):
             path: JsonPath = ("spec", key)
+            go_type = field_type("jobset.v1alpha2.JobSet", path)
+            shown = go_value(value, go_type) if go_type is not None else value
             errors.append(
                 FieldError(
                     "FieldValueInvalid",
                     f"spec.{key}",
-                    error_body("FieldValueInvalid", value, "field is immutable", None),
+                    error_body("FieldValueInvalid", shown, "field is immutable", go_type),
                     value,
                     path,
                 )

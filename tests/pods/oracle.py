@@ -76,6 +76,13 @@ def jobset_oracle(jobsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def update_oracle(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each ``{"old": JobSet, "new": JobSet}``: the validating webhook's ``allowed`` and
+    ``message`` on that update."""
+    out: list[dict[str, Any]] = _run("jobset", pairs, 60 + len(pairs), "update")
+    return out
+
+
 def pod_webhook_oracle(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each Pod after the JobSet Pod webhook (``mpod.kb.io``)."""
     out: list[dict[str, Any]] = _run("jobset", pods, 60 + len(pods), "pods")

@@ -4,6 +4,8 @@
 // through the registered handlers), then one reconcile of the JobSet controller against
 // a fake client, and prints what it created (Jobs, the headless Service) as JSON.
 //
+// With the argument "update", it sends pairs {"old": JobSet, "new": JobSet} through the
+// validating webhook as updates and prints each verdict and message.
 // With the argument "pods", it sends Pods (a JSON array) through the JobSet Pod
 // webhook instead and prints them as mutated.
 //
@@ -103,25 +105,30 @@ func review(server webhook.Server, path string, object []byte) admissionv1.Admis
 }
 
 func reviewOf(server webhook.Server, path string, object []byte, kind metav1.GroupVersionKind, resource metav1.GroupVersionResource) admissionv1.AdmissionResponse {
+	return send(server, path, &admissionv1.AdmissionRequest{
+		UID:       "oracle",
+		Kind:      kind,
+		Resource:  resource,
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: object},
+	})
+}
+
+// send posts one AdmissionReview to the handler at path, as the API server does.
+func send(server webhook.Server, path string, request *admissionv1.AdmissionRequest) admissionv1.AdmissionResponse {
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       "oracle",
-			Kind:      kind,
-			Resource:  resource,
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: object},
-		},
+		Request:  request,
 	})
 	must(err)
 	handler, pattern := server.WebhookMux().Handler(&http.Request{Method: http.MethodPost, URL: mustURL(path)})
 	if pattern != path {
 		panic(fmt.Sprintf("no webhook registered at %s", path))
 	}
-	request := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
-	request.Header.Set("Content-Type", "application/json")
+	post := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	post.Header.Set("Content-Type", "application/json")
 	recorder := httptest.NewRecorder()
-	handler.ServeHTTP(recorder, request)
+	handler.ServeHTTP(recorder, post)
 	var out admissionv1.AdmissionReview
 	must(json.Unmarshal(recorder.Body.Bytes(), &out))
 	return *out.Response
@@ -216,7 +223,42 @@ func mutatePods(input []json.RawMessage) []json.RawMessage {
 	return out
 }
 
+type update struct {
+	Old json.RawMessage `json:"old"`
+	New json.RawMessage `json:"new"`
+}
+
+// validateUpdates sends each (old, new) pair through the validating webhook as an update.
+func validateUpdates(pairs []update) []result {
+	scheme := newScheme()
+	server := webhook.NewServer(webhook.Options{})
+	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
+	must(webhooks.Setup(&stubManager{scheme: scheme, client: reader, server: server}))
+	out := make([]result, 0, len(pairs))
+	for _, pair := range pairs {
+		response := send(server, "/validate-jobset-x-k8s-io-v1alpha2-jobset", &admissionv1.AdmissionRequest{
+			UID: "oracle", Kind: jobSetKind, Resource: jobSetResource, Operation: admissionv1.Update,
+			Object: runtime.RawExtension{Raw: pair.New}, OldObject: runtime.RawExtension{Raw: pair.Old},
+		})
+		r := result{Allowed: response.Allowed}
+		if response.Result != nil {
+			r.Message = response.Result.Message
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "update" {
+		var pairs []update
+		if err := json.NewDecoder(os.Stdin).Decode(&pairs); err != nil {
+			fmt.Fprintf(os.Stderr, "jobset-oracle: reading the updates: %v\n", err)
+			os.Exit(2)
+		}
+		must(json.NewEncoder(os.Stdout).Encode(validateUpdates(pairs)))
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "pods" {
 		var pods []json.RawMessage
 		if err := json.NewDecoder(os.Stdin).Decode(&pods); err != nil {
