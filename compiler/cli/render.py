@@ -227,6 +227,7 @@ def run_verb(args: argparse.Namespace) -> int:
 def _expansion(build: Build, depth: str) -> list[RenderedObject]:
     """What each stored JobSet of ``build`` becomes (:func:`compiler.expand.expand`),
     each object marked as expanded (never to be applied)."""
+    from compiler.emit.output import planned_files
     from compiler.expand import expand
     from compiler.expand.downstream import mark_expanded
     from compiler.plan.compile import RenderedObject
@@ -239,6 +240,7 @@ def _expansion(build: Build, depth: str) -> list[RenderedObject]:
         summary = output.summary
         for obj in expand([data], "pods" if depth == "pods" else "jobs"):
             out.append(RenderedObject(summary.namespace, summary.name, mark_expanded(obj, depth)))
+    planned_files(out)  # two objects on one path: refused before anything is written
     return out
 
 

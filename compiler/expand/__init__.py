@@ -18,6 +18,7 @@ suffixes) are placeholders (:mod:`.names`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
@@ -108,7 +109,12 @@ def expand_jobset(jobset: Mapping[str, Any], depth: Depth) -> list[dict[str, Any
     if service is not None:
         out.append(create_service(service))
     if depth == "pods":
-        out.extend(mutate_pod(create_pod(pod)) for job in jobs for pod in job_pods(job))
+        for job in jobs:
+            prefixes: Counter[str] = Counter()  # a NonIndexed Job's Pods share one
+            for pod in job_pods(job):
+                prefix = str(pod["metadata"].get("generateName", ""))
+                out.append(mutate_pod(create_pod(pod, prefixes[prefix])))
+                prefixes[prefix] += 1
     return [_go_order(obj) for obj in out]
 
 

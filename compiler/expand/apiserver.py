@@ -439,11 +439,15 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
         spec["tolerations"] = tolerations + added
 
 
-def default_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """A Pod as the API server decodes it: its generated name, UID and defaults."""
+def default_pod(pod: dict[str, Any], ordinal: int = 0) -> dict[str, Any]:
+    """A Pod as the API server decodes it: its generated name, UID and defaults.
+
+    ``ordinal`` tells apart Pods of one generated-name prefix (a NonIndexed Job's):
+    their placeholder suffixes are ``00000``, ``00001``, ...
+    """
     meta = pod.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = f"{meta['generateName']}{n.NAME_SUFFIX}"
+        meta["name"] = f"{meta['generateName']}{n.placeholder_suffix(ordinal)}"
     _default_pod(pod)
     _set_uid(pod)
     return pod
@@ -458,6 +462,6 @@ def admit_pod(pod: dict[str, Any]) -> dict[str, Any]:
     return pod
 
 
-def create_pod(pod: dict[str, Any]) -> dict[str, Any]:
+def create_pod(pod: dict[str, Any], ordinal: int = 0) -> dict[str, Any]:
     """A Pod as the API server stores it, before any webhook: defaults, then admission."""
-    return admit_pod(default_pod(pod))
+    return admit_pod(default_pod(pod, ordinal))

@@ -69,3 +69,16 @@ def test_a_refused_jobset_raises_with_the_api_servers_text() -> None:
 def test_unknown_depth() -> None:
     with pytest.raises(ValueError, match="depth must be one of jobs, pods"):
         expand([_jobset()], "containers")  # type: ignore[arg-type]
+
+
+def test_pods_of_a_non_indexed_job_get_numbered_placeholders() -> None:
+    jobset = _jobset()
+    job_spec = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
+    job_spec.update(completionMode="NonIndexed", completions=3, parallelism=3)
+    pods = [o for o in expand([jobset], "pods") if o["kind"] == "Pod"]
+    assert [p["metadata"]["name"] for p in pods] == [
+        "demo-node-0-00000",
+        "demo-node-0-00001",
+        "demo-node-0-00002",
+    ]
+    assert len({p["metadata"]["uid"] for p in pods}) == 3

@@ -16,8 +16,8 @@ the Job, and a generated name. For an Indexed Job, Pod ``i`` (``i`` from 0) also
   (``podGenerateNameWithIndex``: the prefix is cut to 58 characters keeping ``-<i>-``).
 
 A NonIndexed Job's Pods are named ``<job>-<suffix>``. The suffix is random in a
-cluster; here it is :data:`compiler.expand.names.NAME_SUFFIX`, so two Pods of a
-NonIndexed Job share a name (the real ones differ only there).
+cluster; here a placeholder (:func:`compiler.expand.names.placeholder_suffix`: the
+API server's create path numbers the Pods that share a prefix).
 """
 
 from __future__ import annotations

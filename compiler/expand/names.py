@@ -9,7 +9,8 @@ placeholder, so an expansion is byte-identical from run to run:
   of the SHA-1 of ``<kind>/<namespace>/<name>`` (distinct per object, visibly not real);
 * the five random characters of a generated name (a Pod's, the service-account token
   volume's): :data:`NAME_SUFFIX`, ``00000``, whose characters the API server's name
-  generator never uses (its alphabet has no ``0``), so it is never a real suffix.
+  generator never uses (its alphabet has no ``0``), so it is never a real suffix; the
+  Pods of a NonIndexed Job, which share a prefix, get ``00000``, ``00001``, ...
 
     >>> placeholder_uid("Job", "research", "demo-node-0")[:24]
     '00000000-0000-0000-0000-'
@@ -61,6 +62,11 @@ LEGACY_JOB_NAME = "job-name"
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+
+
+def placeholder_suffix(ordinal: int = 0) -> str:
+    """The placeholder of a generated name's suffix: ``00000``, then ``00001``, ..."""
+    return f"{ordinal:05d}"
 
 
 def placeholder_uid(kind: str, namespace: str, name: str) -> str:

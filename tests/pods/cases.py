@@ -170,7 +170,11 @@ MUTATIONS: dict[str, tuple[str, Mutation]] = {
     "suspended": ("torch-defaults", _set(("spec", "suspend"), True)),
     "non-indexed": (
         "torch-defaults",
-        _apply(lambda js: _rjob(js)["template"]["spec"].update(completionMode="NonIndexed")),
+        _apply(
+            lambda js: _rjob(js)["template"]["spec"].update(
+                completionMode="NonIndexed", completions=3, parallelism=2
+            )
+        ),
     ),
     "completions-over-parallelism": (
         "torch-defaults",
@@ -367,8 +371,6 @@ def _random_rjob(rng: random.Random, name: str) -> dict[str, Any]:
     pod_spec = job_spec["template"]["spec"]
     if rng.random() < 0.3:
         job_spec["completionMode"] = rng.choice(["Indexed", "NonIndexed"])
-        if job_spec["completionMode"] == "NonIndexed":
-            job_spec["parallelism"] = 1
     if rng.random() < 0.3:
         pod_spec["restartPolicy"] = rng.choice(["Never", "OnFailure"])
     if rng.random() < 0.3:

@@ -76,7 +76,17 @@ def _trainc(stored: dict[str, Any]) -> dict[str, Any]:
     service = headless_service(admitted)
     services = [] if service is None else [service]
     stored_jobs = [create_job(copy.deepcopy(job)) for job in jobs]
-    pods = [create_pod(pod) for job in stored_jobs for pod in job_pods(job)]
+    pods = [
+        create_pod(pod, ordinal)
+        for job in stored_jobs
+        for ordinal, pod in enumerate(job_pods(job))
+        if job["spec"]["completionMode"] == "NonIndexed"
+    ] + [
+        create_pod(pod)
+        for job in stored_jobs
+        for pod in job_pods(job)
+        if job["spec"]["completionMode"] != "NonIndexed"
+    ]
     return {
         "allowed": True,
         "defaulted": defaulted,

@@ -40,8 +40,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// nameSuffix stands for the five random characters of a generated name: none of its
-// characters is in the generator's alphabet, so it is never a real suffix.
+// nameSuffix stands for the five random characters of a generated name: its zeros are
+// not in the generator's alphabet, so it is never a real suffix (Pods that share a
+// prefix, a NonIndexed Job's, get 00000, 00001, ...).
 const nameSuffix = "00000"
 
 // uid is trainc's placeholder UID of an object: fixed zeros, then twelve hex digits of
@@ -106,10 +107,13 @@ func runController(jobs []*batchv1.Job) ([]corev1.Pod, error) {
 		want += expectedPods(j)
 	}
 	client := fake.NewSimpleClientset(objects...)
+	prefixes := map[string]int{} // reactors run under the fake's lock
 	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		pod := action.(clienttesting.CreateAction).GetObject().(*corev1.Pod)
 		if pod.Name == "" && pod.GenerateName != "" {
-			pod.Name = pod.GenerateName + nameSuffix
+			// trainc's placeholders: 00000, then 00001, ... for Pods sharing a prefix
+			pod.Name = fmt.Sprintf("%s%05d", pod.GenerateName, prefixes[pod.GenerateName])
+			prefixes[pod.GenerateName]++
 		}
 		pod.Namespace = action.GetNamespace()
 		pod.UID = uid("Pod", pod.Namespace, pod.Name)
