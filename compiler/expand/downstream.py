@@ -41,8 +41,10 @@ from compiler.expand.jobset_webhook import default_jobset, invalid_message
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.expand.refusal import refusal_problems
 from compiler.provenance.locate import locate_output
+from compiler.upstream.versions import Gate
 
 __all__ = [
+    "BELOW_THE_JOBSET",
     "EXPANDED_ANNOTATION",
     "WORKLOAD_CHECKS",
     "downstream_problems",
@@ -50,6 +52,12 @@ __all__ = [
     "mark_expanded",
     "workload_checks",
 ]
+
+# The JobSet below emulated is v0.12.0, the one Trainer v2.3.0 installs; the older
+# releases install JobSet 0.11.1, 0.10.1 and 0.8.2, whose webhooks differ (0.8 has no
+# groupName, which v0.12.0's webhook checks): their renders are not checked below the
+# JobSet.
+BELOW_THE_JOBSET = Gate("v2.3.0", "render checks below the JobSet (JobSet v0.12.0)")
 
 EXPANDED_ANNOTATION = "trainc.dev/expanded"
 EXPANDED_RULE = "expanded"
@@ -160,9 +168,12 @@ def downstream_problems(
     rendered: dict[str, Any],
     trainjob: Manifest,
     runtime: Manifest | None,
+    version: str,
 ) -> list[Problem]:
     """What the cluster refuses below one JobSet (``stored``: with its CRD defaults;
-    ``rendered``: as rendered, to locate fields in the inputs)."""
+    ``rendered``: as rendered, to locate fields in the inputs), on Trainer ``version``."""
+    if not BELOW_THE_JOBSET.on(version):
+        return []
     errors = webhook_errors(stored)
     if errors:
         name = str((stored.get("metadata") or {}).get("name", ""))

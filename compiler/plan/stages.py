@@ -369,7 +369,9 @@ def check_downstream(build: Build) -> None:
         data = output.rendered.data
         if output.stored is None or trainjob is None or data.get("kind") != "JobSet":
             continue
-        build.problems += downstream_problems(output.stored, data, trainjob, output.summary.runtime)
+        build.problems += downstream_problems(
+            output.stored, data, trainjob, output.summary.runtime, build.plan.trainer_version
+        )
 
 
 # --- cluster checks ---------------------------------------------------------------------

@@ -166,3 +166,12 @@ def test_expand_into_a_folder_is_marked_and_refused_as_input(
     assert main(["apply", str(expanded), "--kubeconfig", str(kubeconfig)]) == 2
     err = capsys.readouterr().err
     assert "metadata.annotations[trainc.dev/expanded]: this Job was written by" in err
+
+
+def test_older_trainer_releases_are_not_checked_below_the_jobset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """v2.2.0 installs JobSet 0.11.1, not the v0.12.0 trainc emulates below the JobSet."""
+    inputs = str(_inputs(tmp_path, "a" * 49))
+    code, _, err = _render(capsys, inputs, "-o", "-", "--trainer", "v2.2.0")
+    assert code == 0, err
