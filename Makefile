@@ -11,9 +11,11 @@ MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
 KUEUE_ORACLE_DIR := tests/kueue/oracle
 KUEUE_ORACLE := $(KUEUE_ORACLE_DIR)/bin/kueue-oracle
+PODS_ORACLE_DIR := tests/pods/oracle
+PODS_ORACLE := $(PODS_ORACLE_DIR)/bin/jobset-oracle $(PODS_ORACLE_DIR)/bin/kube-oracle
 N ?= 1000
 
-.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -71,7 +73,7 @@ kubectl:
 render: setup
 	$(PY) -m compiler render example -o out
 
-test: setup oracle control-plane
+test: setup oracle pods-oracle control-plane
 	$(PY) -m pytest
 
 lint: setup
@@ -102,6 +104,16 @@ $(ORACLE_V2_1): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.1.0.mod
 # v2.0.0 links k8s.io 0.32 and JobSet 0.8 and needs the third tag (compat_v20.go, no Volcano).
 $(ORACLE_V2_0): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.0.0.mod $(ORACLE_DIR)/versions/v2.0.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.0.0.mod -tags trainer_v2_2,trainer_v2_1,trainer_v2_0 -o bin/oracle-v2.0.0 .
+
+# The pods oracle: below the JobSet, sigs.k8s.io/jobset v0.12.0's webhooks and controller
+# (jobset/) and k8s.io/kubernetes v1.34.4's Job/Service/Pod create path and Job controller
+# (kube/), each with its own go.mod as the two upstreams pin different k8s.io libraries;
+# tests/pods/test_expand_oracle.py compares trainc's expansion with them.
+pods-oracle: $(PODS_ORACLE)
+$(PODS_ORACLE_DIR)/bin/jobset-oracle: $(wildcard $(PODS_ORACLE_DIR)/jobset/*.go) $(PODS_ORACLE_DIR)/jobset/go.mod $(PODS_ORACLE_DIR)/jobset/go.sum
+	cd $(PODS_ORACLE_DIR)/jobset && go build -o ../bin/jobset-oracle .
+$(PODS_ORACLE_DIR)/bin/kube-oracle: $(wildcard $(PODS_ORACLE_DIR)/kube/*.go) $(PODS_ORACLE_DIR)/kube/go.mod $(PODS_ORACLE_DIR)/kube/go.sum
+	cd $(PODS_ORACLE_DIR)/kube && go build -o ../bin/kube-oracle .
 
 goldens: setup oracle
 	$(PY) -m tests.conformance.goldens
@@ -162,6 +174,7 @@ extension-conformance: setup migrate-oracle
 CHECK_SIZES ?= 1000,10000,50000
 POLICY_SIZES ?= 1000,10000
 OVERLAY_SIZES ?= 10000,50000
+DOWNSTREAM_SIZES ?= 1000,10000
 
 # The Go side of the policy bench: k8s.io/apiserver's ValidatingAdmissionPolicy code over
 # the objects trainc checks (tests/bench/vapbench), built once like the oracle.
@@ -193,10 +206,11 @@ bench: setup oracle vapbench
 	$(PY) -m tests.bench.validate_bench
 	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
 	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)
+	$(PY) -m tests.bench.downstream_bench --sizes $(DOWNSTREAM_SIZES)
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
 bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin $(PODS_ORACLE_DIR)/bin conformance-out fuzz-out

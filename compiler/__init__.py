@@ -22,6 +22,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     queue        Kueue: the queue setup among the inputs, each queued job's Workload,
                  whether the pinned Kueue release can ever admit it
     provenance   where each output field came from
+    expand       below the JobSet: its webhooks, the JobSet and Job controllers, the
+                 API server's defaults and admission of Jobs, Services and Pods
     project      the project file, trainc.yaml
     plan         the build plan (what a command works on) and the stage chain every
                  verb runs: compile, check, GitOps hints, policy tests
@@ -54,6 +56,7 @@ LAYERS: tuple[str, ...] = (
     "policy",
     "queue",
     "provenance",
+    "expand",
     "project",
     "plan",
     "migrate",

@@ -4,7 +4,8 @@ Each stage is a small function that reads the build so far and adds to it; a cha
 tuple of stages, so what a verb runs is data a reader (and mypy) can follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
-                     overlay_outputs, annotate_for_gitops, admit_outputs, check_cluster)
+                     overlay_outputs, annotate_for_gitops, admit_outputs, check_downstream,
+                     check_cluster)
 
 ``trainc check`` runs the same chain with the policy files loaded too, then its
 validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
@@ -42,6 +43,7 @@ from compiler.errors import (
     location_order,
     sorted_problems,
 )
+from compiler.expand.downstream import downstream_problems, expanded_input_problems
 from compiler.load.loader import LoadResult, load_collect, load_previous
 from compiler.plan.build_plan import BuildPlan, ClusterTarget, plan_for_paths
 from compiler.plan.compile import (
@@ -146,7 +148,7 @@ def _load(build: Build, paths: list[str]) -> None:
     loaded, problems = load_collect(paths, plan.default_namespace, plan.crds, previous)
     build.loaded = loaded
     build.originals = list(loaded.objects)
-    build.problems += problems
+    build.problems += problems + expanded_input_problems(loaded.others)
     build.warnings += loaded.warnings
 
 
@@ -363,6 +365,19 @@ def admit_outputs(build: Build) -> None:
     ]
 
 
+def check_downstream(build: Build) -> None:
+    """Below each JobSet the API server stored: the JobSet webhooks, and the API server
+    on the Jobs and Pods the controllers would create (:mod:`compiler.expand.downstream`)."""
+    for output in build.outputs:
+        trainjob = output.summary.trainjob
+        data = output.rendered.data
+        if output.stored is None or trainjob is None or data.get("kind") != "JobSet":
+            continue
+        build.problems += downstream_problems(
+            output.stored, data, trainjob, output.summary.runtime, build.plan.trainer_version
+        )
+
+
 # --- cluster checks ---------------------------------------------------------------------
 
 
@@ -453,6 +468,7 @@ RENDER_STAGES: tuple[Stage, ...] = (
     queue_jobsets,
     annotate_for_gitops,
     admit_outputs,
+    check_downstream,
     check_cluster,
 )
 
