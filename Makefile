@@ -9,9 +9,13 @@ ORACLE_DIR := tests/conformance/oracle
 ORACLE := $(ORACLE_DIR)/bin/oracle
 MIGRATE_ORACLE_DIR := tests/migrate/oracle
 MIGRATE_ORACLE := $(MIGRATE_ORACLE_DIR)/bin/v1oracle
+KUEUE_ORACLE_DIR := tests/kueue/oracle
+KUEUE_ORACLE := $(KUEUE_ORACLE_DIR)/bin/kueue-oracle
+PODS_ORACLE_DIR := tests/pods/oracle
+PODS_ORACLE := $(PODS_ORACLE_DIR)/bin/jobset-oracle $(PODS_ORACLE_DIR)/bin/kube-oracle
 N ?= 1000
 
-.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -69,7 +73,7 @@ kubectl:
 render: setup
 	$(PY) -m compiler render example -o out
 
-test: setup oracle control-plane
+test: setup oracle pods-oracle control-plane
 	$(PY) -m pytest
 
 lint: setup
@@ -101,6 +105,16 @@ $(ORACLE_V2_1): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.1.0.mod
 $(ORACLE_V2_0): $(wildcard $(ORACLE_DIR)/*.go) $(ORACLE_DIR)/versions/v2.0.0.mod $(ORACLE_DIR)/versions/v2.0.0.sum
 	cd $(ORACLE_DIR) && go build -modfile=versions/v2.0.0.mod -tags trainer_v2_2,trainer_v2_1,trainer_v2_0 -o bin/oracle-v2.0.0 .
 
+# The pods oracle: below the JobSet, sigs.k8s.io/jobset v0.12.0's webhooks and controller
+# (jobset/) and k8s.io/kubernetes v1.34.4's Job/Service/Pod create path and Job controller
+# (kube/), each with its own go.mod as the two upstreams pin different k8s.io libraries;
+# tests/pods/test_expand_oracle.py compares trainc's expansion with them.
+pods-oracle: $(PODS_ORACLE)
+$(PODS_ORACLE_DIR)/bin/jobset-oracle: $(wildcard $(PODS_ORACLE_DIR)/jobset/*.go) $(PODS_ORACLE_DIR)/jobset/go.mod $(PODS_ORACLE_DIR)/jobset/go.sum
+	cd $(PODS_ORACLE_DIR)/jobset && go build -o ../bin/jobset-oracle .
+$(PODS_ORACLE_DIR)/bin/kube-oracle: $(wildcard $(PODS_ORACLE_DIR)/kube/*.go) $(PODS_ORACLE_DIR)/kube/go.mod $(PODS_ORACLE_DIR)/kube/go.sum
+	cd $(PODS_ORACLE_DIR)/kube && go build -o ../bin/kube-oracle .
+
 goldens: setup oracle
 	$(PY) -m tests.conformance.goldens
 
@@ -119,12 +133,14 @@ FUZZ_SURFACES ?= render:6,argocd:6,migrate:6,apply:1
 fuzz: setup
 	$(PY) -m tests.fuzz --count $(N) --surfaces $(FUZZ_SURFACES)
 
-# The live control plane (tests/live): etcd, kube-apiserver and the Trainer controller
-# manager at pinned versions, built once from the Go module proxy into the cache.
+# The live control plane (tests/live): etcd, kube-apiserver, the Trainer and JobSet
+# controller managers and kube-controller-manager at pinned versions, built once from
+# the Go module proxy into the cache.
 control-plane:
 	@bash scripts/build-control-plane.sh
 
-# Every golden case through the real control plane; closing line: conformance-live: X/Y cases identical
+# Every golden case through the real control plane, down to the Pods; closing lines:
+# conformance-live: X/Y cases identical, then (with compiler.expand) X/Y cases identical (jobs, services, pods)
 conformance-live: setup control-plane
 	$(PY) -m tests.live.conformance_live $(ARGS)
 
@@ -138,6 +154,17 @@ $(MIGRATE_ORACLE): $(wildcard $(MIGRATE_ORACLE_DIR)/*.go) $(MIGRATE_ORACLE_DIR)/
 migrate-conformance: setup migrate-oracle
 	$(PY) -m tests.migrate.conformance
 
+# The Kueue oracle: the pinned Kueue release's own code (its TrainJob and JobSet
+# integrations' PodSets, AdjustResources, the Workload's requests, the flavor assigner).
+kueue-oracle: $(KUEUE_ORACLE)
+$(KUEUE_ORACLE): $(wildcard $(KUEUE_ORACLE_DIR)/*.go) $(KUEUE_ORACLE_DIR)/go.mod $(KUEUE_ORACLE_DIR)/go.sum
+	cd $(KUEUE_ORACLE_DIR) && go build -o bin/kueue-oracle .
+
+# trainc's Workloads and admission verdicts against the Kueue oracle (golden cases with a
+# queue, a seeded fuzz of queue setups); closing line: kueue-conformance: ... 0 differences
+kueue-conformance: setup kueue-oracle
+	$(PY) -m pytest tests/kueue/test_kueue_conformance.py -q -s
+
 # The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
 # against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical
 extension-conformance: setup migrate-oracle
@@ -147,9 +174,25 @@ extension-conformance: setup migrate-oracle
 CHECK_SIZES ?= 1000,10000,50000
 POLICY_SIZES ?= 1000,10000
 OVERLAY_SIZES ?= 10000,50000
+DOWNSTREAM_SIZES ?= 1000,10000
 
 # The Go side of the policy bench: k8s.io/apiserver's ValidatingAdmissionPolicy code over
 # the objects trainc checks (tests/bench/vapbench), built once like the oracle.
+# The API server's Job and Pod validation (kube-apiserver v1.34.4's create path) against
+# trainc's (compiler/apiserver/workloads); closing line:
+#   conformance-pods: N cases, D verdict differences, M message differences
+.PHONY: pods-validate-oracle conformance-pods clean-pods-validate
+PODS_VALIDATE_DIR := tests/pods/validate
+PODS_VALIDATE := $(PODS_VALIDATE_DIR)/bin/validate
+pods-validate-oracle: $(PODS_VALIDATE)
+$(PODS_VALIDATE): $(PODS_VALIDATE_DIR)/main.go $(PODS_VALIDATE_DIR)/go.mod $(PODS_VALIDATE_DIR)/go.sum
+	cd $(PODS_VALIDATE_DIR) && go build -o bin/validate .
+conformance-pods: setup pods-validate-oracle
+	$(PY) -m tests.pods.validate_fuzz --count $(N)
+clean: clean-pods-validate
+clean-pods-validate:
+	rm -rf $(PODS_VALIDATE_DIR)/bin
+
 VAPBENCH_DIR := tests/bench/vapbench
 VAPBENCH := $(VAPBENCH_DIR)/bin/vapbench
 vapbench: $(VAPBENCH)
@@ -163,10 +206,11 @@ bench: setup oracle vapbench
 	$(PY) -m tests.bench.validate_bench
 	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
 	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)
+	$(PY) -m tests.bench.downstream_bench --sizes $(DOWNSTREAM_SIZES)
 
 # trainc apply next to kubectl apply --server-side, 1,000 JobSets on a private control plane
 bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin $(PODS_ORACLE_DIR)/bin conformance-out fuzz-out

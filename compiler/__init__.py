@@ -19,7 +19,11 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
                  trainc's opt-in behaviour upstream lacks
     overlay      cluster and namespace overlays, locks
     policy       ValidatingAdmissionPolicy and CUE evaluation
+    queue        Kueue: the queue setup among the inputs, each queued job's Workload,
+                 whether the pinned Kueue release can ever admit it
     provenance   where each output field came from
+    expand       below the JobSet: its webhooks, the JobSet and Job controllers, the
+                 API server's defaults and admission of Jobs, Services and Pods
     project      the project file, trainc.yaml
     model        the records that flow between stages and out to writers: the build
                  plan, rendered objects and summaries, the build, check results, a
@@ -56,7 +60,9 @@ LAYERS: tuple[str, ...] = (
     "render",
     "overlay",
     "policy",
+    "queue",
     "provenance",
+    "expand",
     "project",
     "model",
     "emit",

@@ -23,6 +23,11 @@
 #   kube-apiserver  k8s.io/kubernetes v1.34.4; its go.mod points the k8s.io staging
 #                   modules at ./staging/..., so the wrapper replaces each with its
 #                   published v0.34.4 release; version ldflags make /version say v1.34.4
+#   kube-controller-manager
+#                   k8s.io/kubernetes v1.34.4 cmd/kube-controller-manager, the same
+#                   staging replacements and version ldflags as kube-apiserver
+#   jobset          sigs.k8s.io/jobset v0.12.0, the JobSet controller manager (its
+#                   main package is the module root)
 #   trainer         github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager v2.3.0
 #   controller-gen  sigs.k8s.io/controller-tools v0.18.0 (Trainer v2.3.0's
 #                   CONTROLLER_GEN_VERSION); run on volcano.sh/apis' scheduling/v1beta1
@@ -41,6 +46,7 @@ MANIFEST="$OUT/manifest.json"
 KUBE_VERSION=v1.34.4
 ETCD_VERSION=v3.6.16
 TRAINER_VERSION=v2.3.0
+JOBSET_VERSION=v0.12.0
 CONTROLLER_GEN_VERSION=v0.18.0
 
 die() {
@@ -97,6 +103,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 build kube-apiserver kube-apiserver . "$kube_ldflags"
+build kube-controller-manager kube-controller-manager . "$kube_ldflags"
+build jobset jobset-controller-manager sigs.k8s.io/jobset
 build trainer trainer-controller-manager github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 build controller-gen controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
@@ -118,15 +126,23 @@ if [[ ! -s "$volcano_crd" ]]; then
     rm -rf "$tmp"
 fi
 volcano_version="$(cd "$MODULES/trainer" && go list -m -f '{{.Version}}' volcano.sh/apis)"
+# JobSet's webhook configurations are read from its module (config/components/webhook).
+jobset_module_dir="$(cd "$MODULES/jobset" && go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)"
+[[ -f "$jobset_module_dir/config/components/webhook/manifests.yaml" ]] ||
+    die "sigs.k8s.io/jobset $JOBSET_VERSION has no config/components/webhook/manifests.yaml in $jobset_module_dir"
 
 seconds() { cat "$1/build-seconds"; }
 etcd_dir="${DIRS[etcd]}"
 kube_dir="${DIRS[kube-apiserver]}"
+kcm_dir="${DIRS[kube-controller-manager]}"
+jobset_dir="${DIRS[jobset]}"
 cat >"$MANIFEST.tmp" <<EOF
 {
   "versions": {
     "etcd": "$ETCD_VERSION",
     "kube-apiserver": "$KUBE_VERSION",
+    "kube-controller-manager": "$KUBE_VERSION",
+    "jobset": "$JOBSET_VERSION",
     "trainer": "$TRAINER_VERSION",
     "controller-gen": "$CONTROLLER_GEN_VERSION",
     "volcano.sh/apis": "$volcano_version",
@@ -135,14 +151,21 @@ cat >"$MANIFEST.tmp" <<EOF
   "binaries": {
     "etcd": "$etcd_dir/bin/etcd",
     "kube-apiserver": "$kube_dir/bin/kube-apiserver",
+    "kube-controller-manager": "$kcm_dir/bin/kube-controller-manager",
+    "jobset-controller-manager": "$jobset_dir/bin/jobset-controller-manager",
     "trainer-controller-manager": "$trainer_dir/bin/trainer-controller-manager",
     "controller-gen": "$gen_dir/bin/controller-gen"
   },
   "coldBuildSeconds": {
     "etcd": $(seconds "$etcd_dir"),
     "kube-apiserver": $(seconds "$kube_dir"),
+    "kube-controller-manager": $(seconds "$kcm_dir"),
+    "jobset-controller-manager": $(seconds "$jobset_dir"),
     "trainer-controller-manager": $(seconds "$trainer_dir"),
     "controller-gen": $(seconds "$gen_dir")
+  },
+  "moduleDirs": {
+    "sigs.k8s.io/jobset": "$jobset_module_dir"
   },
   "crds": {
     "podgroups.scheduling.volcano.sh": "$volcano_crd"

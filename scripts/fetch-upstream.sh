@@ -20,11 +20,29 @@
 # no CRD YAML, so Volcano's PodGroup is not listed.
 # Idempotent: when the manifest records the same inputs hash (the module list and its
 # sums, the typeinfo program and this script) and its files are present, it does nothing.
+#
+# Kueue (compiler/upstream/versions.py KUEUE_VERSION) is fetched too, as one module zip
+# checked against the h1 sum pinned below, into its own folder:
+#
+#   $CACHE/upstream/kueue/<version>/manifest.json  {"kueueVersion", "kueueDir", "sum",
+#                                                   "trainerVersion", "jobsetVersion",
+#                                                   "inputCrds", "inputsSha256"}
+#
+# "inputCrds" maps CRD names to the CRD files of the Kueue kinds trainc reads as inputs
+# (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Workload), in
+# the module cache; "trainerVersion" is the Trainer release that Kueue release embeds (its
+# go.mod's github.com/kubeflow/trainer/v2), which computes its TrainJob Workloads. Pass
+# `kueue` as an argument to fetch only Kueue; no arguments fetch every release and Kueue.
+# The same idempotence rule holds (inputs: the pin and this script).
 set -euo pipefail
 
 TRAINER_MODULE=github.com/kubeflow/trainer/v2
 NEWEST_VERSION=v2.3.0
 ALL_VERSIONS=(v2.0.0 v2.1.0 v2.2.0 v2.3.0)
+KUEUE_MODULE=sigs.k8s.io/kueue
+KUEUE_VERSION=v0.17.0
+KUEUE_SUM="h1:7hzb38M4eKGzYW+CFv2s1L+swzzacUCHOCXxZmAV90I="
+KUEUE_CRDS=(resourceflavors clusterqueues cohorts localqueues workloadpriorityclasses workloads)
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRIPT="$REPO_ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
 UPSTREAM_DIR="$REPO_ROOT/upstream"
@@ -108,8 +126,81 @@ EOF
     echo "upstream: Trainer $TRAINER_VERSION artifacts written to $OUT_DIR"
 }
 
-versions=("$@")
-[[ ${#versions[@]} -gt 0 ]] || versions=("${ALL_VERSIONS[@]}")
-for version in "${versions[@]}"; do
+# The version of module "$2" the go.mod file "$1" requires (empty when none).
+required_version() {
+    sed -n "s|^[[:space:]]*$2 \(v[^ ]*\).*|\1|p" "$1" | head -n1
+}
+
+fetch_kueue() {
+    local OUT_DIR="$CACHE/upstream/kueue/$KUEUE_VERSION"
+    local MANIFEST="$OUT_DIR/manifest.json"
+    local inputs_sha info kueue_dir sum trainer_version jobset_version crd file work tmp crds_json
+    inputs_sha="$(printf '%s %s %s\n' "$KUEUE_MODULE" "$KUEUE_VERSION" "$KUEUE_SUM" |
+        cat - "$SCRIPT" | sha256sum | cut -d' ' -f1)"
+
+    # Fast path: nothing changed since the last run.
+    if [[ -f "$MANIFEST" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
+        kueue_dir="$(sed -n 's/.*"kueueDir": "\(.*\)".*/\1/p' "$MANIFEST")"
+        if [[ -f "$kueue_dir/go.mod" ]]; then
+            echo "upstream: Kueue $KUEUE_VERSION artifacts up to date in $OUT_DIR"
+            return 0
+        fi
+    fi
+
+    # Outside any module, `go mod download MODULE@VERSION` fetches that zip alone.
+    work="$(mktemp -d)"
+    if ! info="$(cd "$work" && go mod download -json "$KUEUE_MODULE@$KUEUE_VERSION" 2>&1)"; then
+        rm -rf "$work"
+        echo "$info" >&2
+        die "'go mod download $KUEUE_MODULE@$KUEUE_VERSION' failed (network or module proxy unavailable?)"
+    fi
+    rm -rf "$work"
+    kueue_dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' <<<"$info")"
+    sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p' <<<"$info")"
+    [[ "$sum" == "$KUEUE_SUM" ]] || die "$KUEUE_MODULE@$KUEUE_VERSION has sum $sum, pinned $KUEUE_SUM"
+    [[ -f "$kueue_dir/go.mod" ]] || die "the Kueue module directory $kueue_dir has no go.mod"
+    trainer_version="$(required_version "$kueue_dir/go.mod" "$TRAINER_MODULE")"
+    jobset_version="$(required_version "$kueue_dir/go.mod" sigs.k8s.io/jobset)"
+    [[ -n "$trainer_version" ]] || die "Kueue $KUEUE_VERSION's go.mod requires no $TRAINER_MODULE"
+
+    crds_json=""
+    for crd in "${KUEUE_CRDS[@]}"; do
+        file="$kueue_dir/config/components/crd/bases/kueue.x-k8s.io_$crd.yaml"
+        [[ -f "$file" ]] || die "CRD file $file is missing from the module cache"
+        crds_json+="${crds_json:+,$'\n'}    \"$crd.kueue.x-k8s.io\": \"$file\""
+    done
+
+    mkdir -p "$OUT_DIR"
+    tmp="$(mktemp "$OUT_DIR/.manifest.XXXXXX")"
+    cat >"$tmp" <<EOF
+{
+  "kueueVersion": "$KUEUE_VERSION",
+  "kueueDir": "$kueue_dir",
+  "sum": "$sum",
+  "trainerVersion": "$trainer_version",
+  "jobsetVersion": "$jobset_version",
+  "inputCrds": {
+$crds_json
+  },
+  "inputsSha256": "$inputs_sha"
+}
+EOF
+    mv -f "$tmp" "$MANIFEST"
+    echo "upstream: Kueue $KUEUE_VERSION artifacts (it embeds Trainer $trainer_version) written to $OUT_DIR"
+}
+
+# Arguments: Trainer releases and/or `kueue`; none: every release, then Kueue.
+versions=()
+fetch_queue=1
+if [[ $# -gt 0 ]]; then
+    fetch_queue=0
+    for arg in "$@"; do
+        if [[ "$arg" == kueue ]]; then fetch_queue=1; else versions+=("$arg"); fi
+    done
+else
+    versions=("${ALL_VERSIONS[@]}")
+fi
+for version in ${versions[@]+"${versions[@]}"}; do
     fetch_version "$version"
 done
+[[ $fetch_queue -eq 0 ]] || fetch_kueue

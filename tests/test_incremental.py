@@ -608,6 +608,9 @@ def test_argocd_generate_by_chunks_survives_a_removed_blob(
     from compiler.plan import check_chunks as check_parts
 
     edit(project / "trainc.yaml", "    policies: [policies/required-labels]\n", "")
+    # resolved delivery (generate's by-chunks way), the queued JobSets to Kueue's JobSet
+    # integration (the example's production cluster delivers TrainJobs)
+    edit(project / "trainc.yaml", "    delivery: trainjobs\n", "    kueue: {jobSets: true}\n")
     monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
     monkeypatch.setattr(incremental, "default_jobs", lambda: 2)
     command = ["argocd", "generate", "--project", str(project / "trainc.yaml")]

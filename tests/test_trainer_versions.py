@@ -85,6 +85,38 @@ def test_every_release_has_artifacts_and_an_oracle_build() -> None:
         assert upstream(version).trainer_dir.name.endswith(f"@{version}")
 
 
+def _prose_list(versions: tuple[str, ...]) -> str:
+    """``("v2.0.0", "v2.1.0", "v2.2.0")`` -> ``"v2.0.0, v2.1.0 and v2.2.0"``."""
+    return ", ".join(versions[:-1]) + " and " + versions[-1]
+
+
+def test_every_other_list_of_releases_agrees_with_trainer_versions() -> None:
+    """TRAINER_VERSIONS is the one list; the places that must name releases by hand
+    (make rules with their own module files and tags, the fetch script, the manual) are
+    checked against it, so adding a release without them fails here."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = (REPO / "docs" / "trainer-versions.md").read_text(encoding="utf-8")
+
+    assert f"TRAINER_VERSION := {DEFAULT_TRAINER_VERSION}\n" in makefile
+    assert f"NEWEST_VERSION={DEFAULT_TRAINER_VERSION}\n" in script
+    oracle_line = re.search(r"^oracle: (.*)$", makefile, re.M)
+    assert oracle_line is not None
+    targets = oracle_line.group(1).split()
+    assert len(targets) == len(TRAINER_VERSIONS), "one oracle build per emulated release"
+    for version, (flags, binary) in BUILDS.items():
+        if version == DEFAULT_TRAINER_VERSION:
+            continue
+        assert f"-o bin/{binary} ." in makefile, f"no make rule builds {binary}"
+        for flag in flags:  # the make rule spells -tags=x as "-tags x"
+            assert flag.replace("-tags=", "-tags ") in makefile, (binary, flag)
+
+    newest_first = ", ".join(f"**{v}**" for v in reversed(TRAINER_VERSIONS[1:]))
+    assert f"{newest_first} and **{TRAINER_VERSIONS[0]}**" in readme
+    assert f"**Emulated: {_prose_list(TRAINER_VERSIONS)}.**" in table
+
+
 @pytest.mark.parametrize("version", TRAINER_VERSIONS)
 def test_deprecation_warning_names_the_release_own_policy_url(version: str) -> None:
     """The URL is read from that release's pkg/constants (a fact of the source); a release
@@ -343,3 +375,25 @@ def test_v2_0_0_num_proc_per_node_reads_only_the_trainjob_resources(
     absent list gives 1; the runtime's resources are never read."""
     runtime_resources = {"requests": {"cpu": "16"}}
     assert num_proc_per_node(trainer, 0, runtime_resources, policy, "v2.0.0") == expected
+
+
+def test_the_kueue_pin_is_one_release_everywhere() -> None:
+    """KUEUE_VERSION is the release the fetch script downloads, and the Trainer it embeds
+    (read from its go.mod by the script) is the one KUEUE_TRAINER_VERSIONS records."""
+    from compiler.upstream.artifacts import kueue_upstream
+    from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
+
+    script = (REPO / "scripts" / "fetch-upstream.sh").read_text(encoding="utf-8")
+    assert f"KUEUE_VERSION={KUEUE_VERSION}\n" in script
+    found = kueue_upstream(KUEUE_VERSION)
+    assert found.trainer_version == KUEUE_TRAINER_VERSIONS[KUEUE_VERSION]
+    kinds = {name.split(".")[0] for name, _ in found.input_crds}
+    assert kinds == {
+        "resourceflavors",
+        "clusterqueues",
+        "cohorts",
+        "localqueues",
+        "workloadpriorityclasses",
+        "workloads",
+    }
+    assert all(path.is_file() for path in found.input_crd_paths())

@@ -3,7 +3,7 @@
 trainc apply PATH... [--kubeconfig FILE] [--context NAME] [--namespace NS]
 trainc apply [--project FILE] --cluster NAME          (one project cluster)
     [--field-manager NAME] [--force-conflicts] [--dry-run=server] [--diff]
-    [--prune [--applyset NAME]] [--recreate] [--wait] [--timeout SECONDS]
+    [--prune|--no-prune [--applyset NAME]] [--recreate] [--wait] [--timeout SECONDS]
     [--emit resolved|trainjobs] [-o text|json]
 """
 
@@ -81,14 +81,17 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument(
         "--prune",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="delete objects this ApplySet applied before and no longer renders (never "
-        "objects trainc did not apply)",
+        "objects trainc did not apply); default: the project cluster's applyset.prune "
+        "(trainc.yaml), else no",
     )
     parser.add_argument(
         "--applyset",
         metavar="NAME",
-        help="the ApplySet parent Secret's name (default: trainc, or trainc-<cluster>)",
+        help="the ApplySet parent Secret's name (default: the project cluster's "
+        "applyset.name, else trainc, or trainc-<cluster>)",
     )
     parser.add_argument(
         "--recreate",
@@ -127,7 +130,7 @@ def add_parser(commands: Commands) -> None:
 def run_verb(args: argparse.Namespace) -> int:
     if not args.timeout > 0 or math.isinf(args.timeout):
         raise UsageError("trainc apply: --timeout must be a positive number of seconds")
-    if args.applyset is not None and not args.prune:
+    if args.applyset is not None and args.prune is False:
         raise UsageError("trainc apply: --applyset goes with --prune")
     connection, to_apply, cluster = connect_and_plan(args)
     try:
@@ -141,20 +144,22 @@ def run_verb(args: argparse.Namespace) -> int:
 def _apply(
     args: argparse.Namespace, connection: Connection, to_apply: ApplyPlan, cluster: str | None
 ) -> int:
+    from compiler.deliver.apply.applyset import choose_applyset
     from compiler.deliver.apply.run import ApplyOptions, Outcome, apply
     from compiler.deliver.apply.wait import wait_for_jobsets
 
     dry_run = args.dry_run == "server"
-    applyset = None
-    if args.prune:
-        applyset = args.applyset or (f"trainc-{cluster}" if cluster else "trainc")
+    applyset = choose_applyset(
+        args.prune, args.applyset, to_apply.applyset, cluster, connection.namespace
+    )
     options = ApplyOptions(
         field_manager=args.field_manager,
         force_conflicts=args.force_conflicts,
         dry_run=dry_run,
         recreate=args.recreate,
-        applyset=applyset,
-        applyset_namespace=connection.namespace,
+        applyset=None if applyset is None else applyset.name,
+        applyset_namespace=connection.namespace if applyset is None else applyset.namespace,
+        prune=applyset is not None and applyset.prune,
     )
     text = args.output == "text"
 
@@ -163,6 +168,8 @@ def _apply(
             print(outcome.line(dry_run), flush=True)
 
     report = apply(connection, to_apply, options, progress)
+    for message in report.notes:
+        note(message, cluster)
     counts = report.counts()
     states: dict[str, str] = {}
     wait_errors: dict[str, str] = {}

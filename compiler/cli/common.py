@@ -373,12 +373,14 @@ def connect_and_plan(args: argparse.Namespace) -> tuple[Connection, ApplyPlan, s
     from compiler.deliver.apply.client import connect
     from compiler.deliver.apply.plan import apply_plan
     from compiler.plan.driver import render_whole
+    from compiler.plan.queues import with_delivery
 
     connection = connect(args.kubeconfig, args.context, args.namespace, args.timeout)
     try:
         args.namespace = connection.namespace
         args.strict = getattr(args, "strict", False)
-        plan = one_plan(args, build_plans(args))
+        # the delivery apply pushes judges the queue checks (compiler.plan.queues)
+        plan = with_delivery(one_plan(args, build_plans(args)), args.emit)
         [build] = render_whole([plan])
         for message in build.notes:
             note(message, plan.cluster_name)

@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.cli.common import Commands, prepared_file
+from compiler.cli.common import Commands, note, prepared_file
 from compiler.errors import EXIT_OK, EXIT_VIOLATIONS, MAX_LISTED, SetupError, UsageError, clip
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 
@@ -89,6 +89,7 @@ def add_parser(commands: Commands) -> None:
 
 def run_verb(args: argparse.Namespace) -> int:
     from compiler.migrate import Options, migrate_paths
+    from compiler.migrate.nextstep import render_command
     from compiler.migrate.report import reports_json, reports_text
 
     options = Options(
@@ -122,6 +123,8 @@ def run_verb(args: argparse.Namespace) -> int:
             write_tree(Path(args.output), files)
         if put_report is not None:
             put_report()
+    if command := render_command(args.output, result.runtime_files):
+        note(command)
     return EXIT_VIOLATIONS if result.has_errors else EXIT_OK
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.cli.common import (
     Commands,
@@ -33,6 +33,7 @@ from compiler.errors import EXIT_OK, UsageError, listing
 
 if TYPE_CHECKING:
     from compiler.model.build import Build
+    from compiler.model.objects import RenderedObject
     from compiler.model.parts import PartBuild
     from compiler.model.plan import BuildPlan
     from compiler.plan.driver import Rendered
@@ -75,6 +76,14 @@ def add_parser(commands: Commands) -> None:
         "--provenance",
         metavar="FILE",
         help="also write where every output field came from, as JSON, to FILE",
+    )
+    parser.add_argument(
+        "--expand",
+        choices=("jobs", "pods"),
+        help="also write what each JobSet becomes in a cluster: its Jobs and headless Service "
+        "(jobs), and the Pods the Job controller creates (pods); on stdout after each "
+        "TrainJob's objects, with -o DIR into DIR.expanded/ (annotated trainc.dev/expanded: "
+        "never applied); see the manual's 'Below the JobSet'",
     )
     add_jobs(parser)
     add_no_cache(
@@ -133,6 +142,8 @@ def run_verb(args: argparse.Namespace) -> int:
     to_stdout = args.output == "-" or (args.output is None and not project_mode)
     if args.staged and to_stdout:
         raise UsageError("trainc render: --staged compares an output folder with git's index")
+    if args.expand and args.emit == "trainjobs":
+        raise UsageError("trainc render: --expand is for --emit resolved")
     output = None
     if not to_stdout:
         cluster = plans[0].cluster
@@ -147,8 +158,9 @@ def run_verb(args: argparse.Namespace) -> int:
         assert rendered.builds is not None
         return _write_builds(args, rendered.builds, project_mode, said)
 
-    # the whole builds, for what only they have: the TrainJobs themselves, provenance
-    whole = args.emit != "resolved" or bool(args.provenance)
+    # the whole builds, for what only they have: the TrainJobs themselves, provenance,
+    # the stored JobSets --expand expands
+    whole = args.emit != "resolved" or bool(args.provenance) or bool(args.expand)
     near = None if output is None else output.resolve().parent
     code = driver.render(
         plans,
@@ -185,6 +197,7 @@ def _write_builds(
         id(build): build.stored_objects() if args.server_defaults else build.objects
         for build in builds
     }
+    expanded = {id(build): _expansion(build, args.expand) for build in builds if args.expand}
     # Provenance is per cluster: refuse before anything is written.
     provenance = None
     if args.provenance:
@@ -203,7 +216,10 @@ def _write_builds(
             for build in builds:
                 if project_mode:
                     sys.stdout.write(f"# cluster: {build.plan.cluster_name}\n")
-                sys.stdout.write(stream_text(objects[id(build)]))
+                if args.expand:
+                    sys.stdout.write(_expanded_stream(objects[id(build)], expanded[id(build)]))
+                else:
+                    sys.stdout.write(stream_text(objects[id(build)]))
                 if not project_mode:
                     _secret_notes(build)
             if put_provenance is not None:
@@ -217,15 +233,70 @@ def _write_builds(
             count = write_project(
                 by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
             )
+            for build in builds if args.expand else ():
+                folder = _expanded_folder(output) / (build.plan.cluster_name or "")
+                written = write_directory(expanded[id(build)], folder)
+                if not args.quiet:
+                    note(f"{written} expanded objects ({args.expand}) written to {folder}")
         else:
             output = Path(args.output)
             build = builds[0]
             count = write_directory(objects[id(build)], output, build.secret_requirements)
+            if args.expand:
+                folder = _expanded_folder(output)
+                written = write_directory(expanded[id(build)], folder)
+                if not args.quiet:
+                    note(f"{written} expanded objects ({args.expand}) written to {folder}")
         if put_provenance is not None:
             put_provenance()
     if not args.quiet:
         _print_summary(builds, count, output, project_mode)
     return EXIT_OK
+
+
+def _expansion(build: Build, depth: str) -> list[RenderedObject]:
+    """What each stored JobSet of ``build`` becomes (:func:`compiler.expand.expand`),
+    each object marked as expanded (never to be applied)."""
+    from compiler.emit.output import planned_files
+    from compiler.expand import expand
+    from compiler.expand.downstream import mark_expanded
+    from compiler.model.objects import RenderedObject
+
+    out = []
+    for output in build.outputs:
+        data = output.stored
+        if data is None or data.get("kind") != "JobSet":
+            continue  # a JobSet the server refuses is a problem reported already
+        summary = output.summary
+        for obj in expand([data], "pods" if depth == "pods" else "jobs"):
+            out.append(RenderedObject(summary.namespace, summary.name, mark_expanded(obj, depth)))
+    planned_files(out)  # two objects on one path: refused before anything is written
+    return out
+
+
+def _expanded_stream(objects: list[RenderedObject], expansion: list[RenderedObject]) -> str:
+    """The stream of ``objects`` with each TrainJob's expansion right after its objects."""
+    from compiler.emit.output import planned_files
+    from compiler.emit.yaml_text import dump_documents
+
+    after: dict[tuple[str, str], list[RenderedObject]] = {}
+    for obj in expansion:
+        after.setdefault((obj.trainjob_namespace, obj.trainjob_name), []).append(obj)
+    ordered = [obj for _, obj in planned_files(objects, files=False)]  # grouped by TrainJob
+    documents: list[dict[str, Any]] = []
+    for index, obj in enumerate(ordered):
+        documents.append(obj.data)
+        key = (obj.trainjob_namespace, obj.trainjob_name)
+        following = ordered[index + 1] if index + 1 < len(ordered) else None
+        if following is None or (following.trainjob_namespace, following.trainjob_name) != key:
+            documents.extend(e.data for e in after.pop(key, []))
+    return dump_documents(documents)
+
+
+def _expanded_folder(output: Path) -> Path:
+    """Where ``--expand`` writes: beside the output folder, never inside one a GitOps
+    tool syncs."""
+    return output.with_name(f"{output.name}.expanded")
 
 
 def _warn_if_empty(args: argparse.Namespace, cluster: str | None, jobs: int) -> None:

@@ -284,6 +284,7 @@ def generate(flags: Flags, environ: dict[str, str]) -> tuple[int, str, str]:
     from compiler.emit.output import stream_text
     from compiler.plan import driver
     from compiler.plan.build_plan import plans_for_project, select_project
+    from compiler.plan.queues import with_delivery
 
     _parameters(environ)  # checked whole, whichever setting is asked first
     root = checkout_root(Path(os.getcwd()), environ)
@@ -325,7 +326,8 @@ def generate(flags: Flags, environ: dict[str, str]) -> tuple[int, str, str]:
             f"argocd generate: {source}: delivery {clip(repr(delivery), 200)} is not one of "
             f"{', '.join(DELIVERIES)}"
         )
-    [plan] = plans_for_project(project, [cluster])
+    # the delivery that goes out judges the queue checks (compiler.plan.queues)
+    [plan] = [with_delivery(p, delivery) for p in plans_for_project(project, [cluster])]
     # the objects of the TrainJobs themselves are made of the whole build
     generated = driver.check_and_render(plan, whole=delivery != "resolved")
     result = generated.result

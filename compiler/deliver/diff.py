@@ -33,6 +33,7 @@ from typing import Any, Final, TypeVar
 from compiler.errors import TraincError
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import ObjectFile
+from compiler.queue.impact import ImpactRow
 
 __all__ = [
     "MERGE_KEYS",
@@ -280,6 +281,8 @@ class RenderDiff:
     base: str
     trainjobs: list[TrainJobDiff]
     impact: list[InputImpact] | None = None
+    # Kueue: (cluster, row) per ClusterQueue and resource whose queued requests change
+    quota: list[tuple[str, ImpactRow]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

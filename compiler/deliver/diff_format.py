@@ -27,6 +27,8 @@ from compiler.deliver.diff import (
     format_path,
     format_value,
 )
+from compiler.queue.assign import format_amount
+from compiler.queue.impact import format_impact
 
 __all__ = ["FORMATS", "render_markdown", "render_text"]
 
@@ -138,6 +140,11 @@ def render_text(diff: RenderDiff) -> str:
             lines.append(
                 f"  {impact.path} ({impact.status}): {_impact_targets(impact, with_cluster)}"
             )
+    if diff.quota:
+        lines += ["", "quota impact (Kueue):"]
+        for cluster, row in diff.quota:
+            where = f"cluster {cluster}: " if cluster else ""
+            lines.append(f"  {where}{format_impact([row])}")
     return "\n".join(lines) + "\n"
 
 
@@ -231,9 +238,24 @@ def render_markdown(diff: RenderDiff) -> str:
                     )
                 out.append(f"| {_cell(_code(impact.path))} | {impact.status} | {_cell(targets)} |")
             out.append("")
+    out += _md_quota(diff)
     for job in diff.trainjobs:
         out += _md_details(job, with_cluster)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _md_quota(diff: RenderDiff) -> list[str]:
+    """Kueue's quota impact: one row per cluster, ClusterQueue and resource."""
+    if not diff.quota:
+        return []
+    out = ["#### Quota impact (Kueue)", ""]
+    out.append("| Cluster | ClusterQueue | Resource | Before | After | Nominal |")
+    out.append("| --- | --- | --- | --- | --- | --- |")
+    for cluster, row in diff.quota:
+        amounts = (format_amount(row.resource, v) for v in (row.before, row.after, row.nominal))
+        cells = [_code(cluster) if cluster else "", _code(row.cluster_queue), _code(row.resource)]
+        out.append("| " + " | ".join(_cell(c) for c in [*cells, *amounts]) + " |")
+    return [*out, ""]
 
 
 def _md_details(job: TrainJobDiff, with_cluster: bool) -> list[str]:

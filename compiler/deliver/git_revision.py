@@ -40,6 +40,7 @@ from compiler.errors import InputError, SetupError, sorted_problems
 from compiler.model.parts import ObjectFile
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths, plans_for_project
+from compiler.plan.queues import quota_changes
 from compiler.project import find_project, load_project
 
 if TYPE_CHECKING:
@@ -326,6 +327,8 @@ def _diff_trees(
     with base_worktree(root, commit) as tree:
         base = render(tree)
         result = diff_renders(*read_changes(base, head, _read_object(renderer.store)), rev)
+        # Kueue: what the queued TrainJobs request per ClusterQueue, before and after
+        result.quota = quota_changes(target_plans(tree, target), target_plans(root, target))
         if not impact:
             return result
         changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]

@@ -22,6 +22,7 @@ FRAMEWORK = "trainer.kubeflow.org/framework"
 SOURCE_ANNOTATION = "trainc.dev/migrated-from"
 INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 MAX_INT32 = 2147483647
+JOB_BACKOFF_DEFAULT = 6  # the API server's default of a Job's spec.backoffLimit
 # etcd's default request limit (--max-request-bytes): the API server cannot store an
 # object bigger than this, so an output value over it could never be applied
 MAX_OBJECT_BYTES = 3 * 512 * 1024
@@ -128,6 +129,23 @@ class Job:
     def raise_problems(self) -> None:
         if self.problems:
             raise InputError(self.problems)
+
+
+def refuse(
+    job: Job, code: str, path: str, message: str, *, hard: bool = True, workaround: str = ""
+) -> None:
+    """An error of the job's report: the shape has no faithful v2 form."""
+    job.diag(
+        code,
+        "error",
+        path,
+        message,
+        action="rejected",
+        workaround=workaround,
+        decide=True,
+        covers=("*",),
+        hard=hard,
+    )
 
 
 def _split(path: str) -> list[str]:
@@ -255,18 +273,14 @@ def listing_fits(job: Job, source: str, what: str, size: int) -> bool:
     The list is never built then: its size grows with the replica count."""
     if size <= MAX_OBJECT_BYTES:
         return True
-    job.diag(
+    refuse(
+        job,
         "HOST_LIST_TOO_LARGE",
-        "error",
         source,
         f"{what} lists every pod: {size} bytes, over the {MAX_OBJECT_BYTES} bytes of an "
         "object the API server can store (etcd's default request limit); the pods that "
         "carry it could not be created",
-        action="rejected",
         workaround="use fewer replicas",
-        decide=True,
-        covers=("*",),
-        hard=True,
     )
     return False
 
@@ -454,9 +468,13 @@ def trainjob_metadata(job: Job) -> CommentedMap:
     return out
 
 
-def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
+def run_policy(
+    job: Job, restart_policies: list[str], runtime: Runtime, *, mpi_operator: bool = False
+) -> None:
     """runPolicy: suspend, managedBy, activeDeadlineSeconds, TTL, cleanPodPolicy,
-    backoffLimit, schedulingPolicy (and the gang scheduler option)."""
+    backoffLimit, schedulingPolicy (and the gang scheduler option). With
+    ``mpi_operator`` (an MPIJob v2beta1) as the MPI Operator v0.7.0 applies them: on its
+    launcher Job."""
     policy = job.spec.get("runPolicy") or {}
     base = "spec.runPolicy"
     if "runPolicy" in job.spec and not policy:
@@ -477,21 +495,42 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             target="TrainJob.spec.managedBy",
             action="translated",
         )
+    _deadline_and_ttl(job, policy, runtime, mpi_operator)
+    _clean_pod_policy(job, policy)
+    if mpi_operator:
+        _launcher_backoff_limit(job, policy, restart_policies, runtime)
+    else:
+        _backoff_limit(job, policy, restart_policies, runtime)
+    scheduling(job, policy.get("schedulingPolicy"), runtime)
+
+
+def _deadline_and_ttl(
+    job: Job, policy: dict[str, Any], runtime: Runtime, mpi_operator: bool
+) -> None:
+    """activeDeadlineSeconds (to the TrainJob: at least 1 in v2) and
+    ttlSecondsAfterFinished (to the JobSet)."""
+    base = "spec.runPolicy"
     deadline = policy.get("activeDeadlineSeconds")
     if deadline is not None:
-        if isinstance(deadline, int) and deadline >= 1:
+        if isinstance(deadline, int) and deadline >= 1 and mpi_operator:
+            job.diag(
+                "ACTIVE_DEADLINE_WHOLE_JOB",
+                "warning",
+                f"{base}.activeDeadlineSeconds",
+                "the MPI Operator set the deadline on its launcher Job (counted from the launcher's start); v2 counts it for the whole TrainJob, workers included",
+                target="TrainJob.spec.activeDeadlineSeconds",
+                action="approximated",
+                covers=("job:launcher:activeDeadlineSeconds",),
+            )
+        elif isinstance(deadline, int) and deadline >= 1:
             job.mapped(f"{base}.activeDeadlineSeconds", "TrainJob.spec.activeDeadlineSeconds")
         else:
-            job.diag(
+            refuse(
+                job,
                 "ACTIVE_DEADLINE_INVALID",
-                "error",
                 f"{base}.activeDeadlineSeconds",
                 f"{deadline} is not valid in v2 (minimum 1)",
-                action="rejected",
                 workaround="remove it or set at least 1",
-                decide=True,
-                covers=("*",),
-                hard=True,
             )
     ttl = policy.get("ttlSecondsAfterFinished")
     if ttl is not None:
@@ -500,11 +539,23 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             "TTL_DELETES_JOBSET_ONLY",
             "warning",
             f"{base}.ttlSecondsAfterFinished",
-            "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays (v1 deleted the job itself)",
+            "v2 deletes the JobSet (and its pods) after the TTL; the TrainJob object stays "
+            + (
+                "(the MPI Operator set the TTL on its launcher Job: only that Job went)"
+                if mpi_operator
+                else "(v1 deleted the job itself)"
+            ),
             target="TrainingRuntime.spec.template.spec.ttlSecondsAfterFinished",
             action="approximated",
             workaround="delete finished TrainJobs with a cleanup CronJob",
+            covers=("job:launcher:ttlSecondsAfterFinished",) if mpi_operator else (),
         )
+
+
+def _clean_pod_policy(job: Job, policy: dict[str, Any]) -> None:
+    """cleanPodPolicy (runPolicy's, or the older spec-level field): JobSet's own
+    cleanup is reported against it."""
+    base = "spec.runPolicy"
     clean = policy.get("cleanPodPolicy") or job.spec.get("cleanPodPolicy") or "None"
     clean_path = (
         f"{base}.cleanPodPolicy"
@@ -539,6 +590,14 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             action="approximated",
             workaround="set ttlSecondsAfterFinished",
         )
+
+
+def _backoff_limit(
+    job: Job, policy: dict[str, Any], restart_policies: list[str], runtime: Runtime
+) -> None:
+    """backoffLimit to every Job; unset, what v1 did: retry forever when a replica
+    restarts, else fail at once."""
+    base = "spec.runPolicy"
     backoff = policy.get("backoffLimit")
     retrying = any(p in ("OnFailure", "Always", "ExitCode") for p in restart_policies)
     if backoff is not None:
@@ -569,7 +628,45 @@ def run_policy(job: Job, restart_policies: list[str], runtime: Runtime) -> None:
             "unset with Never replicas: v1 failed on the first pod failure, so the Job's backoffLimit is 0",
             target="TrainingRuntime...template.spec.backoffLimit",
         )
-    scheduling(job, policy.get("schedulingPolicy"), runtime)
+
+
+def _launcher_backoff_limit(
+    job: Job, policy: dict[str, Any], restart_policies: list[str], runtime: Runtime
+) -> None:
+    """The MPI Operator v0.7.0 passes backoffLimit as it is to its launcher Job (unset:
+    the Job's default, 6) and none to the workers, plain pods it never replaces: a
+    worker restarting OnFailure restarts in place without limit, one that fails (Never)
+    stays failed."""
+    base = "spec.runPolicy"
+    backoff = policy.get("backoffLimit")
+    worker = restart_policies[-1]  # [Launcher, Worker]
+    for rjob in runtime.jobs:
+        if rjob.name == "launcher":
+            rjob.backoff_limit = JOB_BACKOFF_DEFAULT if backoff is None else int(backoff)
+        else:
+            rjob.backoff_limit = MAX_INT32 if worker in ("OnFailure", "Always") else 0
+    if backoff is not None:
+        job.mapped(f"{base}.backoffLimit", "launcher Job backoffLimit")
+    else:
+        job.diag(
+            "LAUNCHER_BACKOFF_DEFAULT",
+            "info",
+            f"{base}.backoffLimit",
+            f"unset: the MPI Operator left the launcher Job's backoffLimit to Kubernetes' default, {JOB_BACKOFF_DEFAULT}; it is written out",
+            target="launcher Job backoffLimit",
+        )
+    job.diag(
+        "WORKER_BACKOFF",
+        "info",
+        "spec.mpiReplicaSpecs[Worker].restartPolicy",
+        "the MPI Operator's workers are pods it never replaces: the node Job's backoffLimit is "
+        + (
+            f"{MAX_INT32} (restarts in place, unbounded)"
+            if worker in ("OnFailure", "Always")
+            else "0 (a failed worker stays failed)"
+        ),
+        target="node Job backoffLimit",
+    )
 
 
 def trainjob_run_fields(job: Job, spec: CommentedMap) -> None:
@@ -693,16 +790,12 @@ def restart_policy(job: Job, path: str, value: str | None, default: str) -> tupl
         job.mapped(path, "pod restartPolicy")
     if policy not in ("Always", "OnFailure", "Never", "ExitCode"):
         # the v1 CRD has no enum: the job was accepted, and its pods were not
-        job.diag(
+        refuse(
+            job,
             "V1_RESTART_POLICY_INVALID",
-            "error",
             path,
             f"{policy!r} is not a restart policy: v1 accepted the job but could not create its pods",
-            action="rejected",
             workaround="use OnFailure, Never or ExitCode",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return "Never", False
     if policy == "Always":
@@ -754,16 +847,12 @@ def name_length(job: Job, jobs: list[tuple[str, int]]) -> None:
     for rjob, pods in jobs:
         longest = f"{job.name}-{rjob}-0-{max(pods - 1, 0)}-abcde"
         if len(longest) > 63:
-            job.diag(
+            refuse(
+                job,
                 "NAME_TOO_LONG",
-                "error",
                 "metadata.name",
                 f"the pod names of replicated job {rjob} ({longest}) exceed 63 characters",
-                action="rejected",
                 workaround="rename the job",
-                decide=True,
-                covers=("*",),
-                hard=True,
             )
             return
 
@@ -778,6 +867,7 @@ class ReplicatedJob:
     ancestor: bool = False
     parallelism: int | None = None
     depends_on: CommentedSeq | None = None
+    backoff_limit: int | None = None  # over the runtime's, for this Job alone
 
 
 @dataclass
@@ -820,8 +910,9 @@ class Runtime:
             if rjob.parallelism is not None:
                 job_spec["parallelism"] = rjob.parallelism
                 job_spec["completions"] = rjob.parallelism
-            if self.backoff_limit is not None:
-                job_spec["backoffLimit"] = self.backoff_limit
+            limit = rjob.backoff_limit if rjob.backoff_limit is not None else self.backoff_limit
+            if limit is not None:
+                job_spec["backoffLimit"] = limit
             if self.exit_code:
                 job_spec["podFailurePolicy"] = pod_failure_policy()
             job_spec["template"] = pod
@@ -978,7 +1069,17 @@ def differing_paths(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [path or "."]
 
 
-def hardcoded_addresses(job: Job, template: dict[str, Any], path: str, roles: str) -> None:
+def hardcoded_addresses(
+    job: Job,
+    template: dict[str, Any],
+    path: str,
+    roles: str,
+    *,
+    origin: str = "a v1 pod address; v2 pods are <job>-node-0-<i>.<job>",
+    workaround: str = "use the compat env (MASTER_ADDR, ...) instead of the literal name",
+) -> None:
+    """A literal ``<job>-<role>-<i>`` (the source's pod name) in a command, argument or
+    env value: v2 names its pods otherwise."""
     pattern = re.compile(rf"\b{re.escape(job.name)}-({roles})-\d+\b")
     for index, container in enumerate((template.get("spec") or {}).get("containers") or []):
         texts = [*(container.get("command") or []), *(container.get("args") or [])]
@@ -988,9 +1089,9 @@ def hardcoded_addresses(job: Job, template: dict[str, Any], path: str, roles: st
                 "HARDCODED_V1_ADDRESS",
                 "warning",
                 f"{path}.spec.containers[{index}]",
-                "a command, argument or env value names a v1 pod address; v2 pods are <job>-node-0-<i>.<job>",
+                f"a command, argument or env value names {origin}",
                 action="dropped",
-                workaround="use the compat env (MASTER_ADDR, ...) instead of the literal name",
+                workaround=workaround,
                 decide=True,
             )
 
@@ -1027,3 +1128,43 @@ def common_notes(job: Job, sidecars: list[str], v1_env_everywhere: bool) -> None
                 workaround=f"add the variables {sidecar} needs to its env in the runtime",
                 covers=(f"env:{sidecar}:*",),
             )
+
+
+def role_pod(
+    job: Job,
+    kind: Kind,
+    rtype: str,
+    rspec: dict[str, Any],
+    target: str,
+    policies: list[str],
+) -> tuple[CommentedMap, int, bool]:
+    """A replica type that runs as a replicated job of its own (a TF or Paddle role):
+    its pod template (container ``node``, the restart policy as a pod policy), the main
+    container's index and whether the policy is ExitCode; ``policies`` gets v1's
+    policy, ``target`` is where its replicas go."""
+    path = f"spec.{kind.replica_field}[{rtype}]"
+    if "replicas" in rspec:
+        job.mapped(f"{path}.replicas", target)
+    roles = "|".join(t.lower() for t in kind.types)
+    hardcoded_addresses(job, rspec.get("template") or {}, f"{path}.template", roles)
+    policy, code = restart_policy(
+        job, f"{path}.restartPolicy", rspec.get("restartPolicy"), kind.restart
+    )
+    policies.append(rspec.get("restartPolicy") or kind.restart)
+    pod, main = pod_template(
+        job,
+        rspec.get("template"),
+        f"{path}.template",
+        kind.main,
+        defaulted_port=(kind.port_name, port_of(rspec, kind.main, kind.port_name, kind.port)),
+    )
+    pod["spec"]["restartPolicy"] = policy
+    return pod, main, code
+
+
+def role_job(name: str, pod: CommentedMap, count: int) -> ReplicatedJob:
+    """A role's replicated job: ``node`` (the workers) is the ancestor the TrainJob
+    sizes; the others run ``count`` pods."""
+    return ReplicatedJob(
+        name, pod, ancestor=name == "node", parallelism=None if name == "node" else count
+    )

@@ -11,6 +11,7 @@ The launcher becomes replicated job ``launcher`` (the trainer ancestor, containe
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -27,8 +28,11 @@ from compiler.migrate.common import (
     dedicated_runtime_ref,
     env_value,
     int_or_none,
+    listing_bytes,
+    listing_fits,
     name_length,
     pod_template,
+    refuse,
     restart_policy,
     run_policy,
     runtime_object,
@@ -37,8 +41,23 @@ from compiler.migrate.common import (
     trainjob_run_fields,
 )
 from compiler.migrate.source import MPI_V2
+from compiler.migrate.vcjob import (
+    Tasks,
+    add_port,
+    backoff,
+    drop_task_field,
+    host_files,
+    host_files_note,
+    job_level,
+    map_pod_scheduling,
+    podgroup_note,
+    queue,
+    task_pod,
+    upper,
+)
 
 SSHD = ("/usr/sbin/sshd", "-De")
+BASE = "spec.mpiReplicaSpecs"
 
 
 def migrate(job: Job) -> list[CommentedMap]:
@@ -51,121 +70,26 @@ def migrate(job: Job) -> list[CommentedMap]:
     _validate(job, specs, v2)
     job.raise_problems()
     check_metadata(job)
-    base = "spec.mpiReplicaSpecs"
-    launcher = specs.get("Launcher") or {}
     worker = specs.get("Worker")
     # both defaulters make an unset Worker.replicas 0
     workers = 0 if worker is None else int_or_none(worker.get("replicas")) or 0
     if workers == 0:
-        job.diag(
+        refuse(
+            job,
             "MPI_NO_WORKERS",
-            "error",
-            f"{base}[Worker]",
+            f"{BASE}[Worker]",
             "a launcher without workers: v2's MPI policy runs ranks on the replicated job node, which needs at least one pod",
-            action="rejected",
             workaround="give the job one Worker, or run the launcher's command in a plain TrainJob",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return []
     for rtype, rspec in specs.items():
         if "replicas" in rspec:
             job.mapped(
-                f"{base}[{rtype}].replicas",
+                f"{BASE}[{rtype}].replicas",
                 "TrainJob.spec.trainer.numNodes" if rtype == "Worker" else "launcher (one pod)",
             )
-    slots = int_or_none(job.spec.get("slotsPerWorker"))
-    slots = 1 if slots is None else slots
-    if "slotsPerWorker" in job.spec:
-        job.mapped(
-            "spec.slotsPerWorker",
-            "TrainingRuntime.spec.mlPolicy.mpi.numProcPerNode + TrainJob.spec.trainer.numProcPerNode",
-        )
-    gpu = _gpu_launcher(launcher) if not v2 else bool(job.spec.get("runLauncherAsWorker"))
-    if v2 and "runLauncherAsWorker" in job.spec:
-        job.mapped(
-            "spec.runLauncherAsWorker", "TrainingRuntime.spec.mlPolicy.mpi.runLauncherAsNode"
-        )
-    mount = str(job.spec.get("sshAuthMountPath") or "/root/.ssh")
-    if "sshAuthMountPath" in job.spec:
-        job.mapped("spec.sshAuthMountPath", "TrainingRuntime.spec.mlPolicy.mpi.sshAuthMountPath")
-    implementation = str(job.spec.get("mpiImplementation") or "OpenMPI")
-    if "mpiImplementation" in job.spec:
-        if implementation == "OpenMPI":
-            job.mapped(
-                "spec.mpiImplementation", "TrainingRuntime.spec.mlPolicy.mpi.mpiImplementation"
-            )
-        else:
-            job.diag(
-                "MPI_IMPLEMENTATION_UNSUPPORTED",
-                "error",
-                "spec.mpiImplementation",
-                f"{implementation}: Trainer v2.3.0 accepts only OpenMPI",
-                action="rejected",
-                workaround="build the image with OpenMPI, or keep the job on the MPI Operator",
-                decide=True,
-                covers=("*",)
-                if not job.options.allow_lossy
-                else ("env:main:I_MPI_*", "env:main:HYDRA_*", "env:main:OMPI_*", "file:*"),
-            )
-    policies: list[str] = []
-    launcher_pod, _ = pod_template(
-        job, launcher.get("template"), f"{base}[Launcher].template", "\0"
-    )
-    main_worker = str(job.spec.get("mainContainer") or "")
-    if "mainContainer" in job.spec:
-        job.mapped("spec.mainContainer", "the worker container renamed node")
-    worker_pod, worker_main = pod_template(
-        job, (worker or {}).get("template"), f"{base}[Worker].template", main_worker or "\0"
-    )
-    for pod, rtype, rspec in (
-        (launcher_pod, "Launcher", launcher),
-        (worker_pod, "Worker", worker or {}),
-    ):
-        # the MPI Operator restarts its launcher OnFailure by default; v1 and workers: Never
-        default = "OnFailure" if v2 and rtype == "Launcher" else "Never"
-        policy, _ = restart_policy(
-            job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), default
-        )
-        policies.append(rspec.get("restartPolicy") or default)
-        pod["spec"]["restartPolicy"] = policy
-    # the worker command: v1 ran sleep, the MPI Operator sshd, when none was given
-    worker_container = (worker_pod["spec"].get("containers") or [{}])[worker_main]
-    if (
-        worker is not None
-        and not worker_container.get("command")
-        and not worker_container.get("args")
-    ):
-        worker_container["command"] = CommentedSeq(SSHD)
-        if v2:
-            job.diag(
-                "MPI_WORKER_SSHD_DEFAULT",
-                "info",
-                f"{base}[Worker].template.spec.containers[0].command",
-                "the MPI Operator ran /usr/sbin/sshd -De when no command was given; it is written out",
-                target="container node command",
-            )
-        else:
-            job.diag(
-                "MPI_WORKER_HAS_NO_SSHD_COMMAND",
-                "warning",
-                f"{base}[Worker].template.spec.containers[0].command",
-                "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De",
-                target="container node command",
-                action="approximated",
-                workaround="make sure the worker image has sshd",
-                decide=True,
-                covers=("command:main@worker-*", "args:main@worker-*"),
-            )
-    numnodes = workers + (1 if gpu else 0)
-    mpi = cmap(
-        ("numProcPerNode", slots),
-        ("mpiImplementation", "OpenMPI"),
-        ("sshAuthMountPath", mount),
-        ("runLauncherAsNode", gpu),
-    )
-    runtime = Runtime(cmap(("mpi", mpi)), total_pods=workers + 1)
+    slots, gpu, mount = _policy_fields(job, specs, v2)
+    launcher_pod, worker_pod, worker_container, policies = _pods(job, specs, v2)
     depends = None
     creation = job.spec.get("launcherCreationPolicy")
     if not v2 or creation == "WaitForWorkersReady":
@@ -175,21 +99,165 @@ def migrate(job: Job) -> list[CommentedMap]:
             "spec.launcherCreationPolicy",
             "launcher dependsOn node Ready" if depends else "(launcher starts at once)",
         )
-    worker_job = ReplicatedJob("node", worker_pod)
-    runtime.jobs = [
-        worker_job,
-        ReplicatedJob("launcher", launcher_pod, ancestor=True, depends_on=depends),
-    ]
-    runtime.success_policy = cmap(("operator", "All"), ("targetReplicatedJobs", seq("launcher")))
-    run_policy(job, policies, runtime)
+    runtime = mpi_runtime(worker_pod, launcher_pod, workers, slots, mount, gpu, depends)
+    run_policy(job, policies, runtime, mpi_operator=v2)
     if any(p == "ExitCode" for p in policies):
         runtime.exit_code = True
     if v2:
         worker_env = child(worker_container, "env", CommentedSeq())
         worker_env.append(env_value("K_MPI_JOB_ROLE", "worker"))
+    _launcher_env(job, launcher_pod, v2, gpu)
+    _notes(job, v2, slots, gpu)
+    common_notes(job, [], False)
+    spec = mpi_trainjob(job, workers, workers + (1 if gpu else 0), slots)
+    trainjob_run_fields(job, spec)
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]
+
+
+def mpi_runtime(
+    worker_pod: CommentedMap,
+    launcher_pod: CommentedMap,
+    workers: int,
+    slots: int,
+    mount: str,
+    gpu: bool,
+    depends: CommentedSeq | None = None,
+) -> Runtime:
+    """The runtime every MPI job becomes: ``mlPolicy.mpi`` (OpenMPI), the workers as
+    replicated job ``node``, the launcher (the trainer ancestor) as ``launcher``, and
+    the JobSet done when the launcher is."""
+    mpi = cmap(
+        ("numProcPerNode", slots),
+        ("mpiImplementation", "OpenMPI"),
+        ("sshAuthMountPath", mount),
+        ("runLauncherAsNode", gpu),
+    )
+    runtime = Runtime(cmap(("mpi", mpi)), total_pods=workers + 1)
+    runtime.jobs = [
+        ReplicatedJob("node", worker_pod),
+        ReplicatedJob("launcher", launcher_pod, ancestor=True, depends_on=depends),
+    ]
+    runtime.success_policy = cmap(("operator", "All"), ("targetReplicatedJobs", seq("launcher")))
+    return runtime
+
+
+def mpi_trainjob(job: Job, workers: int, numnodes: int, slots: int) -> CommentedMap:
+    """The TrainJob spec over the dedicated MPI runtime (and the name-length check of
+    its pods)."""
+    name_length(job, [("node", max(workers, 1)), ("launcher", 1)])
     trainer = cmap(("numNodes", numnodes), ("numProcPerNode", slots))
-    # The launcher's variables go into its template (trainer.env would reach the
-    # workers too when the launcher runs as a node).
+    return cmap(("runtimeRef", dedicated_runtime_ref(job)), ("trainer", trainer))
+
+
+def _policy_fields(job: Job, specs: dict[str, Any], v2: bool) -> tuple[int, bool, str]:
+    """slotsPerWorker, whether the launcher runs as a node, sshAuthMountPath; the
+    implementation (OpenMPI only) is checked."""
+    slots = int_or_none(job.spec.get("slotsPerWorker"))
+    slots = 1 if slots is None else slots
+    if "slotsPerWorker" in job.spec:
+        job.mapped(
+            "spec.slotsPerWorker",
+            "TrainingRuntime.spec.mlPolicy.mpi.numProcPerNode + TrainJob.spec.trainer.numProcPerNode",
+        )
+    launcher = specs.get("Launcher") or {}
+    gpu = _gpu_launcher(launcher) if not v2 else bool(job.spec.get("runLauncherAsWorker"))
+    if v2 and "runLauncherAsWorker" in job.spec:
+        job.mapped(
+            "spec.runLauncherAsWorker", "TrainingRuntime.spec.mlPolicy.mpi.runLauncherAsNode"
+        )
+    mount = str(job.spec.get("sshAuthMountPath") or "/root/.ssh")
+    if "sshAuthMountPath" in job.spec:
+        job.mapped("spec.sshAuthMountPath", "TrainingRuntime.spec.mlPolicy.mpi.sshAuthMountPath")
+    implementation = str(job.spec.get("mpiImplementation") or "OpenMPI")
+    if "mpiImplementation" not in job.spec:
+        return slots, gpu, mount
+    if implementation == "OpenMPI":
+        job.mapped("spec.mpiImplementation", "TrainingRuntime.spec.mlPolicy.mpi.mpiImplementation")
+        return slots, gpu, mount
+    job.diag(
+        "MPI_IMPLEMENTATION_UNSUPPORTED",
+        "error",
+        "spec.mpiImplementation",
+        f"{implementation}: Trainer v2.3.0 accepts only OpenMPI",
+        action="rejected",
+        workaround="build the image with OpenMPI, or keep the job on the MPI Operator",
+        decide=True,
+        covers=("*",)
+        if not job.options.allow_lossy
+        else ("env:main:I_MPI_*", "env:main:HYDRA_*", "env:main:OMPI_*", "file:*"),
+    )
+    return slots, gpu, mount
+
+
+def _pods(
+    job: Job, specs: dict[str, Any], v2: bool
+) -> tuple[CommentedMap, CommentedMap, CommentedMap, list[str]]:
+    """The launcher and worker pod templates (container ``node``, restart policies),
+    the worker's main container, and the replica restart policies as v1 had them."""
+    launcher = specs.get("Launcher") or {}
+    worker = specs.get("Worker")
+    policies: list[str] = []
+    launcher_pod, _ = pod_template(
+        job, launcher.get("template"), f"{BASE}[Launcher].template", "\0"
+    )
+    main_worker = str(job.spec.get("mainContainer") or "")
+    if "mainContainer" in job.spec:
+        job.mapped("spec.mainContainer", "the worker container renamed node")
+    worker_pod, worker_main = pod_template(
+        job, (worker or {}).get("template"), f"{BASE}[Worker].template", main_worker or "\0"
+    )
+    for pod, rtype, rspec in (
+        (launcher_pod, "Launcher", launcher),
+        (worker_pod, "Worker", worker or {}),
+    ):
+        # the MPI Operator restarts its launcher OnFailure by default; v1 and workers: Never
+        default = "OnFailure" if v2 and rtype == "Launcher" else "Never"
+        policy, _ = restart_policy(
+            job, f"{BASE}[{rtype}].restartPolicy", rspec.get("restartPolicy"), default
+        )
+        policies.append(rspec.get("restartPolicy") or default)
+        pod["spec"]["restartPolicy"] = policy
+    worker_container = (worker_pod["spec"].get("containers") or [{}])[worker_main]
+    if (
+        worker is not None
+        and not worker_container.get("command")
+        and not worker_container.get("args")
+    ):
+        _sshd_command(job, worker_container, v2)
+    return launcher_pod, worker_pod, worker_container, policies
+
+
+def _sshd_command(job: Job, container: CommentedMap, v2: bool) -> None:
+    """The worker command when none was given: v1 ran sleep, the MPI Operator sshd."""
+    container["command"] = CommentedSeq(SSHD)
+    path = f"{BASE}[Worker].template.spec.containers[0].command"
+    if v2:
+        job.diag(
+            "MPI_WORKER_SSHD_DEFAULT",
+            "info",
+            path,
+            "the MPI Operator ran /usr/sbin/sshd -De when no command was given; it is written out",
+            target="container node command",
+        )
+        return
+    job.diag(
+        "MPI_WORKER_HAS_NO_SSHD_COMMAND",
+        "warning",
+        path,
+        "v1 kept workers alive with `sleep 365d` and ran commands through kubectl exec; v2 reaches workers over SSH, so the worker runs /usr/sbin/sshd -De",
+        target="container node command",
+        action="approximated",
+        workaround="make sure the worker image has sshd",
+        decide=True,
+        covers=("command:main@worker-*", "args:main@worker-*"),
+    )
+
+
+def _launcher_env(job: Job, launcher_pod: CommentedMap, v2: bool, gpu: bool) -> None:
+    """The launcher's variables go into its template (trainer.env would reach the
+    workers too when the launcher runs as a node)."""
     env = CommentedSeq()
     if job.options.compat_env:
         if v2:
@@ -217,20 +285,6 @@ def migrate(job: Job) -> list[CommentedMap]:
             action="dropped",
             covers=("env:main:K_MPI_JOB_ROLE", "env:main:NVIDIA_*"),
         )
-    _notes(job, v2, slots, gpu)
-    common_notes(job, [], False)
-    name_length(job, [("node", max(workers, 1)), ("launcher", 1)])
-    spec = cmap(
-        (
-            "runtimeRef",
-            dedicated_runtime_ref(job),
-        ),
-        ("trainer", trainer),
-    )
-    trainjob_run_fields(job, spec)
-    if job.report.errors:
-        return []
-    return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]
 
 
 def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
@@ -238,7 +292,7 @@ def _validate(job: Job, specs: dict[str, Any], v2: bool) -> None:
         _validate_v2beta1(job, specs)
         return
     # kubeflow.org/v1: the controller's ValidateV1MpiJobSpec, before defaults
-    base = "spec.mpiReplicaSpecs"
+    base = BASE
     if "Launcher" not in specs:
         job.reject(
             f"{base}[Launcher]", "MPIReplicaSpec is not valid: Master ReplicaSpec must be present"
@@ -428,3 +482,165 @@ def _notes(job: Job, v2: bool, slots: int, gpu: bool) -> None:
         + (" with the launcher first (runLauncherAsNode)" if gpu else ""),
         covers=(),
     )
+
+
+def migrate_volcano(tasks: Tasks, master: str, worker: str, port: int | None) -> list[CommentedMap]:
+    """A Volcano Job's ``mpi`` plugin (with ``ssh`` and ``svc``, which Volcano's
+    webhook adds), or an ``ssh`` + ``svc`` master/worker pair without it (``port``
+    None): the master task becomes the launcher, the worker task the ``node`` Job; the
+    Trainer's SSH keys replace Volcano's, the host files are shimmed."""
+    job = tasks.job
+    names = tasks.names
+    if [n for n in names if n not in (master, worker)] or not {master, worker} <= set(names):
+        refuse(
+            job,
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "spec.tasks",
+            f"the mpi plugin needs exactly the tasks {master} and {worker} (found {', '.join(names)})",
+        )
+        return []
+    if tasks.replicas(master) != 1:
+        refuse(
+            job,
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            f"spec.tasks[{tasks.index(master)}].replicas",
+            "the mpi master task must have one pod",
+        )
+        return []
+    mount = tasks.args("ssh").get("ssh-key-file-path") or "/root/.ssh"
+    workers = tasks.replicas(worker)
+    pods = {name: _volcano_pod(tasks, name, master, port) for name in (master, worker)}
+    map_pod_scheduling(job)
+    if not _volcano_env(tasks, pods, master, worker, port is not None):
+        return []
+    depends = None
+    if _waits_for_workers(tasks, master):
+        depends = seq(cmap(("name", "node"), ("status", "Ready")))
+    runtime = mpi_runtime(pods[worker], pods[master], workers, 1, mount, False, depends)
+    runtime.pod_group = cmap(("volcano", CommentedMap()))
+    runtime.backoff_limit = backoff({pods[n]["spec"]["restartPolicy"] for n in (master, worker)})
+    queue(job, runtime)
+    job_level(job, runtime, workers + 1)
+    _volcano_notes(job, "mpi" if port is not None else "ssh")
+    common_notes(job, [], False)
+    spec = mpi_trainjob(job, workers, workers, 1)
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "mpi"), trainjob_object(job, spec)]
+
+
+def _volcano_pod(tasks: Tasks, name: str, master: str, port: int | None) -> CommentedMap:
+    """A task's pod: its fields mapped or reported, the main container first, the mpi
+    plugin's port (if any) on every container."""
+    job, index = tasks.job, tasks.index(name)
+    for key in tasks.by_name[name]:
+        if key in ("name", "replicas", "template"):
+            job.mapped(
+                f"spec.tasks[{index}].{key}",
+                "replicated job " + ("launcher" if name == master else "node"),
+            )
+        elif key == "dependsOn" and name == master and _waits_for_workers(tasks, name):
+            job.mapped(f"spec.tasks[{index}].dependsOn", "launcher dependsOn node Ready")
+        elif key == "policies":
+            job.diag(
+                "VOLCANO_POLICY_APPROX",
+                "warning",
+                f"spec.tasks[{index}].policies",
+                "task lifecycle policies: the JobSet succeeds when the launcher does (successPolicy targets launcher)",
+                action="approximated",
+            )
+        else:
+            drop_task_field(job, index, key)
+    pod = task_pod(tasks, name, node_first=True)
+    for container in pod["spec"]["containers"]:
+        if port is not None:
+            add_port(container, "mpijob-port", port)
+    return pod
+
+
+def _waits_for_workers(tasks: Tasks, master: str) -> bool:
+    """The master task dependsOn the worker task alone: Volcano creates its pods once
+    the workers' are running and ready, as JobSet's dependsOn status Ready."""
+    names = (tasks.by_name[master].get("dependsOn") or {}).get("name") or []
+    return [str(n) for n in names] == [n for n in tasks.names if n != master]
+
+
+def _volcano_env(
+    tasks: Tasks, pods: dict[str, CommentedMap], master: str, worker: str, mpi_host: bool
+) -> bool:
+    """MPI_HOST on the launcher (the mpi plugin's), VC_<TASK>_HOSTS/NUM everywhere and
+    the /etc/volcano host files, at v2 addresses (compat env); False when the host list
+    cannot be stored."""
+    job = tasks.job
+    workers = tasks.replicas(worker)
+    size = listing_bytes(workers, len(f"{job.name}-node-0-.{job.name}"))
+    if job.options.compat_env and not listing_fits(
+        job, f"spec.tasks[{tasks.index(worker)}].replicas", "MPI_HOST", size
+    ):
+        return False
+    hosts = (
+        ",".join(f"{job.name}-node-0-{i}.{job.name}" for i in range(workers))
+        if job.options.compat_env  # the variables are not written otherwise
+        else ""
+    )
+    env = CommentedSeq([env_value("MPI_HOST", hosts)] if mpi_host else [])
+    for name in (master, worker):
+        count = 1 if name == master else workers
+        value = f"{job.name}-launcher-0-0.{job.name}" if name == master else hosts
+        env.append(env_value(f"VC_{upper(name)}_HOSTS", value))
+        env.append(env_value(f"VC_{upper(name)}_NUM", str(count)))
+    if not job.options.compat_env:
+        return True
+    child(pods[master]["spec"]["containers"][0], "env", CommentedSeq()).extend(env)
+    for var in env[1:] if mpi_host else env:
+        child(pods[worker]["spec"]["containers"][0], "env", CommentedSeq()).append(
+            copy.deepcopy(var)
+        )
+    job.diag(
+        "COMPAT_ENV_ADDED",
+        "info",
+        "spec.plugins.mpi" if mpi_host else "spec.plugins.svc",
+        (
+            "Volcano variables kept: MPI_HOST on the launcher, "
+            if mpi_host
+            else "Volcano variables kept: "
+        )
+        + "VC_*_HOSTS/VC_*_NUM everywhere (values use v2 addresses)",
+        target="launcher and node container env",
+        action="shimmed",
+    )
+    files = {
+        master: [f"{job.name}-launcher-0-0.{job.name}"],
+        worker: [f"{job.name}-node-0-{i}.{job.name}" for i in range(workers)],
+    }
+    for pod in pods.values():
+        host_files(pod, files, pod["spec"]["containers"][0].get("image"))
+    return True
+
+
+def _volcano_notes(job: Job, plugin: str) -> None:
+    job.diag(
+        "VOLCANO_SSH_REPLACED",
+        "warning",
+        "spec.plugins.ssh",
+        "the Trainer's SSH Secret (keys id_rsa, id_rsa.pub, authorized_keys) replaces Volcano's; Volcano's ssh config file (StrictHostKeyChecking no) is not produced",
+        action="approximated",
+        workaround="set StrictHostKeyChecking in the image, or pass -o StrictHostKeyChecking=no to the MPI launcher",
+        decide=True,
+        covers=("mount:*", "volume:*"),
+    )
+    host_files_note(
+        job,
+        "<job>-launcher-0-0.<job>, <job>-node-0-<i>.<job>",
+        "the /etc/volcano/*.host files are not produced; the Trainer's hostfile is /etc/mpi/hostfile (OMPI_MCA_orte_default_hostfile)",
+        "read /etc/mpi/hostfile instead of /etc/volcano/<task>.host",
+        ("mount:*:/etc/volcano",),
+    )
+    job.diag(
+        "MPI_OPERATOR_TO_TRAINER",
+        "info",
+        f"spec.plugins.{plugin}",
+        "the Trainer's MPI policy sets OMPI_MCA_* and mounts its hostfile at /etc/mpi on the launcher",
+        covers=("env:main:OMPI_MCA_*", "mount:*:/etc/mpi"),
+    )
+    podgroup_note(job)

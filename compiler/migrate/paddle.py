@@ -8,9 +8,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from compiler.migrate.common import Job, Kind, env_value
+from compiler.migrate.common import (
+    Job,
+    Kind,
+    ReplicatedJob,
+    Runtime,
+    check_metadata,
+    child,
+    cmap,
+    common_notes,
+    dedicated_runtime_ref,
+    env_value,
+    name_length,
+    normalise_types,
+    port_of,
+    refuse,
+    replicas_of,
+    role_job,
+    role_pod,
+    run_policy,
+    runtime_object,
+    trainjob_object,
+    trainjob_run_fields,
+    webhook_checks,
+)
 from compiler.migrate.peers import Peers, migrate_peers
 
 KIND = Kind(
@@ -23,6 +46,7 @@ KIND = Kind(
     "OnFailure",
     "paddle",
 )
+BASE = f"spec.{KIND.replica_field}"
 
 
 def migrate(job: Job) -> list[CommentedMap]:
@@ -75,46 +99,17 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     """Parameter-server mode: replicated jobs ``master`` and ``node``; every pod gets
     PADDLE_JOB_ID, PADDLE_NNODES and PADDLE_MASTER (master-0's DNS name; v1 gave master-0
     its own pod IP), masters PADDLE_SERVER_NUM=1 and workers PADDLE_TRAINER_NUM=1."""
-    from ruamel.yaml.comments import CommentedSeq
-
-    from compiler.migrate.common import (
-        ReplicatedJob,
-        Runtime,
-        check_metadata,
-        child,
-        cmap,
-        common_notes,
-        dedicated_runtime_ref,
-        hardcoded_addresses,
-        name_length,
-        normalise_types,
-        pod_template,
-        port_of,
-        replicas_of,
-        restart_policy,
-        run_policy,
-        runtime_object,
-        trainjob_object,
-        trainjob_run_fields,
-        webhook_checks,
-    )
-
     webhook_checks(job, KIND)
     job.raise_problems()
     check_metadata(job)
     specs = normalise_types(job, KIND)
-    base = f"spec.{KIND.replica_field}"
     _pre(job, specs)
     if "Worker" not in specs:
-        job.diag(
+        refuse(
+            job,
             "PADDLE_PS_MODE_UNSUPPORTED",
-            "error",
-            base,
+            BASE,
             "parameter-server mode without Workers: the TrainJob has no workers to size",
-            action="rejected",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return []
     counts = {rtype: replicas_of(rspec) for rtype, rspec in specs.items()}
@@ -126,35 +121,17 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     exit_code = False
     sidecars: list[str] = []
     for rtype, rjob in (("Worker", "node"), ("Master", "master")):
-        rspec = specs[rtype]
-        path = f"{base}[{rtype}]"
-        if "replicas" in rspec:
-            job.mapped(
-                f"{path}.replicas",
-                "TrainJob.spec.trainer.numNodes"
-                if rtype == "Worker"
-                else "replicated job master parallelism",
-            )
-        hardcoded_addresses(job, rspec.get("template") or {}, f"{path}.template", "master|worker")
-        policy, code = restart_policy(
-            job, f"{path}.restartPolicy", rspec.get("restartPolicy"), KIND.restart
+        target = (
+            "TrainJob.spec.trainer.numNodes"
+            if rtype == "Worker"
+            else "replicated job master parallelism"
         )
-        policies.append(rspec.get("restartPolicy") or KIND.restart)
+        pod, main, code = role_pod(job, KIND, rtype, specs[rtype], target, policies)
         exit_code = exit_code or code
-        pod, main = pod_template(
-            job,
-            rspec.get("template"),
-            f"{path}.template",
-            KIND.main,
-            defaulted_port=(KIND.port_name, port_of(rspec, KIND.main, KIND.port_name, KIND.port)),
-        )
-        pod["spec"]["restartPolicy"] = policy
-        sidecars += [
-            str(c.get("name")) for i, c in enumerate(pod["spec"]["containers"]) if i != main
-        ]
+        containers = pod["spec"]["containers"]
+        sidecars += [str(c.get("name")) for i, c in enumerate(containers) if i != main]
         if job.options.compat_env:
-            env = child(pod["spec"]["containers"][main], "env", CommentedSeq())
-            env.extend(
+            child(containers[main], "env", CommentedSeq()).extend(
                 [
                     env_value("PYTHONUNBUFFERED", "1"),
                     env_value("PADDLE_JOB_ID", job.name),
@@ -165,23 +142,30 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
                     ),
                 ]
             )
-        jobs.append(
-            ReplicatedJob(
-                rjob,
-                pod,
-                ancestor=rtype == "Worker",
-                parallelism=None if rtype == "Worker" else counts[rtype],
-            )
-        )
+        jobs.append(role_job(rjob, pod, counts[rtype]))
     runtime = Runtime(
         cmap(("numNodes", counts["Worker"])), jobs, total_pods=total, exit_code=exit_code
     )
     run_policy(job, policies, runtime)
+    _ps_notes(job)
+    common_notes(job, sidecars, True)
+    name_length(job, [("node", counts["Worker"]), ("master", counts["Master"])])
+    spec = cmap(
+        ("runtimeRef", dedicated_runtime_ref(job)),
+        ("trainer", cmap(("numNodes", counts["Worker"]))),
+    )
+    trainjob_run_fields(job, spec)
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "paddle"), trainjob_object(job, spec)]
+
+
+def _ps_notes(job: Job) -> None:
     if job.options.compat_env:
         job.diag(
             "COMPAT_ENV_ADDED",
             "info",
-            base,
+            BASE,
             "v1's Paddle variables are written into each role's template: PYTHONUNBUFFERED, PADDLE_JOB_ID, PADDLE_NNODES, PADDLE_MASTER, PADDLE_SERVER_NUM (masters) / PADDLE_TRAINER_NUM (workers)",
             target="master and node container env",
             action="shimmed",
@@ -190,7 +174,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
         job.diag(
             "COMPAT_ENV_OFF",
             "warning",
-            base,
+            BASE,
             "--no-compat-env: the PADDLE_* variables are not set",
             action="dropped",
             covers=("env:main:PADDLE_*", "env:main:PYTHONUNBUFFERED", "env:main:POD_IP_DUMMY"),
@@ -198,14 +182,14 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     job.diag(
         "PADDLE_NO_NATIVE_RUNTIME",
         "warning",
-        base,
+        BASE,
         "v2.3.0 has no Paddle policy: a plain runtime with replicated jobs master and node",
         action="approximated",
     )
     job.diag(
         "PADDLE_MASTER_BY_DNS",
         "warning",
-        f"{base}[Master]",
+        f"{BASE}[Master]",
         "v1 gave master-0 its own pod IP as PADDLE_MASTER ($(POD_IP_DUMMY)); v2 gives every pod master-0's DNS name",
         action="approximated",
         covers=("env:main:POD_IP_DUMMY@master-0", "env:main:PADDLE_MASTER@master-0"),
@@ -213,20 +197,7 @@ def _migrate_ps(job: Job) -> list[CommentedMap]:
     job.diag(
         "PADDLE_PS_SUCCESS",
         "warning",
-        base,
+        BASE,
         "v1 finished the job when the masters succeeded; the JobSet waits for every replicated job",
         action="approximated",
     )
-    common_notes(job, sidecars, True)
-    name_length(job, [("node", counts["Worker"]), ("master", counts["Master"])])
-    spec = cmap(
-        (
-            "runtimeRef",
-            dedicated_runtime_ref(job),
-        ),
-        ("trainer", cmap(("numNodes", counts["Worker"]))),
-    )
-    trainjob_run_fields(job, spec)
-    if job.report.errors:
-        return []
-    return [runtime_object(job, runtime, "paddle"), trainjob_object(job, spec)]

@@ -25,6 +25,7 @@ from compiler.migrate.common import (
     normalise_types,
     pod_template,
     port_of,
+    refuse,
     replicas_of,
     restart_policy,
     run_policy,
@@ -106,44 +107,16 @@ def migrate_peers(
     base = f"spec.{kind.replica_field}"
     if not specs:
         # the webhook refuses only a missing map; an empty one was accepted and ran nothing
-        job.diag(
+        refuse(
+            job,
             "NO_REPLICAS",
-            "error",
             base,
             "no replica types: v1 accepted the job and created no pods; a TrainJob runs at least one node",
-            action="rejected",
             workaround="add the replica types the job runs, or drop the job",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return []
     total = sum(replicas_of(s) for s in specs.values())
-    primary = "Worker" if "Worker" in specs else next(iter(specs))
-    # Templates must be equivalent to merge.
-    reference = strip_for_compare(_renamed(specs[primary].get("template") or {}, kind.main))
-    for rtype, rspec in specs.items():
-        if rtype == primary:
-            continue
-        other = strip_for_compare(_renamed(rspec.get("template") or {}, kind.main))
-        paths = differing_paths(reference, other)
-        if paths:
-            choice = job.options.merge_template
-            job.diag(
-                "MASTER_WORKER_TEMPLATE_MISMATCH",
-                "warning" if choice else "error",
-                f"{base}[{rtype}].template",
-                f"the {rtype} and {primary} templates differ at {', '.join(paths)}; v2 runs one template for all pods",
-                action="approximated" if choice else "rejected",
-                workaround="make the templates equal, or pass --merge-template worker|master",
-                decide=True,
-                covers=("*",) if not choice else _covers(paths),
-            )
-            if choice == "master" and rtype == "Master":
-                primary = rtype
-        job.mapped(
-            f"{base}[{rtype}].template", f"merged into the {primary} template (replicated job node)"
-        )
+    primary = _merge_templates(job, kind, specs)
     for rtype, rspec in specs.items():
         path = f"{base}[{rtype}]"
         if "replicas" in rspec:
@@ -154,24 +127,7 @@ def migrate_peers(
             f"{path}.template",
             "|".join(t.lower() for t in kind.types),
         )
-    policies: list[str] = []
-    chosen: tuple[str, bool] | None = None
-    for rtype, rspec in specs.items():
-        result = restart_policy(
-            job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), kind.restart
-        )
-        policies.append(rspec.get("restartPolicy") or kind.restart)
-        if rtype == primary:
-            chosen = result
-    assert chosen is not None
-    if len({p for p in policies}) > 1:
-        job.diag(
-            "RESTART_POLICY_MERGED",
-            "warning",
-            f"{base}",
-            f"the replica types restart differently ({', '.join(policies)}); all pods use the {primary}'s",
-            action="approximated",
-        )
+    policies, chosen = _restart_policies(job, kind, specs, primary)
     pod, main_index = pod_template(
         job,
         specs[primary].get("template"),
@@ -212,6 +168,64 @@ def migrate_peers(
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, framework or kind.framework), trainjob_object(job, spec)]
+
+
+def _merge_templates(job: Job, kind: Kind, specs: dict[str, dict[str, Any]]) -> str:
+    """The replica type whose template all pods run (Worker, else the first): the
+    others must be equal to it, or ``--merge-template`` says which one wins."""
+    base = f"spec.{kind.replica_field}"
+    primary = "Worker" if "Worker" in specs else next(iter(specs))
+    reference = strip_for_compare(_renamed(specs[primary].get("template") or {}, kind.main))
+    for rtype, rspec in specs.items():
+        if rtype == primary:
+            continue
+        other = strip_for_compare(_renamed(rspec.get("template") or {}, kind.main))
+        paths = differing_paths(reference, other)
+        if paths:
+            choice = job.options.merge_template
+            job.diag(
+                "MASTER_WORKER_TEMPLATE_MISMATCH",
+                "warning" if choice else "error",
+                f"{base}[{rtype}].template",
+                f"the {rtype} and {primary} templates differ at {', '.join(paths)}; v2 runs one template for all pods",
+                action="approximated" if choice else "rejected",
+                workaround="make the templates equal, or pass --merge-template worker|master",
+                decide=True,
+                covers=("*",) if not choice else _covers(paths),
+            )
+            if choice == "master" and rtype == "Master":
+                primary = rtype
+        job.mapped(
+            f"{base}[{rtype}].template", f"merged into the {primary} template (replicated job node)"
+        )
+    return primary
+
+
+def _restart_policies(
+    job: Job, kind: Kind, specs: dict[str, dict[str, Any]], primary: str
+) -> tuple[list[str], tuple[str, bool]]:
+    """v1's restart policy of each replica type, and the primary's as a pod policy
+    (with whether it is ExitCode): all pods use the primary's."""
+    base = f"spec.{kind.replica_field}"
+    policies: list[str] = []
+    chosen: tuple[str, bool] | None = None
+    for rtype, rspec in specs.items():
+        result = restart_policy(
+            job, f"{base}[{rtype}].restartPolicy", rspec.get("restartPolicy"), kind.restart
+        )
+        policies.append(rspec.get("restartPolicy") or kind.restart)
+        if rtype == primary:
+            chosen = result
+    assert chosen is not None
+    if len(set(policies)) > 1:
+        job.diag(
+            "RESTART_POLICY_MERGED",
+            "warning",
+            f"{base}",
+            f"the replica types restart differently ({', '.join(policies)}); all pods use the {primary}'s",
+            action="approximated",
+        )
+    return policies, chosen
 
 
 def _covers(paths: list[str]) -> tuple[str, ...]:

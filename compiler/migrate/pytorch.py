@@ -9,8 +9,10 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from compiler.migrate.common import Job, Kind, env_index, env_value
+from compiler.migrate.common import Job, Kind, env_index, env_value, refuse
 from compiler.migrate.peers import Peers, migrate_peers
+from compiler.migrate.vcgroup import Peer, migrate_group
+from compiler.migrate.vcjob import Tasks
 
 KIND = Kind(
     "PyTorchJob",
@@ -206,3 +208,56 @@ def _elastic(peers: Peers, elastic: dict[str, Any]) -> None:
         workaround="a JobSet failurePolicy.maxRestarts in the runtime restarts the whole gang",
         covers=ELASTIC_ENV,
     )
+
+
+def migrate_volcano(tasks: Tasks) -> list[CommentedMap]:
+    """A Volcano Job's ``pytorch`` plugin: the master task (one pod) and the worker task
+    merge into ``node`` with ``mlPolicy.torch``, the master first (RANK 0)."""
+    job, names = tasks.job, tasks.names
+    args = tasks.args("pytorch")
+    master, worker = args.get("master") or "master", args.get("worker") or "worker"
+    port = tasks.port("pytorch", 23456)
+    order = [n for n in (master, worker) if n in tasks.by_name]
+    extra = [n for n in names if n not in (master, worker)]
+    if extra:
+        refuse(
+            job,
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "spec.tasks",
+            f"tasks {', '.join(extra)} are neither the pytorch master nor worker",
+        )
+    if master in tasks.by_name and tasks.replicas(master) != 1:
+        refuse(
+            job,
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            f"spec.tasks[{names.index(master)}].replicas",
+            "the pytorch master task must have one pod",
+        )
+    if "wait-master-enabled" in args:
+        job.diag(
+            "VOLCANO_WAIT_MASTER_DROPPED",
+            "info",
+            "spec.plugins.pytorch",
+            "the wait-for-master init container is not emitted",
+            action="dropped",
+            covers=("initContainer:wait-for-master",),
+        )
+    peer = Peer("torch", "pytorchjob-port", port, lambda job, total: _volcano_env(job, port, total))
+    return migrate_group(tasks, order, peer)
+
+
+def _volcano_env(job: Job, port: int, total: int) -> list[CommentedMap]:
+    """The pytorch plugin's variables, at v2 addresses (RANK: the completion index)."""
+    job.diag(
+        "MASTER_PORT_CHANGED",
+        "info",
+        "spec.plugins.pytorch",
+        "torchrun's PET_MASTER_PORT is 29500 in v2",
+        covers=("env:main:PET_*", "port:main:29500"),
+    )
+    return [
+        env_value("MASTER_ADDR", f"{job.name}-node-0-0.{job.name}"),
+        env_value("MASTER_PORT", str(port)),
+        env_value("WORLD_SIZE", str(total)),
+        env_index("RANK"),
+    ]

@@ -82,7 +82,7 @@ CASES = {
     ),
     "nested-200": (_nested(200), "8:106: nested more than 100 levels deep"),
     "nested-3000": (_nested(3000), "8:106: nested more than 100 levels deep"),
-    "scalar-document": (TF + "---\nfoo\n", "27:1: not a Kubernetes object"),
+    "scalar-document": (TF + "---\nfoo\n", "27:1: a Kubernetes object must be a YAML mapping"),
 }
 
 

@@ -23,6 +23,7 @@ from ruamel.yaml.events import (
 
 from compiler.apiserver.yaml_source import (
     max_file_documents,
+    parse_yaml_collect,
     read_source,
     read_stream,
     too_many_documents,
@@ -103,34 +104,58 @@ def _start(node: Any) -> tuple[int, int]:
 
 
 def _text(data: bytes, name: str) -> str:
-    """UTF-8 whatever the locale (files are read with the size limit of every input)."""
+    """UTF-8 whatever the locale (files are read with the size limit of every input);
+    not UTF-8 is render's error, at the first byte that is not."""
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as error:
+    except UnicodeDecodeError:
+        _, problems = parse_yaml_collect(data, name)
         raise InputError(
-            [Problem(f"not UTF-8 text: {error.reason}", SourceLocation(name))]
+            problems or [Problem("invalid YAML: the file is not UTF-8 text", SourceLocation(name))]
         ) from None
 
 
 def read_sources(paths: list[str]) -> Iterator[SourceObject]:
-    """Every object of every YAML file under ``paths`` (``-`` is stdin), in path order."""
+    """Every object of every YAML file under ``paths`` (``-`` is stdin), in path order;
+    an :class:`InputError` with the problems of every file that cannot be read."""
+    objects, problems = read_sources_collect(paths)
+    if problems:
+        raise InputError(problems)
+    yield from objects
+
+
+def read_sources_collect(paths: list[str]) -> tuple[list[SourceObject], list[Problem]]:
+    """The objects of every file that can be read, and the problems of those that
+    cannot: one bad file does not hide the others' problems (``migrate`` reports them
+    all in one run, and writes nothing)."""
+    objects: list[SourceObject] = []
+    problems: list[Problem] = []
     for name in paths:
-        if name == "-":
-            yield from _objects(
-                _text(read_stream(sys.stdin.buffer, "<stdin>"), "<stdin>"), "<stdin>"
-            )
+        try:
+            files = [name] if name == "-" else [str(f) for f in _files(name)]
+        except InputError as error:
+            problems.extend(error.problems)
             continue
-        path = Path(name)
-        if path.is_dir():
-            files = sorted(
-                p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
-            )
-        elif path.is_file():
-            files = [path]
-        else:
-            raise InputError([Problem("no such file or directory", SourceLocation(name))])
         for file in files:
-            yield from _objects(_text(read_source(file), str(file)), str(file))
+            try:
+                if file == "-":
+                    data = read_stream(sys.stdin.buffer, "<stdin>")
+                    objects.extend(_objects(_text(data, "<stdin>"), "<stdin>"))
+                else:
+                    objects.extend(_objects(_text(read_source(file), file), file))
+            except InputError as error:
+                problems.extend(error.problems)
+    return objects, problems
+
+
+def _files(name: str) -> list[Path]:
+    """The YAML files of a path: itself, or those under a folder (in name order)."""
+    path = Path(name)
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    if path.is_file():
+        return [path]
+    raise InputError([Problem("no such file or directory", SourceLocation(name))])
 
 
 # Deeper than any Kubernetes object (a pod template's deepest fields are ~25 levels
@@ -185,6 +210,21 @@ def too_deep(document: Any) -> JsonPath | None:
     return None
 
 
+def _yaml_problem(error: YAMLError, text: str, file: str) -> Problem:
+    """A YAML error as ``render`` words it (its parser's message, ``file:line:col``),
+    not ruamel's multi-line text with ``"<unicode string>"`` in it."""
+    _, problems = parse_yaml_collect(text, file)
+    if problems:
+        return problems[0]
+    # a rare text render's parser takes and ruamel's does not: ruamel's first line, located
+    mark = getattr(error, "problem_mark", None)
+    location = (
+        SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
+    )
+    problem = getattr(error, "problem", None) or str(error).split("\n", 1)[0]
+    return Problem(f"invalid YAML: {problem}", location)
+
+
 def _objects(text: str, file: str) -> Iterator[SourceObject]:
     limit = max_file_documents()
     documents: list[Any] = []
@@ -201,11 +241,7 @@ def _objects(text: str, file: str) -> Iterator[SourceObject]:
                     raise InputError([Problem(too_many_documents(limit), where)])
                 documents.append(document)
     except YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        location = (
-            SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file)
-        )
-        raise InputError([Problem(f"not YAML: {error}", location)]) from None
+        raise InputError([_yaml_problem(error, text, file)]) from None
     except RecursionError:  # ruamel builds nested nodes recursively; its parser does not
         where = _events(text, file).deep or SourceLocation(file)
         raise InputError([Problem(_DEEP, where)]) from None
@@ -215,7 +251,7 @@ def _objects(text: str, file: str) -> Iterator[SourceObject]:
         if not isinstance(document, CommentedMap):
             roots = _events(text, file).roots  # a scalar carries no position of its own
             where = roots[index] if index < len(roots) else SourceLocation(file)
-            raise InputError([Problem("not a Kubernetes object", where)])
+            raise InputError([Problem("a Kubernetes object must be a YAML mapping", where)])
         deep = too_deep(document)
         if deep is not None:
             raise InputError(

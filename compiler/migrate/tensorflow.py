@@ -15,8 +15,48 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from compiler.migrate.common import Job, Kind, listing_bytes, listing_fits, replicas_of
+from compiler.migrate.common import (
+    Job,
+    Kind,
+    ReplicatedJob,
+    Runtime,
+    check_metadata,
+    child,
+    cmap,
+    common_notes,
+    dedicated_runtime_ref,
+    env_index,
+    env_value,
+    listing_bytes,
+    listing_fits,
+    name_length,
+    normalise_types,
+    port_of,
+    refuse,
+    replicas_of,
+    role_job,
+    role_pod,
+    run_policy,
+    runtime_object,
+    trainjob_object,
+    trainjob_run_fields,
+    webhook_checks,
+)
 from compiler.migrate.peers import Peers, migrate_peers
+from compiler.migrate.vcjob import (
+    Tasks,
+    backoff,
+    drop_task_field,
+    host_files,
+    host_files_note,
+    job_level,
+    main_index,
+    map_pod_scheduling,
+    podgroup_note,
+    queue,
+    task_pod,
+    upper,
+)
 
 KIND = Kind(
     "TFJob",
@@ -31,6 +71,7 @@ KIND = Kind(
 )
 SHIM_EXEC = '; exec "$0" "$@"'
 SHIM_MARK = "TF_CONFIG="
+KIND_PATH = f"spec.{KIND.replica_field}"
 
 
 def migrate(job: Job) -> list[CommentedMap]:
@@ -46,30 +87,14 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
     total = sum(replicas_of(s) for s in specs.values())
     if len(specs) > 1 or (total > 1 and "Worker" not in specs):
         roles = ", ".join(specs)
-        job.diag(
+        refuse(
+            job,
             "TF_TOPOLOGY_UNSUPPORTED",
-            "error",
             f"spec.{KIND.replica_field}",
             f"{roles}: v2 sizes one replicated job per TrainJob and has no TensorFlow policy to build per-role TF_CONFIG",
-            action="rejected",
             workaround="move to MultiWorkerMirroredStrategy (Workers only), or keep this job on the Training Operator",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
-    if job.spec.get("enableDynamicWorker"):
-        job.diag(
-            "TF_DYNAMIC_WORKER_UNSUPPORTED",
-            "error",
-            "spec.enableDynamicWorker",
-            "the sparse TF_CONFIG and tolerated worker failures have no v2 equivalent",
-            action="rejected",
-            decide=True,
-            covers=("*",),
-            hard=True,
-        )
-    elif "enableDynamicWorker" in job.spec:
-        job.mapped("spec.enableDynamicWorker", "(false: the default TF_CONFIG)")
+    _dynamic_worker(job)
     success = job.spec.get("successPolicy")
     if total > 1 and success in (None, ""):
         job.diag(
@@ -82,6 +107,19 @@ def _pre(job: Job, specs: dict[str, dict[str, Any]]) -> None:
         )
     elif success is not None:
         job.mapped("spec.successPolicy", "JobSet successPolicy All (the default)")
+
+
+def _dynamic_worker(job: Job) -> None:
+    """enableDynamicWorker: the sparse TF_CONFIG has no v2 form."""
+    if job.spec.get("enableDynamicWorker"):
+        refuse(
+            job,
+            "TF_DYNAMIC_WORKER_UNSUPPORTED",
+            "spec.enableDynamicWorker",
+            "the sparse TF_CONFIG and tolerated worker failures have no v2 equivalent",
+        )
+    elif "enableDynamicWorker" in job.spec:
+        job.mapped("spec.enableDynamicWorker", "(false: the default TF_CONFIG)")
 
 
 def _tf(peers: Peers) -> None:
@@ -101,45 +139,26 @@ def _tf(peers: Peers) -> None:
         "v2.3.0 has no TensorFlow policy: a plain runtime (numNodes only)",
     )
     if not job.options.compat_env:
-        job.diag(
+        refuse(
+            job,
             "TF_CONFIG_NOT_SUPPORTED",
-            "error",
             f"spec.{KIND.replica_field}",
             "TF_CONFIG differs per pod and cannot be a static env (--no-compat-env)",
-            action="rejected",
             workaround="turn the compat env on (it wraps the command to build TF_CONFIG)",
-            decide=True,
-            covers=("*",),
-            hard=True,
         )
         return
     container = peers.pod["spec"]["containers"][peers.main_index]
-    command = list(container.get("command") or [])
-    if not command:
-        job.diag(
-            "TF_CONFIG_NEEDS_COMMAND",
-            "error",
-            f"spec.{KIND.replica_field}[Worker].template.spec.containers[{peers.main_index}].command",
-            "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint",
-            action="rejected",
-            workaround="write the image's entrypoint as the command",
-            decide=True,
-            covers=("*",),
-            hard=True,
-        )
+    path = f"{KIND_PATH}[Worker].template.spec.containers[{peers.main_index}].command"
+    if not container.get("command"):
+        wrap_command(job, container, path, "")  # reports the entrypoint it cannot wrap
         return
     port = peers.port("Worker")
     # each entry is "<job>-node-0-<i>.<job>:<port>" (see Peers.host)
     size = listing_bytes(peers.total, len(f'"{job.name}-node-0-.{job.name}:{port}"'))
-    if not listing_fits(job, f"spec.{KIND.replica_field}[Worker].replicas", "TF_CONFIG", size):
+    if not listing_fits(job, f"{KIND_PATH}[Worker].replicas", "TF_CONFIG", size):
         return
     cluster = {"worker": [f"{peers.host(i)}:{port}" for i in range(peers.total)]}
-    head = json.dumps({"cluster": cluster}, separators=(",", ":"))[:-1]
-    script = (
-        f'export {SHIM_MARK}\'{head},"task":{{"type":"worker","index":\'"$JOB_COMPLETION_INDEX"\'}},"environment":"cloud"}}\''
-        + SHIM_EXEC
-    )
-    container["command"] = CommentedSeq(["/bin/sh", "-c", script, *command])
+    wrap_command(job, container, path, shim(cluster, "worker"))
     job.diag(
         "TF_CONFIG_SHIMMED",
         "warning",
@@ -173,153 +192,146 @@ def shim(cluster: dict[str, list[str]], role: str, environment: bool = True) -> 
 
 def _migrate_roles(job: Job) -> list[CommentedMap]:
     """PS / Chief / Master / Evaluator: one replicated job per role, TF_CONFIG by shim."""
-    from compiler.migrate.common import (
-        ReplicatedJob,
-        Runtime,
-        check_metadata,
-        cmap,
-        common_notes,
-        dedicated_runtime_ref,
-        hardcoded_addresses,
-        name_length,
-        normalise_types,
-        pod_template,
-        port_of,
-        restart_policy,
-        run_policy,
-        runtime_object,
-        trainjob_object,
-        trainjob_run_fields,
-        webhook_checks,
-    )
-
     webhook_checks(job, KIND)
     job.raise_problems()
     check_metadata(job)
     specs = normalise_types(job, KIND)
     base = f"spec.{KIND.replica_field}"
-    if job.spec.get("enableDynamicWorker"):
-        job.diag(
-            "TF_DYNAMIC_WORKER_UNSUPPORTED",
-            "error",
-            "spec.enableDynamicWorker",
-            "the sparse TF_CONFIG and tolerated worker failures have no v2 equivalent",
-            action="rejected",
-            decide=True,
-            covers=("*",),
-            hard=True,
-        )
-    elif "enableDynamicWorker" in job.spec:
-        job.mapped("spec.enableDynamicWorker", "(false: the default TF_CONFIG)")
-    if not job.options.compat_env:
-        job.diag(
-            "TF_TOPOLOGY_UNSUPPORTED",
-            "error",
-            base,
-            "several roles need per-role TF_CONFIG, which only the compat env's shim builds (--no-compat-env)",
-            action="rejected",
-            workaround="turn the compat env on",
-            decide=True,
-            covers=("*",),
-            hard=True,
-        )
-    if "Worker" not in specs:
-        job.diag(
-            "TF_TOPOLOGY_UNSUPPORTED",
-            "error",
-            base,
-            "the TrainJob sizes the workers; a TFJob without Workers has nothing for it to size",
-            action="rejected",
-            workaround="keep this job on the Training Operator",
-            decide=True,
-            covers=("*",),
-            hard=True,
-        )
+    _roles_refusals(job, specs, base)
     if job.report.errors:
         return []
     counts = {rtype: replicas_of(rspec) for rtype, rspec in specs.items()}
     ports = {rtype: port_of(specs[rtype], KIND.main, KIND.port_name, KIND.port) for rtype in specs}
-    size = sum(
-        listing_bytes(counts[r], len(f'"{job.name}-{ROLE_JOB[r]}-0-.{job.name}:{ports[r]}"'))
-        for r in specs
-    )
-    if not listing_fits(job, base, "TF_CONFIG", size):
+    members = [(rtype.lower(), ROLE_JOB[rtype], counts[rtype], ports[rtype]) for rtype in specs]
+    if not listing_fits(job, base, "TF_CONFIG", cluster_size(job, members)):
         return []
-    cluster = {
-        rtype.lower(): [
-            f"{job.name}-{ROLE_JOB[rtype]}-0-{i}.{job.name}:{ports[rtype]}"
-            for i in range(counts[rtype])
-        ]
-        for rtype in specs
-    }
+    cluster = cluster_of(job, members)
     jobs: list[ReplicatedJob] = []
     policies: list[str] = []
     exit_code = False
     for rtype in ("Chief", "Master", "PS", "Worker", "Evaluator"):
-        if rtype not in specs:
-            continue
-        rspec = specs[rtype]
-        path = f"{base}[{rtype}]"
-        if "replicas" in rspec:
-            job.mapped(
-                f"{path}.replicas",
-                "TrainJob.spec.trainer.numNodes"
-                if rtype == "Worker"
-                else f"replicated job {ROLE_JOB[rtype]} parallelism",
-            )
-        hardcoded_addresses(
-            job, rspec.get("template") or {}, f"{path}.template", "ps|worker|chief|master|evaluator"
-        )
-        policy, code = restart_policy(
-            job, f"{path}.restartPolicy", rspec.get("restartPolicy"), KIND.restart
-        )
-        policies.append(rspec.get("restartPolicy") or KIND.restart)
-        exit_code = exit_code or code
-        pod, main = pod_template(
-            job,
-            rspec.get("template"),
-            f"{path}.template",
-            KIND.main,
-            defaulted_port=(KIND.port_name, port_of(rspec, KIND.main, KIND.port_name, KIND.port)),
-        )
-        pod["spec"]["restartPolicy"] = policy
-        container = pod["spec"]["containers"][main]
-        command = list(container.get("command") or [])
-        if not command:
-            job.diag(
-                "TF_CONFIG_NEEDS_COMMAND",
-                "error",
-                f"{path}.template.spec.containers[{main}].command",
-                "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint",
-                action="rejected",
-                workaround="write the image's entrypoint as the command",
-                decide=True,
-                covers=("*",),
-                hard=True,
-            )
-            continue
-        container["command"] = CommentedSeq(
-            ["/bin/sh", "-c", shim(cluster, rtype.lower()), *command]
-        )
-        count = counts[rtype]
-        jobs.append(
-            ReplicatedJob(
-                ROLE_JOB[rtype],
-                pod,
-                ancestor=rtype == "Worker",
-                parallelism=None if rtype == "Worker" else count,
-            )
-        )
+        if rtype in specs:
+            rjob, code = _role_job(job, rtype, specs[rtype], counts[rtype], cluster, policies)
+            exit_code = exit_code or code
+            if rjob is not None:
+                jobs.append(rjob)
     if job.report.errors:
         return []
+    runtime = role_runtime(jobs, counts["Worker"], sum(counts.values()))
+    runtime.exit_code = exit_code
+    _role_success(job, specs, runtime, base)
+    run_policy(job, policies, runtime)
+    _roles_notes(job, base)
+    common_notes(job, [], False)
+    spec = role_trainjob(job, jobs, counts["Worker"])
+    trainjob_run_fields(job, spec)
+    if job.report.errors:
+        return []
+    return [runtime_object(job, runtime, "tensorflow"), trainjob_object(job, spec)]
+
+
+def _roles_refusals(job: Job, specs: dict[str, dict[str, Any]], base: str) -> None:
+    """What keeps a role topology from v2: dynamic workers, no compat env, no workers."""
+    _dynamic_worker(job)
+    if not job.options.compat_env:
+        refuse(
+            job,
+            "TF_TOPOLOGY_UNSUPPORTED",
+            base,
+            "several roles need per-role TF_CONFIG, which only the compat env's shim builds (--no-compat-env)",
+            workaround="turn the compat env on",
+        )
+    if "Worker" not in specs:
+        refuse(
+            job,
+            "TF_TOPOLOGY_UNSUPPORTED",
+            base,
+            "the TrainJob sizes the workers; a TFJob without Workers has nothing for it to size",
+            workaround="keep this job on the Training Operator",
+        )
+
+
+Member = tuple[str, str, int, int]  # TF_CONFIG role, replicated job, pods, port
+
+
+def cluster_size(job: Job, members: list[Member]) -> int:
+    """The bytes of TF_CONFIG's host lists (sized before they are built)."""
+    return sum(
+        listing_bytes(count, len(f'"{job.name}-{rjob}-0-.{job.name}:{port}"'))
+        for _, rjob, count, port in members
+    )
+
+
+def cluster_of(job: Job, members: list[Member]) -> dict[str, list[str]]:
+    """TF_CONFIG's cluster: each role's pods at their v2 addresses."""
+    return {
+        role: [f"{job.name}-{rjob}-0-{i}.{job.name}:{port}" for i in range(count)]
+        for role, rjob, count, port in members
+    }
+
+
+def wrap_command(
+    job: Job,
+    container: CommentedMap,
+    path: str,
+    shell: str,
+    workaround: str = "write the image's entrypoint as the command",
+) -> bool:
+    """Wrap the container's command in the TF_CONFIG shim ``shell``; a container that
+    runs its image's entrypoint cannot be wrapped (a report error, False)."""
+    command = list(container.get("command") or [])
+    if not command:
+        refuse(
+            job,
+            "TF_CONFIG_NEEDS_COMMAND",
+            path,
+            "the TF_CONFIG shim wraps the container command, and this container runs its image's entrypoint",
+            workaround=workaround,
+        )
+        return False
+    container["command"] = CommentedSeq(["/bin/sh", "-c", shell, *command])
+    return True
+
+
+def role_runtime(jobs: list[ReplicatedJob], workers: int, total: int) -> Runtime:
     # the workers first: JobSet keeps the order, the TrainJob sizes the ancestor
     jobs.sort(key=lambda j: 0 if j.name == "node" else 1)
-    runtime = Runtime(
-        cmap(("numNodes", counts["Worker"])),
-        jobs,
-        total_pods=sum(counts.values()),
-        exit_code=exit_code,
+    return Runtime(cmap(("numNodes", workers)), jobs, total_pods=total)
+
+
+def role_trainjob(job: Job, jobs: list[ReplicatedJob], workers: int) -> CommentedMap:
+    """The TrainJob spec over a role runtime (and the name-length check of its pods)."""
+    name_length(job, [(j.name, j.parallelism or workers) for j in jobs])
+    return cmap(
+        ("runtimeRef", dedicated_runtime_ref(job)), ("trainer", cmap(("numNodes", workers)))
     )
+
+
+def _role_job(
+    job: Job,
+    rtype: str,
+    rspec: dict[str, Any],
+    count: int,
+    cluster: dict[str, list[str]],
+    policies: list[str],
+) -> tuple[ReplicatedJob | None, bool]:
+    """One TFJob role as a replicated job (None when its command cannot be wrapped),
+    and whether its restart policy is ExitCode."""
+    target = (
+        "TrainJob.spec.trainer.numNodes"
+        if rtype == "Worker"
+        else f"replicated job {ROLE_JOB[rtype]} parallelism"
+    )
+    pod, main, code = role_pod(job, KIND, rtype, rspec, target, policies)
+    container = pod["spec"]["containers"][main]
+    command_path = f"{KIND_PATH}[{rtype}].template.spec.containers[{main}].command"
+    if not wrap_command(job, container, command_path, shim(cluster, rtype.lower())):
+        return None, code
+    return role_job(ROLE_JOB[rtype], pod, count), code
+
+
+def _role_success(job: Job, specs: dict[str, dict[str, Any]], runtime: Runtime, base: str) -> None:
+    """The JobSet succeeds with the chief (or master), else with every worker."""
     chief = next((r for r in ("Chief", "Master") if r in specs), None)
     if chief is not None:
         runtime.success_policy = cmap(
@@ -353,7 +365,9 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
             f"{base}[PS]",
             "parameter servers run until the JobSet finishes, then JobSet deletes them (v1 deleted them per cleanPodPolicy)",
         )
-    run_policy(job, policies, runtime)
+
+
+def _roles_notes(job: Job, base: str) -> None:
     job.diag(
         "TF_CONFIG_SHIMMED",
         "warning",
@@ -369,16 +383,165 @@ def _migrate_roles(job: Job) -> list[CommentedMap]:
         base,
         "v2.3.0 has no TensorFlow policy: a plain runtime with one replicated job per role; the TrainJob sizes the workers (node)",
     )
+
+
+def migrate_volcano(tasks: Tasks, role_of: dict[str, str], port: int | None) -> list[CommentedMap]:
+    """A Volcano Job's ``tensorflow`` plugin: one replicated job per role task (the
+    worker task is ``node``, which the TrainJob sizes), each command wrapped to export
+    the TF_CONFIG the plugin wrote (cluster at v2 addresses, no ``environment``). Without
+    the plugin (``port`` None: ``svc`` tasks named as TensorFlow roles, whose commands
+    build TF_CONFIG from the host files) the same replicated jobs, no TF_CONFIG."""
+    job, names = tasks.job, tasks.names
+    extra = [n for n in names if n not in role_of]
+    if extra or not any(role_of.get(n) == "worker" for n in names):
+        refuse(
+            job,
+            "VOLCANO_EXTRA_TASK_UNSUPPORTED",
+            "spec.tasks",
+            f"the tensorflow plugin's roles are {', '.join(role_of)}; tasks {', '.join(extra) or '(no worker task)'} have none",
+        )
+        return []
+    counts = {n: tasks.replicas(n) for n in names}
+    rjob_of = {n: "node" if role_of[n] == "worker" else role_of[n] for n in names}
+    single = port is None or (len(names) == 1 and sum(counts.values()) == 1)  # no TF_CONFIG
+    members = [(role_of[n], rjob_of[n], counts[n], port or 0) for n in names]
+    shimmed = job.options.compat_env and not single  # only the shim writes the cluster
+    if shimmed and not listing_fits(job, "spec.tasks", "TF_CONFIG", cluster_size(job, members)):
+        return []
+    cluster = cluster_of(job, [m for m in members if m[2] > 0]) if shimmed else {}
+    jobs: list[ReplicatedJob] = []
+    restarts: set[str] = set()
+    for name in names:
+        for key in tasks.by_name[name]:
+            if key in ("name", "replicas", "template"):
+                job.mapped(
+                    f"spec.tasks[{tasks.index(name)}].{key}", f"replicated job {rjob_of[name]}"
+                )
+            else:
+                drop_task_field(job, tasks.index(name), key)
+        pod = task_pod(tasks, name)
+        restarts.add(pod["spec"]["restartPolicy"])
+        if not single:
+            _volcano_shim(tasks, name, pod, shim(cluster, role_of[name], environment=False))
+        if job.options.compat_env:
+            _volcano_env(tasks, pod, rjob_of, counts)
+            host_files(pod, _hosts(job, tasks.names, rjob_of, counts), _image(tasks, name))
+        jobs.append(role_job(rjob_of[name], pod, counts[name]))
+    if job.report.errors:
+        return []
+    workers = next(counts[n] for n in names if role_of[n] == "worker")
+    runtime = role_runtime(jobs, workers, sum(counts.values()))
+    runtime.pod_group = cmap(("volcano", CommentedMap()))
+    runtime.backoff_limit = backoff(restarts)
+    queue(job, runtime)
+    map_pod_scheduling(job)
+    job_level(job, runtime, sum(counts.values()))
+    if not single and not _volcano_shim_note(job):
+        return []
+    _volcano_notes(job, "env" in tasks.plugins)
     common_notes(job, [], False)
-    name_length(job, [(j.name, j.parallelism or counts["Worker"]) for j in jobs])
-    spec = cmap(
-        (
-            "runtimeRef",
-            dedicated_runtime_ref(job),
-        ),
-        ("trainer", cmap(("numNodes", counts["Worker"]))),
-    )
-    trainjob_run_fields(job, spec)
+    spec = role_trainjob(job, jobs, workers)
     if job.report.errors:
         return []
     return [runtime_object(job, runtime, "tensorflow"), trainjob_object(job, spec)]
+
+
+def _hosts(
+    job: Job, names: list[str], rjob_of: dict[str, str], counts: dict[str, int]
+) -> dict[str, list[str]]:
+    """Each task's pods at their v2 addresses."""
+    return {
+        n: [f"{job.name}-{rjob_of[n]}-0-{k}.{job.name}" for k in range(counts[n])] for n in names
+    }
+
+
+def _image(tasks: Tasks, name: str) -> Any:
+    template = tasks.by_name[name].get("template") or {}
+    containers = (template.get("spec") or {}).get("containers") or [{}]
+    return containers[main_index(template, name)].get("image")
+
+
+def _volcano_shim(tasks: Tasks, name: str, pod: CommentedMap, shell: str) -> None:
+    """Every container of the task runs under the TF_CONFIG shim (compat env)."""
+    for i, container in enumerate(pod["spec"]["containers"]):
+        path = f"spec.tasks[{tasks.index(name)}].template.spec.containers[{i}].command"
+        if not container.get("command"):
+            wrap_command(tasks.job, container, path, "", workaround="")
+        elif tasks.job.options.compat_env:
+            wrap_command(tasks.job, container, path, shell)
+
+
+def _volcano_env(
+    tasks: Tasks, pod: CommentedMap, rjob_of: dict[str, str], counts: dict[str, int]
+) -> None:
+    """The env and svc plugins' variables at v2 addresses: one replicated job per task,
+    so the task index is the completion index."""
+    job = tasks.job
+    for container in pod["spec"]["containers"]:
+        env = child(container, "env", CommentedSeq())
+        if "env" in tasks.plugins:
+            env.extend([env_index("VK_TASK_INDEX"), env_index("VC_TASK_INDEX")])
+        for other in tasks.names:
+            hosts = ",".join(
+                f"{job.name}-{rjob_of[other]}-0-{k}.{job.name}" for k in range(counts[other])
+            )
+            env.extend(
+                [
+                    env_value(f"VC_{upper(other)}_HOSTS", hosts),
+                    env_value(f"VC_{upper(other)}_NUM", str(counts[other])),
+                ]
+            )
+
+
+def _volcano_shim_note(job: Job) -> bool:
+    """The shim is reported; without the compat env there is none (False: refused)."""
+    if job.options.compat_env:
+        job.diag(
+            "TF_CONFIG_SHIMMED",
+            "warning",
+            "spec.plugins.tensorflow",
+            "every container's command is wrapped in /bin/sh -c that exports the TF_CONFIG Volcano's plugin wrote (cluster at v2 addresses, task index = JOB_COMPLETION_INDEX) and execs it",
+            action="shimmed",
+            workaround="the images need /bin/sh",
+        )
+        return True
+    refuse(
+        job,
+        "TF_CONFIG_NOT_SUPPORTED",
+        "spec.plugins.tensorflow",
+        "TF_CONFIG differs per pod and cannot be a static env (--no-compat-env)",
+    )
+    return False
+
+
+def _volcano_notes(job: Job, env_plugin: bool) -> None:
+    job.diag(
+        "VOLCANO_SVC_HOSTS_CHANGED",
+        "warning",
+        "spec.plugins.svc",
+        "JobSet's headless Service <job> replaces Volcano's; hosts are <job>-<rjob>-0-<i>.<job>",
+        action="approximated",
+        covers=("peer:*",),
+    )
+    if job.options.compat_env:
+        job.diag(
+            "COMPAT_ENV_ADDED",
+            "info",
+            "spec.plugins",
+            "Volcano variables kept in every container: VC_<TASK>_HOSTS, VC_<TASK>_NUM"
+            + (
+                ", VK_TASK_INDEX and VC_TASK_INDEX (the completion index: one replicated job per task)"
+                if env_plugin
+                else ""
+            ),
+            target="role templates",
+            action="shimmed",
+        )
+    host_files_note(
+        job,
+        "<job>-<rjob>-0-<i>.<job>",
+        "the /etc/volcano/*.host files are not produced",
+        "read TF_CONFIG or VC_<TASK>_HOSTS",
+        ("mount:*:/etc/volcano", "env:*:VC_*", "env:*:VK_*"),
+    )
+    podgroup_note(job)

@@ -36,6 +36,13 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "overlay": "The cluster's overlays can be read and applied",
     "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
     "project": "The project file is valid and its clusters declare the namespaces used",
+    "lock": "No patch or TrainJob changes, adds or removes a field an overlay locked",
+    "extension": "Opt-in extensions are declared right, enabled, and in resolved delivery",
+    "jobset-webhook": "The JobSet webhooks (sigs.k8s.io/jobset) accept the rendered JobSets",
+    "downstream": "The API server accepts every Job and Pod the JobSet and Job controllers create",
+    "expanded": "No input was written by render --expand (those objects are never applied)",
+    "gitops": "Rendered commands survive the GitOps tool's substitution (Flux ${...})",
+    "kueue": "Queued TrainJobs reach Kueue, and Kueue can ever admit their Workloads",
 }
 
 

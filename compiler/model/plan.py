@@ -29,7 +29,7 @@ from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
     from compiler.load.confine import Root
     from compiler.project import Project
-    from compiler.project.model import Cluster, GitOps
+    from compiler.project.model import ApplySetSetting, Cluster, GitOps
 
 __all__ = ["DELIVERIES", "BuildPlan", "ClusterTarget", "OverlayLayer"]
 
@@ -59,6 +59,11 @@ class ClusterTarget:
     gitops: GitOps | None = None
     # opt-in extensions the cluster enables (compiler.render.extensions)
     extensions: tuple[str, ...] = ()
+    # trainc apply's ApplySet (defaults filled in); apply-only, so not in the repr
+    applyset: ApplySetSetting | None = field(default=None, repr=False)
+    # resolved JobSets go to Kueue's JobSet integration (compiler.queue.delivery)
+    kueue_jobsets: bool = False
+    kueue_version: str | None = None  # the Kueue release the cluster runs, if declared
     # what the paths the overlays name stay inside (compiler.load.confine); not in the
     # repr, which keys the render cache: where the repository is changes no output
     root: Root | None = field(default=None, repr=False)
@@ -81,6 +86,9 @@ class ClusterTarget:
             delivery=cluster.delivery,
             gitops=cluster.gitops,
             extensions=tuple(cluster.extensions),
+            applyset=cluster.resolved_applyset(),
+            kueue_jobsets=cluster.kueue.job_sets,
+            kueue_version=cluster.kueue.version,
             root=project.confinement,
         )
 

@@ -53,6 +53,7 @@ from compiler.model.build import Build, Stage
 from compiler.model.check import CheckResult
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths
+from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
 from compiler.policy.objects import PolicyObject
@@ -259,6 +260,7 @@ def evaluate_cue(build: Build) -> None:
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
     *RENDER_STAGES[1:],
+    check_queues,
     findings_of_problems,
     policy_objects,
     evaluate_policies,

@@ -6,7 +6,8 @@ so what the driver (:mod:`compiler.plan.driver`) runs is data a reader (and mypy
 follow::
 
     RENDER_STAGES = (load, load_overlays, overlay_inputs, admit, resolve, render,
-                     overlay_outputs, annotate_for_gitops, admit_outputs, check_cluster)
+                     overlay_outputs, annotate_for_gitops, admit_outputs, check_downstream,
+                     check_cluster)
 
 ``trainc check`` runs the same chain with the policy files loaded too, then its
 validation stages (:data:`compiler.plan.check.CHECK_STAGES`). A stage never raises for
@@ -17,8 +18,11 @@ Overlays apply base -> cluster -> namespace (each ``Overlay`` by the layer it de
 an overlay listed under a project namespace must be a namespace-layer overlay of that
 namespace. Cluster checks (rule ``scheduler``): a runtime whose ``podGroupPolicy`` asks
 for a gang scheduler the cluster does not run is an error (the PodGroup CRD is absent);
-a Kueue queue label in a cluster without Kueue is a warning (the label is inert). A
-TrainJob in a namespace the cluster does not declare is a warning (rule ``project``).
+a Kueue queue label in a cluster without Kueue is a warning (the label is inert); in a
+cluster that runs Kueue, a queued TrainJob delivered resolved is an error (rule ``kueue``)
+unless the cluster sends its JobSets to Kueue's JobSet integration
+(:mod:`compiler.plan.queues`). A TrainJob in a namespace the cluster does not declare is a
+warning (rule ``project``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from compiler.errors import (
     location_order,
     sorted_problems,
 )
+from compiler.expand.downstream import downstream_problems, expanded_input_problems
 from compiler.load.loader import load_collect, load_previous
 from compiler.model.build import Build, Stage
 from compiler.model.objects import TrainJobSummary
@@ -53,6 +58,7 @@ from compiler.plan.compile import (
 )
 from compiler.plan.gitops import annotate_for_gitops
 from compiler.plan.outputs import admit_output, output_crds
+from compiler.plan.queues import queue_delivery_problems, queue_jobsets
 from compiler.render.framework import RenderOptions
 
 if TYPE_CHECKING:  # overlays are loaded only by plans that have some (startup time)
@@ -89,7 +95,7 @@ def _load(build: Build, paths: list[str]) -> None:
     loaded, problems = load_collect(paths, plan.default_namespace, plan.crds, previous)
     build.loaded = loaded
     build.originals = list(loaded.objects)
-    build.problems += problems
+    build.problems += problems + expanded_input_problems(loaded.others)
     build.warnings += loaded.warnings
 
 
@@ -324,6 +330,21 @@ def admit_outputs(build: Build) -> None:
     ]
 
 
+def check_downstream(build: Build) -> None:
+    """Below each JobSet the API server stored: the JobSet webhooks, and the API server
+    on the Jobs and Pods the controllers would create (:mod:`compiler.expand.downstream`).
+
+    Reads ``outputs``; adds to ``problems``."""
+    for output in build.outputs:
+        trainjob = output.summary.trainjob
+        data = output.rendered.data
+        if output.stored is None or trainjob is None or data.get("kind") != "JobSet":
+            continue
+        build.problems += downstream_problems(
+            output.stored, data, trainjob, output.summary.runtime, build.plan.trainer_version
+        )
+
+
 # --- cluster checks ---------------------------------------------------------------------
 
 
@@ -399,7 +420,7 @@ def check_cluster(build: Build) -> None:
     if cluster is None:
         return
     errors, warnings = _scheduler_problems(cluster, build.summaries)
-    build.problems += errors
+    build.problems += errors + queue_delivery_problems(cluster, build.summaries)
     build.warnings += warnings + _namespace_warnings(cluster, build.summaries)
 
 
@@ -413,8 +434,10 @@ RENDER_STAGES: tuple[Stage, ...] = (
     resolve,
     render,
     overlay_outputs,
+    queue_jobsets,
     annotate_for_gitops,
     admit_outputs,
+    check_downstream,
     check_cluster,
 )
 

@@ -614,9 +614,7 @@ def _strings(value: Any) -> list[Any]:
 def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
     problems.manifest = manifest
     compiler = _Compiler(problems)
-    data = manifest.data
-    name = manifest.name
-    spec = data.get("spec")
+    spec = manifest.data.get("spec")
     if not isinstance(spec, dict):
         problems.add(("spec",), "Required value: spec is required")
         return None
@@ -636,6 +634,59 @@ def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
         pk = spec["paramKind"]
         param_kind = (str(pk.get("apiVersion", "")), str(pk.get("kind", "")))
     declared: dict[str, VarType] = dict(_OBJECT_VARS)
+    variables = _compile_variables(spec, compiler, problems, declared)
+    conditions = []
+    for index, item in _items(spec, "matchConditions"):
+        where: JsonPath = ("spec", "matchConditions", index)
+        expr = compiler.expression(
+            item.get("expression"), (*where, "expression"), declared, ("bool",)
+        )
+        if expr is not None:
+            conditions.append((str(item.get("name", "")), expr))
+    validations = [
+        validation
+        for index, item in _items(spec, "validations")
+        if (validation := _compile_validation(item, index, compiler, problems, declared))
+    ]
+    annotations = []
+    for index, item in _items(spec, "auditAnnotations"):
+        where = ("spec", "auditAnnotations", index)
+        expr = compiler.expression(
+            item.get("valueExpression"),
+            (*where, "valueExpression"),
+            declared,
+            ("string", "null_type"),
+        )
+        if expr is not None:
+            annotations.append((str(item.get("key", "")), expr))
+    policy = _Policy(
+        manifest.name,
+        manifest,
+        match,
+        failure,
+        param_kind,
+        variables,
+        conditions,
+        validations,
+        annotations,
+    )
+    policy.declared = declared
+    _inline_variables(policy)
+    return policy
+
+
+def _items(spec: dict[str, Any], field: str) -> list[tuple[int, dict[str, Any]]]:
+    """The entries of the list ``spec[field]`` with their indexes; a non-object as ``{}``."""
+    return [
+        (index, item if isinstance(item, dict) else {})
+        for index, item in enumerate(_strings(spec.get(field)))
+    ]
+
+
+def _compile_variables(
+    spec: dict[str, Any], compiler: _Compiler, problems: _Problems, declared: dict[str, VarType]
+) -> dict[str, _Expr]:
+    """``spec.variables`` in order, each declared (with its result type) for those after it."""
     variables: dict[str, _Expr] = {}
     for index, item in enumerate(_strings(spec.get("variables"))):
         where: JsonPath = ("spec", "variables", index)
@@ -659,68 +710,46 @@ def _compile_policy(manifest: Manifest, problems: _Problems) -> _Policy | None:
             kind = DURATION
         declared[f"{VARIABLE_PREFIX}{var_name}"] = kind
         variables[var_name] = expr
-    conditions = []
-    for index, item in enumerate(_strings(spec.get("matchConditions"))):
-        where = ("spec", "matchConditions", index)
-        item = item if isinstance(item, dict) else {}
-        expr = compiler.expression(
-            item.get("expression"), (*where, "expression"), declared, ("bool",)
-        )
-        if expr is not None:
-            conditions.append((str(item.get("name", "")), expr))
-    validations = []
-    for index, item in enumerate(_strings(spec.get("validations"))):
-        where = ("spec", "validations", index)
-        item = item if isinstance(item, dict) else {}
-        expr = compiler.expression(
-            item.get("expression"), (*where, "expression"), declared, ("bool",)
-        )
-        message_expr = None
-        if item.get("messageExpression"):
-            message_expr = compiler.expression(
-                item.get("messageExpression"),
-                (*where, "messageExpression"),
-                declared,
-                ("string",),
-                allow_authorizer=False,
-            )
-        field_path = None
-        if item.get("fieldPath"):
-            field_path = _parse_field_path(str(item["fieldPath"]))
-            if field_path is None:
-                problems.add(
-                    (*where, "fieldPath"),
-                    f"Invalid value: {item['fieldPath']!r}: not a valid JSONPath",
-                )
-        if expr is not None:
-            reason = item.get("reason")
-            validations.append(
-                _Validation(
-                    expr,
-                    str(item.get("message") or ""),
-                    message_expr,
-                    str(reason) if reason else None,
-                    field_path,
-                )
-            )
-    annotations = []
-    for index, item in enumerate(_strings(spec.get("auditAnnotations"))):
-        where = ("spec", "auditAnnotations", index)
-        item = item if isinstance(item, dict) else {}
-        expr = compiler.expression(
-            item.get("valueExpression"),
-            (*where, "valueExpression"),
+    return variables
+
+
+def _compile_validation(
+    item: dict[str, Any],
+    index: int,
+    compiler: _Compiler,
+    problems: _Problems,
+    declared: dict[str, VarType],
+) -> _Validation | None:
+    """One ``spec.validations`` entry; None when its expression does not compile."""
+    where: JsonPath = ("spec", "validations", index)
+    expr = compiler.expression(item.get("expression"), (*where, "expression"), declared, ("bool",))
+    message_expr = None
+    if item.get("messageExpression"):
+        message_expr = compiler.expression(
+            item.get("messageExpression"),
+            (*where, "messageExpression"),
             declared,
-            ("string", "null_type"),
+            ("string",),
+            allow_authorizer=False,
         )
-        if expr is not None:
-            annotations.append((str(item.get("key", "")), expr))
-    policy = _Policy(
-        name, manifest, match, failure, param_kind, variables, conditions, validations, annotations
+    field_path = None
+    if item.get("fieldPath"):
+        field_path = _parse_field_path(str(item["fieldPath"]))
+        if field_path is None:
+            problems.add(
+                (*where, "fieldPath"),
+                f"Invalid value: {item['fieldPath']!r}: not a valid JSONPath",
+            )
+    if expr is None:
+        return None
+    reason = item.get("reason")
+    return _Validation(
+        expr,
+        str(item.get("message") or ""),
+        message_expr,
+        str(reason) if reason else None,
+        field_path,
     )
-    policy.declared = declared
-    _inline_variables(policy)
-    return policy
 
 
 # Checked result types whose values come back from the engine's plain values unchanged

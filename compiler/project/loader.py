@@ -38,7 +38,7 @@ from compiler.errors import InputError, JsonPath, Problem, SourceLocation, sorte
 from compiler.load import confine
 from compiler.load.confine import Outside, Root
 from compiler.load.discover import CUE_SUFFIX, PROJECT_FILE, YAML_SUFFIXES, path_kind
-from compiler.project.model import Cluster, ProjectSpec, validation_problems
+from compiler.project.model import Cluster, ProjectSpec, valid_secret_name, validation_problems
 
 __all__ = ["PROJECT_FILE", "Project", "find_project", "load_project"]
 
@@ -319,6 +319,27 @@ def _duplicates(spec: ProjectSpec, source: SourceMap) -> list[Problem]:
     return problems
 
 
+def _applyset_problems(spec: ProjectSpec, source: SourceMap) -> list[Problem]:
+    """A cluster whose ApplySet takes the default name ``trainc-<cluster>`` must have a
+    cluster name that makes a valid Secret name (the parent's)."""
+    problems = []
+    for i, cluster in enumerate(spec.clusters):
+        if cluster.applyset is None or cluster.applyset.name is not None:
+            continue
+        default = f"trainc-{cluster.name}"
+        if not valid_secret_name(default):
+            problems.append(
+                Problem(
+                    f"the ApplySet's default name {default!r} (trainc-<cluster>) is not a "
+                    "valid Secret name: give applyset.name",
+                    source.locate(("clusters", i, "applyset")),
+                    field_path=f"clusters[{i}].applyset",
+                    rule="project",
+                )
+            )
+    return problems
+
+
 def _confined_project(path: Path, root: Root) -> Path:
     """The folder the project's paths are relative to, as a path whose spelling is its
     real place (so a path joined to it is read where it is checked); an InputError at
@@ -378,7 +399,7 @@ def load_project(path: Path | str, root: Path | None = None) -> Project:
         spec = ProjectSpec.model_validate(document.data)
     except ValidationError as error:
         raise InputError(sorted_problems(validation_problems(error, source))) from None
-    problems = _duplicates(spec, source)
+    problems = _duplicates(spec, source) + _applyset_problems(spec, source)
     files, missing = _expand_all(confinement, base, spec, source)
     problems += missing + _confined_output(confinement, base, spec, source)
     if problems:

@@ -393,3 +393,59 @@ def test_a_glob_whose_wildcards_normalize_away_is_a_plain_path(tmp_path: Path) -
     assert _confined_error(repo, "'jobs*/../../outside/secret.yaml'").endswith(
         f"'jobs*/../../outside/secret.yaml' is outside the repository {repo}"
     )
+
+
+def test_cluster_applyset_defaults_and_values(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "  - name: production\n",
+        "  - name: production\n    defaultNamespace: ml\n    applyset: {}\n"
+        "  - name: staging\n    applyset: {name: team-a.set, namespace: ops, prune: true}\n"
+        "  - name: dev\n",
+    )
+    production, staging, dev = load_project(_project(tmp_path, text)).clusters
+    resolved = production.resolved_applyset()
+    assert resolved is not None
+    assert (resolved.name, resolved.namespace, resolved.prune) == ("trainc-production", "ml", False)
+    resolved = staging.resolved_applyset()
+    assert resolved is not None
+    assert (resolved.name, resolved.namespace, resolved.prune) == ("team-a.set", "ops", True)
+    assert dev.applyset is None and dev.resolved_applyset() is None
+
+
+@pytest.mark.parametrize(
+    ("setting", "where", "message"),
+    [
+        (
+            "{name: Team_A}",
+            "6:16: clusters[0].applyset.name",
+            "'Team_A' is not a valid Secret name (the ApplySet parent's; lowercase RFC 1123 "
+            "subdomain: letters, digits, '-' and '.', at most 253 characters)",
+        ),
+        (
+            "{namespace: Ops}",
+            "6:16: clusters[0].applyset.namespace",
+            "'Ops' is not a valid namespace name (lowercase RFC 1123 label)",
+        ),
+        ("{prune: 'yes'}", "6:16: clusters[0].applyset.prune", "Input should be a valid boolean"),
+        ("{prnue: true}", "6:16: clusters[0].applyset.prnue", "unknown field"),
+        ("team-a", "6:5: clusters[0].applyset", "Input should be a valid dictionary"),
+    ],
+)
+def test_cluster_applyset_bad_values_are_located(
+    tmp_path: Path, setting: str, where: str, message: str
+) -> None:
+    text = GOOD.replace("    schedulers:", f"    applyset: {setting}\n    schedulers:")
+    path = _project(tmp_path, text)
+    error = _error(path)
+    assert error.startswith(f"{path}:{where}: {message}"), error
+
+
+def test_cluster_applyset_default_name_must_be_a_secret_name(tmp_path: Path) -> None:
+    text = GOOD.replace("- name: production", "- name: Prod_1").replace(
+        "    schedulers:", "    applyset: {prune: true}\n    schedulers:"
+    )
+    path = _project(tmp_path, text)
+    assert _error(path) == (
+        f"{path}:6:5: clusters[0].applyset: the ApplySet's default name 'trainc-Prod_1' "
+        "(trainc-<cluster>) is not a valid Secret name: give applyset.name"
+    )

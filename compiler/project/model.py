@@ -17,7 +17,15 @@
         overlays: [overlays/production]  # cluster layer
         policies: []                     # in addition to inputs.policies
         delivery: resolved               # trainc apply: resolved objects, or trainjobs
+        applyset:                        # trainc apply: every apply is a member of this ApplySet
+          name: trainc-production        # its parent Secret (default: trainc-<cluster>)
+          namespace: default             # the parent's namespace (default: defaultNamespace)
+          prune: true                    # every apply prunes, as --prune (default: false)
         extensions: [intel-mpi, yunikorn]  # opt-in, beyond upstream (resolved delivery only)
+        kueue:                           # when schedulers lists kueue
+          version: v0.17.0               # the Kueue release it runs (Trainer skew warning)
+          jobSets: true                  # resolved delivery: JobSets to Kueue's JobSet
+                                         # integration (queue label, suspend: true)
         gitops:                          # delivery hints, all off unless set (GitOps)
           syncWaves: true                # Argo CD: PodGroups, ConfigMaps before JobSets
           serverSideApply: true          # Argo CD: ServerSideApply=true
@@ -46,6 +54,7 @@ from compiler.apiserver.manifest import SourceMap
 from compiler.errors import JsonPath, Problem
 from compiler.upstream.versions import (
     DEFAULT_TRAINER_VERSION,
+    KUEUE_TRAINER_VERSIONS,
     MEASURED_TRAINER_VERSIONS,
     TRAINER_VERSIONS,
 )
@@ -53,11 +62,14 @@ from compiler.upstream.versions import (
 __all__ = [
     "SCHEDULERS",
     "SUPPORTED_TRAINER_VERSIONS",
+    "ApplySetSetting",
     "Cluster",
     "GitOps",
     "Inputs",
+    "Kueue",
     "Namespace",
     "ProjectSpec",
+    "valid_secret_name",
     "validation_problems",
 ]
 
@@ -72,6 +84,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # a cluster name becomes a folder name under the output path
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _KUBERNETES_VERSION = re.compile(r"^v?1\.\d+(\.\d+)?$")
+# RFC 1123 subdomain: what Kubernetes accepts as a Secret's name
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -125,6 +139,58 @@ class GitOps(_Model):
     kustomization: bool = False
 
 
+def valid_secret_name(name: str) -> bool:
+    """Whether the API server accepts ``name`` as a Secret's name (RFC 1123 subdomain)."""
+    return len(name) <= 253 and _DNS_SUBDOMAIN.match(name) is not None
+
+
+class ApplySetSetting(_Model):
+    """``trainc apply``'s ApplySet for one cluster (:mod:`compiler.deliver.apply.applyset`):
+    every apply of the cluster labels what it applies as a member, so membership never
+    depends on who ran which command with which flags; ``prune`` makes every apply prune
+    (without it, ``--prune`` does). ``name`` and ``namespace`` fix the parent Secret, and
+    with it the ApplySet id, whatever the kubeconfig context's namespace."""
+
+    name: str | None = None  # default: trainc-<cluster>
+    namespace: str | None = None  # default: the cluster's defaultNamespace
+    prune: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not valid_secret_name(value):
+            raise ValueError(
+                f"{value!r} is not a valid Secret name (the ApplySet parent's; lowercase RFC "
+                "1123 subdomain: letters, digits, '-' and '.', at most 253 characters)"
+            )
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        if value is not None and not _DNS_LABEL.match(value):
+            raise ValueError(f"{value!r} is not a valid namespace name (lowercase RFC 1123 label)")
+        return value
+
+
+class Kueue(_Model):
+    """What the cluster's Kueue does with queued jobs (docs/integrations/kueue.md)."""
+
+    # the Kueue release the cluster runs: the Trainer it embeds computes TrainJob Workloads
+    version: str | None = None
+    # resolved delivery: the JobSets go to Kueue's JobSet integration, queue-labelled and
+    # suspended, instead of starting outside every quota
+    job_sets: bool = False
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None and value not in KUEUE_TRAINER_VERSIONS:
+            known = ", ".join(KUEUE_TRAINER_VERSIONS)
+            raise ValueError(f"Kueue version {value!r} is not known to trainc: it knows {known}")
+        return value
+
+
 class Cluster(_Model):
     name: str
     trainer: str = DEFAULT_TRAINER_VERSION
@@ -137,9 +203,12 @@ class Cluster(_Model):
     policies: list[NonEmpty] = []
     # what trainc apply pushes: the resolved objects, or the TrainJobs and runtimes
     delivery: Literal["resolved", "trainjobs"] = "resolved"
+    # trainc apply's ApplySet: None, membership only with --prune (and --applyset)
+    applyset: ApplySetSetting | None = None
     gitops: GitOps = GitOps()
     # opt-in behaviour beyond upstream (compiler.render.extensions); off unless listed
     extensions: list[Extension] = []
+    kueue: Kueue = Kueue()
 
     @field_validator("name")
     @classmethod
@@ -194,6 +263,16 @@ class Cluster(_Model):
         if value is not None and len(set(value)) != len(value):
             raise ValueError("a scheduler is listed twice")
         return value
+
+    def resolved_applyset(self) -> ApplySetSetting | None:
+        """``applyset`` with its defaults filled in (name and namespace), if set."""
+        if self.applyset is None:
+            return None
+        return ApplySetSetting(
+            name=self.applyset.name or f"trainc-{self.name}",
+            namespace=self.applyset.namespace or self.default_namespace,
+            prune=self.applyset.prune,
+        )
 
     def namespace(self, name: str) -> Namespace | None:
         return next((n for n in self.namespaces if n.name == name), None)

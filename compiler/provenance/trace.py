@@ -535,40 +535,27 @@ def provenance(
     plugins = plugins if plugins is not None else default_plugins()
     runtime_steps = _overlay_steps([runtime], overlays, "input")
     trainjob_steps = _overlay_steps([trainjob], overlays, "input")
-    original_runtime = runtime
+    layers = _layers(
+        trainjob.data,
+        plugins,
+        runtime,
+        runtime_steps,
+        trainjob_steps,
+        (trainjob_steps[-1][1][0] if trainjob_steps else trainjob).data,
+    )
     if runtime_steps:
         runtime = runtime_steps[-1][1][0]
-    original_trainjob = trainjob
     if trainjob_steps:
         trainjob = trainjob_steps[-1][1][0]
     runtime_spec: JsonObject = runtime.data.get("spec") or {}
     inputs = _Inputs(trainjob, runtime)
-    layers = _layers(
-        original_trainjob.data,
-        plugins,
-        original_runtime,
-        runtime_steps,
-        trainjob_steps,
-        trainjob.data,
-    )
 
-    history: dict[LeafKey, list[tuple[int, Any]]] = {}
-    previous: dict[LeafKey, Any] = {}
-
-    def record(index: int, rendered: list[JsonObject]) -> None:
-        nonlocal previous
-        leaves = _leaves(rendered)
-        for key, value in leaves.items():
-            if key not in previous or not _same(previous[key], value):
-                history.setdefault(key, []).append((index, value))
-        previous = leaves
-
+    history = _History()
     for index, layer in enumerate(layers):
         spec = (layer.runtime.data.get("spec") or {}) if layer.runtime else runtime_spec
         rendered = _render(layer.trainjob, spec, layer.plugins, options)
-        if rendered is None:
-            continue
-        record(index, rendered)
+        if rendered is not None:
+            history.record(index, rendered)
     # The real render: the last layer when every plugin is layered, but never assumed.
     objects = _render(trainjob.data, runtime_spec, plugins, options)
     if objects is None:
@@ -578,42 +565,17 @@ def provenance(
     # Output overlays: each patch on the rendered objects, a layer after the plugins.
     outputs = [Manifest(obj, SourceMap("")) for obj in objects]
     for label, patched in _overlay_steps(outputs, overlays, "output"):
-        record(len(layers), [m.data for m in patched])
+        history.record(len(layers), [m.data for m in patched])
         layers.append(_Layer("overlay", label, trainjob.data, plugins, outputs=patched))
         objects = [m.data for m in patched]
     final = _leaves(objects)
 
     def step(index: int, key: LeafKey, value: Any) -> FieldOrigin:
-        layer = layers[index]
-        path = key[1]
-        source: InputRef | None = None
-        if layer.kind == "runtime":
-            roots: list[tuple[Manifest, JsonPath]] = [
-                (runtime, ("spec",)),
-                (trainjob, ("metadata",)),
-            ]
-            if key[0][1] == "JobSet":
-                roots.insert(0, (runtime, ("spec", "template")))
-            for manifest, root in roots:
-                if source := inputs.direct(manifest, root, path, value):
-                    if manifest is trainjob:
-                        return FieldOrigin("trainjob", "TrainJob metadata", value, source)
-                    return FieldOrigin("runtime", f"{runtime.kind} {runtime.name}", value, source)
-            return FieldOrigin("plugin", "plugin JobSet", value, derived=True)
-        if layer.kind == "overlay":
-            return _overlay_origin(inputs, layer, key, value)
-        if layer.kind in ("runtimePatch", "trainjob"):
-            for root in layer.roots:
-                if source := inputs.direct(trainjob, root, path, value):
-                    return FieldOrigin(layer.kind, layer.label, value, source)
-            refs = tuple(inputs.ref(trainjob, root) for root in layer.roots)
-            return FieldOrigin(layer.kind, layer.label, value, derived=True, inputs=refs)
-        return FieldOrigin("plugin", layer.label, value, derived=True)
+        return _step_origin(inputs, layers[index], key, value)
 
-    # Derived leaves of the final render get their inputs from the sensitivity pass.
     origins: dict[LeafKey, FieldOrigin] = {}
     for key, value in final.items():
-        steps = list(history.get(key, []))
+        steps = list(history.changes.get(key, []))
         if not steps or not _same(steps[-1][1], value):
             steps.append((plugin_end, value))
         overridden = tuple(step(i, key, v) for i, v in reversed(steps[:-1]))
@@ -621,32 +583,90 @@ def provenance(
         origins[key] = FieldOrigin(
             last.layer, last.label, value, last.source, last.derived, last.inputs, overridden
         )
+    # Derived leaves of the final render get their inputs from the sensitivity pass.
     wanted = {k for k, o in origins.items() if o.derived and o.layer == "plugin"}
     sensitive = _sensitivity(inputs, runtime_spec, plugins, options, rendered_leaves, wanted)
-    # An opt-in extension is built from runtime annotations the perturbation pass does not
-    # vary (compiler.render.extensions): it names them itself.
+    _add_extension_inputs(sensitive, origins, wanted, inputs, plugins)
+    for key in wanted:
+        origins[key] = _with_inputs(origins[key], sensitive[key], key, final[key])
+    return _by_object(objects, origins)
+
+
+class _History:
+    """Each leaf's values as the layers change it: ``(layer index, value)`` per change."""
+
+    def __init__(self) -> None:
+        self.changes: dict[LeafKey, list[tuple[int, Any]]] = {}
+        self._previous: dict[LeafKey, Any] = {}
+
+    def record(self, index: int, rendered: list[JsonObject]) -> None:
+        leaves = _leaves(rendered)
+        for key, value in leaves.items():
+            if key not in self._previous or not _same(self._previous[key], value):
+                self.changes.setdefault(key, []).append((index, value))
+        self._previous = leaves
+
+
+def _step_origin(inputs: _Inputs, layer: _Layer, key: LeafKey, value: Any) -> FieldOrigin:
+    """Where ``layer`` took the leaf ``key``'s ``value`` from: an input line, or derived."""
+    path = key[1]
+    trainjob, runtime = inputs.trainjob, inputs.runtime
+    if layer.kind == "runtime":
+        roots: list[tuple[Manifest, JsonPath]] = [(runtime, ("spec",)), (trainjob, ("metadata",))]
+        if key[0][1] == "JobSet":
+            roots.insert(0, (runtime, ("spec", "template")))
+        for manifest, root in roots:
+            if source := inputs.direct(manifest, root, path, value):
+                if manifest is trainjob:
+                    return FieldOrigin("trainjob", "TrainJob metadata", value, source)
+                return FieldOrigin("runtime", f"{runtime.kind} {runtime.name}", value, source)
+        return FieldOrigin("plugin", "plugin JobSet", value, derived=True)
+    if layer.kind == "overlay":
+        return _overlay_origin(inputs, layer, key, value)
+    if layer.kind in ("runtimePatch", "trainjob"):
+        for root in layer.roots:
+            if source := inputs.direct(trainjob, root, path, value):
+                return FieldOrigin(layer.kind, layer.label, value, source)
+        refs = tuple(inputs.ref(trainjob, root) for root in layer.roots)
+        return FieldOrigin(layer.kind, layer.label, value, derived=True, inputs=refs)
+    return FieldOrigin("plugin", layer.label, value, derived=True)
+
+
+def _add_extension_inputs(
+    sensitive: dict[LeafKey, list[InputRef]],
+    origins: dict[LeafKey, FieldOrigin],
+    wanted: set[LeafKey],
+    inputs: _Inputs,
+    plugins: list[Plugin],
+) -> None:
+    """An opt-in extension is built from runtime annotations the perturbation pass does
+    not vary (compiler.render.extensions): it names them itself."""
     for plugin in plugins:
         keys = getattr(plugin, "runtime_inputs", ())
-        refs = [inputs.ref(runtime, ("metadata", "annotations", key)) for key in keys]
+        refs = [inputs.ref(inputs.runtime, ("metadata", "annotations", key)) for key in keys]
         for key in wanted:
             if origins[key].label == f"plugin {plugin.name}":
                 sensitive[key] = [*sensitive[key], *refs]
-    for key in wanted:
-        origin = origins[key]
-        refs = sensitive[key]
-        direct = next(
-            (r for r in refs if _same_key(r.path, key[1]) and _same(r.value, final[key])),
-            None,
-        )
-        if direct is not None:
-            origins[key] = FieldOrigin(
-                origin.layer, origin.label, origin.value, direct, overridden=origin.overridden
-            )
-        else:
-            origins[key] = FieldOrigin(
-                origin.layer, origin.label, origin.value, None, True, tuple(refs), origin.overridden
-            )
 
+
+def _with_inputs(
+    origin: FieldOrigin, refs: list[InputRef], key: LeafKey, final: Any
+) -> FieldOrigin:
+    """A derived leaf located at the input that holds its very value, else at its inputs."""
+    direct = next((r for r in refs if _same_key(r.path, key[1]) and _same(r.value, final)), None)
+    if direct is not None:
+        return FieldOrigin(
+            origin.layer, origin.label, origin.value, direct, overridden=origin.overridden
+        )
+    return FieldOrigin(
+        origin.layer, origin.label, origin.value, None, True, tuple(refs), origin.overridden
+    )
+
+
+def _by_object(
+    objects: list[JsonObject], origins: dict[LeafKey, FieldOrigin]
+) -> dict[str, dict[str, FieldOrigin]]:
+    """Origins keyed by :func:`object_key` then :func:`format_field_path`."""
     names = {}
     seen: dict[tuple[str, str], int] = {}
     for obj in objects:

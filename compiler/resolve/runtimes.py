@@ -20,6 +20,7 @@ from compiler.upstream.names import (
     TRAINING_RUNTIME_KIND,
     TRAINJOB_CONTROLLER,
 )
+from compiler.upstream.runtimes import release_runtime_hint
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 TRAINJOB_TYPE = "trainer.v1alpha1.TrainJob"
@@ -96,6 +97,8 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
                 hint = "it is among the inputs but admission rejects it (see its errors)"
             elif any(n == name for (_, n) in index.namespaced):
                 hint = f'a TrainingRuntime "{name}" exists: did you mean runtimeRef.kind: TrainingRuntime?'
+            else:  # e.g. torch-distributed: the cluster has it, the inputs do not
+                hint = release_runtime_hint(kind, name)
             # Upstream's field path, capital R included (clustertrainingruntime.go).
             return _not_found(
                 trainjob, "spec.RuntimeRef", kind, name, "clusterTrainingRuntime", hint
@@ -114,6 +117,8 @@ def resolve(trainjob: Manifest, index: RuntimeIndex) -> Resolved | Problem:
             )
         elif name in index.cluster:
             hint = f'a ClusterTrainingRuntime "{name}" exists: did you mean runtimeRef.kind: ClusterTrainingRuntime?'
+        elif upstream := release_runtime_hint(CLUSTER_TRAINING_RUNTIME_KIND, name):
+            hint = f"did you mean runtimeRef.kind: ClusterTrainingRuntime? {upstream}"
         return _not_found(trainjob, "spec.runtimeRef", kind, name, "trainingRuntime", hint)
     return Resolved(trainjob, runtime)
 

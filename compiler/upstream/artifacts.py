@@ -20,6 +20,10 @@ Each folder holds::
 
 A cache's manifest names folders of the Go module cache; the package's names folders
 beside it (relative paths), holding only the files trainc reads.
+
+The pinned Kueue release (``KUEUE_VERSION``) has its own folder ``kueue/<version>/`` in
+the same places (:func:`kueue_upstream`): ``manifest.json`` with ``inputCrds`` (the CRDs
+of the Kueue kinds read as inputs) and ``trainerVersion`` (the Trainer it embeds).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 from compiler.errors import SetupError
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION as DEFAULT_TRAINER_VERSION
+from compiler.upstream.versions import KUEUE_VERSION
 
 _SETUP_HINT = (
     "install the trainc-upstream package that trainc depends on (`pip install trainc` "
@@ -189,3 +194,45 @@ def describe(versions: tuple[str, ...]) -> list[str]:
         modules = ", ".join(f"{path} {module}" for path, module in found.modules)
         lines.append(f"Trainer {version} ({found.source}): {modules}")
     return lines
+
+
+@dataclass(frozen=True)
+class KueueUpstream:
+    """The pinned Kueue release's artifacts: the CRDs of its input kinds."""
+
+    version: str
+    # the Trainer release it embeds (its go.mod), which computes TrainJob Workloads
+    trainer_version: str
+    # CRD name -> CRD file (``clusterqueues.kueue.x-k8s.io`` -> ...)
+    input_crds: tuple[tuple[str, Path], ...]
+    source: str = ""
+
+    def input_crd_paths(self) -> list[Path]:
+        missing = [str(path) for _, path in self.input_crds if not path.is_file()]
+        if missing:
+            raise SetupError(f"Kueue CRD files are gone: {', '.join(missing)}: {_SETUP_HINT}")
+        return [path for _, path in self.input_crds]
+
+
+def kueue_search_path(version: str) -> list[tuple[str, Path]]:
+    """Where Kueue ``version``'s artifacts are looked for, in :func:`search_path` order."""
+    return [(what, folder.parent / "kueue" / version) for what, folder in search_path(version)]
+
+
+@cache
+def kueue_upstream(version: str = KUEUE_VERSION) -> KueueUpstream:
+    """Kueue ``version``'s artifacts; a clear :class:`SetupError` when none has them."""
+    places = kueue_search_path(version)
+    for source, directory in places:
+        manifest_path = directory / "manifest.json"
+        if manifest_path.is_file():
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            crds = tuple(
+                (name, directory / path)
+                for name, path in sorted((manifest.get("inputCrds") or {}).items())
+            )
+            return KueueUpstream(version, str(manifest["trainerVersion"]), crds, source)
+    looked = ", ".join(str(directory) for _, directory in places)
+    raise SetupError(
+        f"upstream artifacts for Kueue {version} are missing: {_SETUP_HINT} (looked in {looked})"
+    )

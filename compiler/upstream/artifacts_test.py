@@ -11,7 +11,7 @@ import pytest
 
 from compiler.errors import SetupError
 from compiler.upstream import artifacts
-from compiler.upstream.artifacts import describe, upstream
+from compiler.upstream.artifacts import describe, kueue_upstream, upstream
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +21,10 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setattr(artifacts, "PACKAGE", "trainc_upstream_test_absent")
     upstream.cache_clear()
+    kueue_upstream.cache_clear()
     yield
     upstream.cache_clear()
+    kueue_upstream.cache_clear()
 
 
 def release(folder: Path, trainer_dir: str, crd: str, modules: dict[str, str]) -> None:
@@ -128,3 +130,39 @@ def test_describe_names_the_package_and_each_release(
         "Trainer v2.2.0: missing",
         "Trainer v2.3.0 (trainc-upstream package): sigs.k8s.io/jobset v0.12.0",
     ]
+
+
+def kueue_release(folder: Path, crd: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "kueueVersion": folder.name,
+        "trainerVersion": "v2.2.0",
+        "inputCrds": {"clusterqueues.kueue.x-k8s.io": crd},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_kueue_from_the_package_then_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's folder is ``kueue/<version>`` beside the releases, in the same places."""
+    kueue_release(tmp_path / "xdg" / "trainc" / "upstream" / "kueue" / "v0.17.0", "/gomod/cq.yaml")
+    found = kueue_upstream("v0.17.0")
+    assert (found.source, found.trainer_version) == ("cache", "v2.2.0")
+    assert found.input_crds == (("clusterqueues.kueue.x-k8s.io", Path("/gomod/cq.yaml")),)
+    kueue_upstream.cache_clear()
+    data = package(tmp_path / "site", monkeypatch)
+    kueue_release(data / "kueue" / "v0.17.0", "crds/cq.yaml")
+    found = kueue_upstream("v0.17.0")
+    assert found.source == "trainc-upstream package"
+    assert found.input_crds == (
+        ("clusterqueues.kueue.x-k8s.io", data / "kueue" / "v0.17.0" / "crds" / "cq.yaml"),
+    )
+    with pytest.raises(SetupError, match="Kueue CRD files are gone"):
+        found.input_crd_paths()
+
+
+def test_kueue_nowhere_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(SetupError, match=r"artifacts for Kueue v0\.17\.0 are missing") as error:
+        kueue_upstream("v0.17.0")
+    assert str(tmp_path / "xdg" / "trainc" / "upstream" / "kueue" / "v0.17.0") in str(error.value)

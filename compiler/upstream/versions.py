@@ -19,6 +19,8 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "DEFAULT_TRAINER_VERSION",
+    "KUEUE_TRAINER_VERSIONS",
+    "KUEUE_VERSION",
     "MEASURED_TRAINER_VERSIONS",
     "TRAINER_VERSIONS",
     "Gate",
@@ -33,6 +35,13 @@ TRAINER_VERSIONS: tuple[str, ...] = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0")
 # Releases whose differences docs/trainer-versions.md records; those not in
 # TRAINER_VERSIONS are refused with a message saying so.
 MEASURED_TRAINER_VERSIONS: tuple[str, ...] = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0")
+
+# The Kueue release whose Workloads and admission trainc computes: the newest the Go module
+# proxy serves, fetched by scripts/fetch-upstream.sh (KUEUE_VERSION there too).
+KUEUE_VERSION = "v0.17.0"
+# The Trainer release each Kueue release embeds (its go.mod's github.com/kubeflow/trainer/v2):
+# Kueue's TrainJob integration computes a Workload's PodSets with that release's code.
+KUEUE_TRAINER_VERSIONS: dict[str, str] = {"v0.17.0": "v2.2.0"}
 
 T = TypeVar("T")
 

@@ -45,6 +45,8 @@ def make_project(parent: Path, count: int) -> Path:
         overlays = "" if name == "bare" else f"\n    overlays: [overlays/{name}]"
         clusters.append(
             f"  - name: {name}\n    trainer: v2.3.0\n    kubernetes: v1.31.0\n"
+            # the shipped overlays queue every TrainJob: Kueue gets them as TrainJobs
+            "    delivery: trainjobs\n"
             f"    schedulers: [coscheduling, kueue]{overlays}\n"
         )
     (project / "trainc.yaml").write_text(

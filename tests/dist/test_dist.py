@@ -18,7 +18,12 @@ from pathlib import Path
 import pytest
 
 from compiler.upstream.artifacts import cache_root
-from compiler.upstream.versions import TRAINER_VERSIONS, version_key
+from compiler.upstream.versions import (
+    KUEUE_TRAINER_VERSIONS,
+    KUEUE_VERSION,
+    TRAINER_VERSIONS,
+    version_key,
+)
 from tests.dist.support import REPO, Dist, build_dist, install, user_env
 
 YAML_POLICIES = sorted(
@@ -110,6 +115,12 @@ def test_the_wheels_hold_what_they_should(dist: Dist) -> None:
             path = f"{release}/trainer/manifests/base/crds/trainer.kubeflow.org_{crd}.yaml"
             assert f"trainc_upstream/data/{path}" in names and path in manifest["files"]
     assert all(f"trainc_upstream/data/{path}" in names for path in manifest["files"])
+    # the pinned Kueue release: its input CRDs and the Trainer it embeds
+    kueue = manifest["kueue"]
+    assert kueue["version"] == KUEUE_VERSION and kueue["sum"].startswith("h1:")
+    assert kueue["trainerVersion"] == KUEUE_TRAINER_VERSIONS[KUEUE_VERSION]
+    crd = f"kueue/{KUEUE_VERSION}/crds/kueue.x-k8s.io_clusterqueues.yaml"
+    assert f"trainc_upstream/data/{crd}" in names and crd in manifest["files"]
     with zipfile.ZipFile(dist.trainc_wheel) as wheel:
         trainc_names = wheel.namelist()
         metadata = wheel.read(next(n for n in trainc_names if n.endswith("/METADATA"))).decode()

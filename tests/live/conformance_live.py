@@ -9,9 +9,15 @@ between cases:
    order within each kind; a namespace an input names is created first;
 2. for each admitted TrainJob, wait until the controller has created the objects the
    golden expects (or reported ``TrainJobResourcesCreationFailed``, or a timeout);
-3. read back the JobSets, PodGroups, ConfigMaps and Secrets owned by the TrainJobs;
+3. read back the JobSets, PodGroups, ConfigMaps and Secrets owned by the TrainJobs,
+   each JobSet as the Trainer sent it (the API server's audit log: before JobSet's
+   mutating webhook defaulted it);
 4. normalise (below) and compare with what trainc renders for the same inputs with
-   ``--owner-uid`` set to the TrainJob's real UID, using tests/conformance/normalise.py.
+   ``--owner-uid`` set to the TrainJob's real UID, using tests/conformance/normalise.py;
+5. at the pod depth (the default), collect the Jobs, headless Services and Pods the
+   JobSet and Job controllers create (tests/live/workloads.py) and, when
+   ``compiler.expand`` is importable, compare them with ``expand(objects, "pods")`` of
+   each TrainJob's rendered objects.
 
 A case is *identical* when both sides create the same objects (after normalisation)
 or both reject the input. Rejection texts are not part of the verdict; every error
@@ -29,7 +35,7 @@ Normalisation of the live objects (what the server or the run adds, not the cont
   is replaced by the case's ``ownerUID`` and trainc renders with that UID (trainc
   takes one ``--owner-uid``).
 
-The API server's defaults, applied to trainc's objects where absent (SERVER_DEFAULTS;
+The API server's defaults, applied to both sides where absent (SERVER_DEFAULTS;
 a case identical only after these is counted separately as "with server defaults"):
 
 - JobSet: ``protocol: TCP`` on every container and init container port (the JobSet
@@ -39,14 +45,16 @@ a case identical only after these is counted separately as "with server defaults
 
 Per-case differences go to ``conformance-out/live/<case>.txt``, every case's live objects
 (normalised as above, the case's ``ownerUID`` in place of the real UIDs, generated key
-material masked) to ``conformance-out/live/objects/<case>.yaml``; the closing line is
-``conformance-live: X/Y cases identical``.
+material masked) to ``conformance-out/live/objects/<case>.yaml``, the Jobs, Services and Pods to
+``workloads/<case>.yaml``; the closing line is ``conformance-live: X/Y cases identical``,
+then, with ``compiler.expand``, ``conformance-live: X/Y cases identical (jobs, services, pods)``.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import re
 import shutil
@@ -54,14 +62,18 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
 from tests.conformance import trainc_side
 from tests.conformance.cases import REPO, Case, all_cases, message_key
 from tests.conformance.normalise import first_difference, normalise
+from tests.live import workloads
 from tests.live.controlplane import (
+    KCM_CONTROLLERS,
     RESOURCES,
+    SERVICE_ACCOUNT_PATH,
     ApiError,
     Client,
     ControlPlane,
@@ -71,6 +83,9 @@ from tests.live.controlplane import (
     resource_for,
     start,
 )
+from tests.live.workloads import Workloads
+
+Expand = Callable[[list[Json], str], list[Json]]
 
 OUT = REPO / "conformance-out" / "live"
 SNAPSHOT_SUFFIX = "-runtime-snapshot"
@@ -149,6 +164,15 @@ class LiveAnswer:
     creation_failures: list[Json] = field(default_factory=list)
     trainjob_uids: dict[str, str] = field(default_factory=dict)  # "ns/name" -> uid
     timed_out: list[str] = field(default_factory=list)
+    # The JobSets as stored (after JobSet's mutating webhook); ``objects`` holds them as
+    # the Trainer sent them (the audit log's request bodies) when the log has them.
+    stored_jobsets: list[Json] = field(default_factory=list)
+    jobsets_as_sent: bool = False
+    # The JobSet and Job controllers' Jobs, Services and Pods (with the pod controllers).
+    workloads: Workloads | None = None
+    # Creation-failure events of a TrainJob whose objects were all created as trainc
+    # renders them: a later reconcile's apply failed (see compare()).
+    later_failures: list[Json] = field(default_factory=list)
 
 
 def _documents(case: Case) -> list[Json]:
@@ -183,7 +207,9 @@ def _expected_counts(case: Case) -> dict[str, int]:
     return counts
 
 
-def _ensure_namespace(client: Client, namespace: str) -> None:
+def _ensure_namespace(client: Client, namespace: str, service_account: bool = False) -> None:
+    """Create ``namespace`` if missing; with ``service_account`` wait (10 s at most) for
+    the ServiceAccount controller's ``default`` account, which Pods need to be admitted."""
     code, _ = client.raw("GET", f"/api/v1/namespaces/{namespace}")
     if code == 404:
         client.request(
@@ -191,6 +217,12 @@ def _ensure_namespace(client: Client, namespace: str) -> None:
             "/api/v1/namespaces",
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
         )
+    deadline = time.monotonic() + 10.0
+    path = SERVICE_ACCOUNT_PATH.format(namespace=namespace)
+    while service_account and client.raw("GET", path)[0] != 200:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no default ServiceAccount in namespace {namespace} after 10s")
+        time.sleep(0.1)
 
 
 def _owned(client: Client, namespaces: set[str], uids: set[str]) -> list[Json]:
@@ -224,11 +256,25 @@ def _failure_events(client: Client, namespace: str, uid: str) -> list[str]:
     return sorted(set(messages))
 
 
-def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
+def run_case(
+    client: Client,
+    case: Case,
+    timeout: float,
+    audit_log: Path | None = None,
+    pods: bool = False,
+) -> LiveAnswer:
+    """Create the case's inputs and read back what the controllers made. With
+    ``audit_log`` the JobSets are taken as the Trainer sent them; with ``pods`` the
+    JobSet and Job controllers' Jobs, Services and Pods are collected too."""
     answer = LiveAnswer()
+    offset = workloads.audit_offset(audit_log) if audit_log else 0
     expected = _expected_counts(case)
     trainjobs: list[Json] = []
-    for doc in _documents(case):
+    documents = _documents(case)
+    # The ServiceAccounts the inputs name exist, as on the cluster the runtimes were
+    # written for (the ServiceAccount admission plugin refuses Pods naming a missing one).
+    accounts = sorted(workloads.service_account_names(documents)) if pods else []
+    for doc in documents:
         doc = copy.deepcopy(doc)
         try:
             resource = resource_for(doc)
@@ -237,7 +283,9 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
             continue
         if resource.namespaced:
             doc.setdefault("metadata", {}).setdefault("namespace", "default")
-            _ensure_namespace(client, doc["metadata"]["namespace"])
+            _ensure_namespace(client, doc["metadata"]["namespace"], service_account=pods)
+            for account in accounts:
+                workloads.ensure_service_account(client, doc["metadata"]["namespace"], account)
         namespace = doc["metadata"].get("namespace") if resource.namespaced else None
         code, got = create(
             client,
@@ -288,11 +336,39 @@ def run_case(client: Client, case: Case, timeout: float) -> LiveAnswer:
             answer.timed_out = sorted(_name(t) for t in trainjobs if _name(t) not in done_jobs)
             break
         time.sleep(0.1)
+    answer.stored_jobsets = [o for o in objects if o.get("kind") == "JobSet"]
+    if audit_log is not None:
+        objects, answer.jobsets_as_sent = _as_sent(objects, audit_log, offset)
     answer.objects = objects
     answer.creation_failures = [
         {"trainJob": k, "events": v} for k, v in sorted(failures.items()) if v
     ]
+    if pods:
+        answer.workloads = workloads.collect(client, answer.stored_jobsets, timeout)
     return answer
+
+
+def _as_sent(objects: list[Json], audit_log: Path, offset: int) -> tuple[list[Json], bool]:
+    """``objects`` with each JobSet replaced by the body the Trainer sent for it (the
+    audit log's last successful write, waited for up to 2 s: the log is written as the
+    request completes); False, and the objects unchanged, when one is missing."""
+    wanted = {_name(o) for o in objects if o.get("kind") == "JobSet"}
+    deadline = time.monotonic() + 2.0
+    sent = workloads.sent_jobsets(audit_log, offset)
+    while not wanted <= set(sent) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        sent = workloads.sent_jobsets(audit_log, offset)
+    if not wanted <= set(sent):
+        return objects, False
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "JobSet":
+            body = copy.deepcopy(sent[_name(obj)])
+            body.setdefault("apiVersion", obj.get("apiVersion"))
+            out.append(body)
+        else:
+            out.append(obj)
+    return out, True
 
 
 def _owner_name(obj: Json) -> str:
@@ -303,16 +379,31 @@ def _owner_name(obj: Json) -> str:
     return ""
 
 
+# Owned objects cleaned only when their owner is of these kinds (a namespace's
+# kube-root-ca.crt ConfigMap, the default/kubernetes Service stay).
+CLEAN_OWNERS = {
+    "ConfigMap": {"TrainJob"},
+    "Secret": {"TrainJob"},
+    "Service": {"JobSet"},
+    "Pod": {"Job"},
+}
+
+
 def clean(client: Client) -> None:
-    """Delete what a case created (no garbage collector runs) until nothing is left."""
-    for _ in range(5):
+    """Delete what a case created (no garbage collector runs) until nothing is left:
+    owners first, so that no controller recreates what was just deleted."""
+    for _ in range(8):
         leftovers = 0
         for kind in (
             "TrainJob",
             *OWNED_KINDS,
+            "Job",
+            "Service",
+            "Pod",
             "TrainingRuntime",
             "ClusterTrainingRuntime",
             "PriorityClass",
+            "ServiceAccount",
             "Event",
         ):
             resource = RESOURCES[kind]
@@ -320,8 +411,11 @@ def clean(client: Client) -> None:
                 metadata = item["metadata"]
                 if kind == "PriorityClass" and metadata["name"].startswith("system-"):
                     continue
-                if kind in ("ConfigMap", "Secret") and not any(
-                    r.get("kind") == "TrainJob" for r in metadata.get("ownerReferences") or []
+                if kind == "ServiceAccount" and metadata["name"] == "default":
+                    continue
+                if kind in CLEAN_OWNERS and not any(
+                    r.get("kind") in CLEAN_OWNERS[kind]
+                    for r in metadata.get("ownerReferences") or []
                 ):
                     continue
                 leftovers += 1
@@ -334,7 +428,7 @@ def clean(client: Client) -> None:
                         content_type="application/merge-patch+json",
                     )
                 client.raw("DELETE", path)
-            if kind == "TrainJob" and leftovers:
+            if kind in ("TrainJob", "JobSet") and leftovers:
                 time.sleep(0.3)  # let an in-flight reconcile finish before deleting its objects
         if leftovers == 0:
             return
@@ -373,6 +467,9 @@ class Verdict:
     env_order_random: bool = False
     owner_uid: str = ""
     golden_messages: list[str] = field(default_factory=list)  # expected-errors.json
+    # At the pod depth: None when not compared (no pod controllers, or no compiler.expand).
+    pods_identical: bool | None = None
+    pods_difference: str | None = None
 
     def live_objects(self) -> list[Json]:
         """The live objects as goldens hold them: server fields stripped, the TrainJobs'
@@ -381,7 +478,16 @@ class Verdict:
         return normalise(strip_server_fields(self.live.objects, uid_map), self.env_order_random)
 
 
-def compare(client: Client, case: Case, timeout: float) -> Verdict:
+def compare(
+    client: Client,
+    case: Case,
+    timeout: float,
+    audit_log: Path | None = None,
+    pods: bool = False,
+    expand: Expand | None = None,
+) -> Verdict:
+    """The case on the cluster against trainc; at the pod depth with ``pods`` (the live
+    Jobs, Services and Pods) and ``expand`` (trainc's)."""
     began = time.monotonic()
     if case.expect_trainc_error is not None:
         # Input no upstream component can read (YAML syntax): nothing reaches the server.
@@ -403,7 +509,7 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
             [str(p) for p in actual.problems or []],
             None,
         )
-    live = run_case(client, case, timeout)
+    live = run_case(client, case, timeout, audit_log, pods)
     uids = list(live.trainjob_uids.values())
     owner_uid = uids[0] if len(uids) == 1 else case.owner_uid
     uid_map = {uid: owner_uid for uid in uids}
@@ -411,6 +517,11 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
     trainc_problems = None if actual.problems is None else [str(p) for p in actual.problems]
     env_random = case.env_order_random
     live_objects = normalise(strip_server_fields(live.objects, uid_map), env_random)
+    # The API server's defaults on both sides: the stored PodGroups and Secrets have
+    # them, a JobSet as the Trainer sent it has not (setdefault: no change where present).
+    live_defaulted = normalise(
+        with_server_defaults(strip_server_fields(live.objects, uid_map)), env_random
+    )
     golden_difference = _golden_difference(case, live, env_random)
     failures = "; ".join(m for f in live.creation_failures for m in f["events"])
     if live.rejections:
@@ -447,13 +558,19 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
             trainc_objects = normalise(actual.objects, env_random)
             byte_identical = first_difference(live_objects, trainc_objects) is None
             difference = first_difference(
-                live_objects, normalise(with_server_defaults(actual.objects), env_random)
+                live_defaulted, normalise(with_server_defaults(actual.objects), env_random)
             )
-        if live.creation_failures:
+        if live.creation_failures and difference is None and live.objects:
+            # Every object was created as trainc renders it; a later reconcile's apply
+            # failed (JobSet's mutating webhook defaults volumeClaimPolicies' retention
+            # policy on create only, so the Trainer's next apply changes an immutable
+            # list). Not a difference in what is created; reported on its own.
+            live.later_failures, live.creation_failures = live.creation_failures, []
+        elif live.creation_failures:
             # Some objects were created, then one failed.
             difference = f"the controller reports {CREATION_FAILED} ({failures}); {difference}"
             byte_identical = False
-    return Verdict(
+    verdict = Verdict(
         case.name,
         kind,
         difference is None,
@@ -467,6 +584,60 @@ def compare(client: Client, case: Case, timeout: float) -> Verdict:
         case.owner_uid,
         _golden_messages(case),
     )
+    if live.workloads is not None and expand is not None:
+        verdict.pods_difference = pods_difference(live, actual.objects, expand, env_random)
+        verdict.pods_identical = verdict.pods_difference is None
+    return verdict
+
+
+def by_trainjob(objects: list[Json]) -> list[list[Json]]:
+    """trainc's objects grouped by the TrainJob that owns them, in first-seen order."""
+    groups: dict[str, list[Json]] = {}
+    for obj in objects:
+        groups.setdefault(_owner_name(obj), []).append(obj)
+    return list(groups.values())
+
+
+def pods_difference(
+    live: LiveAnswer, rendered: list[Json] | None, expand: Expand, env_random: bool
+) -> str | None:
+    """The controllers' Jobs, Services and Pods against ``expand(objects, "pods")`` of
+    each TrainJob's rendered objects; None when identical (or both refuse)."""
+    assert live.workloads is not None
+    created = live.workloads
+    failures = "; ".join(created.failures)
+    if created.timed_out:
+        return f"timed out waiting for the JobSet and Job controllers: {created.timed_out[0]}"
+    if rendered is None:
+        if created.objects:
+            return f"trainc refuses, the controllers create {workloads.summary(created.objects)}"
+        return None  # nothing to expand on either side (compared at the JobSet depth)
+    expanded: list[Json] = []
+    try:
+        for group in by_trainjob(rendered):
+            expanded += expand(group, "pods")
+    except Exception as error:  # expand's refusal (or a bug): compared with the cluster's
+        if failures:
+            return None
+        return f"expand fails ({type(error).__name__}: {error}), the controllers create " + (
+            workloads.summary(created.objects)
+        )
+    if failures:
+        return f"the controllers report {failures}; expand makes {workloads.summary(expanded)}"
+    return workloads.workload_difference(
+        workloads.normalise_workloads(created.objects, env_random),
+        workloads.normalise_workloads(expanded, env_random),
+    )
+
+
+def load_expand() -> Expand | None:
+    """``compiler.expand.expand`` when that package is there."""
+    try:
+        module = importlib.import_module("compiler.expand")
+    except ImportError:
+        return None
+    function = getattr(module, "expand", None)
+    return function if callable(function) else None
 
 
 def _golden_messages(case: Case) -> list[str]:
@@ -524,7 +695,9 @@ def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | 
     if live.rejections:
         return "the golden has objects, the cluster rejects"
     uid_map = {uid: case.owner_uid for uid in live.trainjob_uids.values()}
-    objects = normalise(strip_server_fields(live.objects, uid_map), env_random)
+    objects = normalise(
+        with_server_defaults(strip_server_fields(live.objects, uid_map)), env_random
+    )
     return first_difference(objects, normalise(with_server_defaults(expected), env_random))
 
 
@@ -608,16 +781,34 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
     errors = [_message_report(v) for v in verdicts if v.live.rejections or v.live.creation_failures]
     (OUT / "errors.json").write_text(json.dumps(errors, indent=2, sort_keys=True) + "\n")
     (OUT / "objects").mkdir()
+    (OUT / "workloads").mkdir()
     for verdict in verdicts:
         if verdict.live.trainjob_uids:
             (OUT / "objects" / f"{verdict.name}.yaml").write_text(
                 yaml.safe_dump_all(verdict.live_objects(), sort_keys=False)
             )
-        if verdict.identical and verdict.golden_difference is None:
+        created = verdict.live.workloads
+        if created is not None and (created.objects or created.failures):
+            header = "".join(f"# {f}\n" for f in created.failures)
+            header += "".join(f"# harness finished the Pods of Job {j}\n" for j in created.finished)
+            (OUT / "workloads" / f"{verdict.name}.yaml").write_text(
+                header
+                + yaml.safe_dump_all(
+                    workloads.normalise_workloads(created.objects, verdict.env_order_random),
+                    sort_keys=False,
+                )
+            )
+        if (
+            verdict.identical
+            and verdict.golden_difference is None
+            and verdict.pods_identical is not False
+        ):
             continue
         lines = [f"case: {verdict.name}", f"kind: {verdict.kind}"]
         if verdict.difference:
             lines.append(f"trainc vs live: {verdict.difference}")
+        if verdict.pods_difference:
+            lines.append(f"expand vs live Jobs, Services, Pods: {verdict.pods_difference}")
         if verdict.golden_difference:
             lines.append(f"golden vs live: {verdict.golden_difference}")
         if verdict.live.objects:
@@ -629,6 +820,7 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
         "coldBuildSeconds": plane.artifacts.cold_build_seconds,
         "startSeconds": round(plane.started_seconds, 2),
         "trainerStartSeconds": round(plane.controller_started_seconds or 0.0, 2),
+        "podControllersStartSeconds": round(plane.pod_controllers_started_seconds or 0.0, 2),
         "cases": {
             v.name: {
                 "kind": v.kind,
@@ -637,6 +829,18 @@ def write_outputs(verdicts: list[Verdict], plane: ControlPlane) -> None:
                 "difference": v.difference,
                 "goldenDifference": v.golden_difference,
                 "seconds": round(v.seconds, 2),
+                "jobsetsAsSent": v.live.jobsets_as_sent,
+                "laterReconcileFailures": v.live.later_failures,
+                "workloads": None
+                if v.live.workloads is None
+                else {
+                    "created": workloads.summary(v.live.workloads.objects),
+                    "failures": v.live.workloads.failures,
+                    "finishedByHarness": v.live.workloads.finished,
+                    "timedOut": v.live.workloads.timed_out,
+                },
+                "podsIdentical": v.pods_identical,
+                "podsDifference": v.pods_difference,
             }
             for v in verdicts
         },
@@ -651,6 +855,13 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=20.0, help="seconds to wait for the controller per case"
     )
     parser.add_argument(
+        "--depth",
+        choices=("jobset", "pods"),
+        default="pods",
+        help="pods (default): also run the JobSet and Job controllers and compare their "
+        "Jobs, Services and Pods with compiler.expand; jobset: the Trainer's objects only",
+    )
+    parser.add_argument(
         "--write-goldens",
         action="store_true",
         help="record what the control plane said in each error case's expected-errors.json",
@@ -661,20 +872,30 @@ def main(argv: list[str] | None = None) -> int:
         wanted = set(args.cases)
         cases = [c for c in cases if c.name in wanted]
     began = time.monotonic()
+    pods = args.depth == "pods"
+    expand = load_expand() if pods else None
     artifacts = build()
-    plane = start(artifacts, trainer=True)
+    plane = start(artifacts, trainer=True, pods=pods)
     print(
         f"control plane up in {plane.started_seconds:.1f}s (Trainer controller "
         f"{plane.controller_started_seconds or 0:.1f}s): kube-apiserver {artifacts.versions['kube-apiserver']}, "
         f"etcd {artifacts.versions['etcd']}, Trainer {artifacts.versions['trainer']}"
     )
+    if pods:
+        print(
+            f"pod controllers up in {plane.pod_controllers_started_seconds or 0:.1f}s: JobSet "
+            f"{artifacts.versions.get('jobset')}, kube-controller-manager "
+            f"{artifacts.versions.get('kube-controller-manager')} ({', '.join(KCM_CONTROLLERS)})"
+        )
+        if expand is None:
+            print("compiler.expand is not importable: the pods are dumped, not compared")
     verdicts: list[Verdict] = []
     try:
         client = plane.client()
         for case in cases:
             try:
                 clean(client)
-                verdict = compare(client, case, args.timeout)
+                verdict = compare(client, case, args.timeout, plane.audit_log, pods, expand)
             except (ApiError, OSError, RuntimeError) as error:
                 verdict = Verdict(
                     case.name,
@@ -688,11 +909,21 @@ def main(argv: list[str] | None = None) -> int:
                     None,
                 )
             verdicts.append(verdict)
-            if verdict.identical:
-                tag = "ok   " if verdict.byte_identical else "ok*  "
-                print(f"{tag} {case.name}")
-            else:
+            depth = ""
+            if verdict.live.workloads is not None:
+                created = verdict.live.workloads
+                depth = f" [{workloads.summary(created.objects)}"
+                depth += f"; {len(created.failures)} refused" if created.failures else ""
+                depth += f"; timed out: {created.timed_out[0]}]" if created.timed_out else "]"
+            if verdict.live.later_failures:
+                depth += f" (a later reconcile failed: {CREATION_FAILED})"
+            if not verdict.identical:
                 print(f"DIFF  {case.name}: {verdict.difference}")
+            elif verdict.pods_identical is False:
+                print(f"PODS  {case.name}{depth}: {verdict.pods_difference}")
+            else:
+                tag = "ok   " if verdict.byte_identical else "ok*  "
+                print(f"{tag} {case.name}{depth}")
             sys.stdout.flush()
         clean(client)
         client.close()
@@ -714,6 +945,18 @@ def main(argv: list[str] | None = None) -> int:
     message_matches = sum(r["allFindingsInTrainc"] for r in reports)
     golden_matches = sum(r["allFindingsInGolden"] for r in reports)
     golden_agree = sum(v.golden_difference is None for v in verdicts)
+    later = [v.name for v in verdicts if v.live.later_failures]
+    if later:
+        print(
+            f"cases whose objects were created as rendered and a later Trainer reconcile "
+            f"failed ({CREATION_FAILED}): {len(later)}: {', '.join(later)}"
+        )
+    refused = [v for v in verdicts if v.live.workloads is not None and v.live.workloads.failures]
+    if refused:
+        print(
+            f"cases where the JobSet or Job controller's create was refused: {len(refused)}: "
+            + ", ".join(v.name for v in refused)
+        )
     print(
         f"{byte_identical} identical as created, {identical - byte_identical} with server defaults "
         f"(ok*); goldens agreeing with the cluster: {golden_agree}/{len(verdicts)}"
@@ -725,7 +968,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"{time.monotonic() - began:.0f}s; details in {OUT.relative_to(REPO)}/")
     print(f"conformance-live: {identical}/{len(verdicts)} cases identical")
-    return 0 if identical == len(verdicts) else 1
+    if expand is None:
+        return 0 if identical == len(verdicts) else 1
+    deep = sum(v.identical and v.pods_identical is not False for v in verdicts)
+    print(f"conformance-live: {deep}/{len(verdicts)} cases identical (jobs, services, pods)")
+    return 0 if deep == len(verdicts) else 1
 
 
 if __name__ == "__main__":

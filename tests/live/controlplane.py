@@ -1,7 +1,8 @@
 """A real Kubernetes control plane on 127.0.0.1 for trainc's live tests.
 
-``scripts/build-control-plane.sh`` builds etcd 3.6.16, kube-apiserver v1.34.4 and the
-Kubeflow Trainer v2.3.0 controller manager from the Go module proxy into the cache
+``scripts/build-control-plane.sh`` builds etcd 3.6.16, kube-apiserver v1.34.4, the
+Kubeflow Trainer v2.3.0 controller manager, the JobSet v0.12.0 controller manager and
+kube-controller-manager v1.34.4 from the Go module proxy into the cache
 (``$TRAINC_CACHE/controlplane``); this module starts them:
 
 - etcd with client TLS (certificates from a CA made per run, with ``openssl``), on a
@@ -20,8 +21,14 @@ Kubeflow Trainer v2.3.0 controller manager from the Go module proxy into the cac
   and Trainer's Validating/MutatingWebhookConfigurations (read from the module's
   ``manifests/base/webhook``, with its kustomize patches) registered by URL.
 
-No kube-controller-manager runs: nothing garbage-collects owned objects, no namespace
-is ever finalized, and the default ServiceAccount is never made.
+- optionally (``pods``) the pod depth: kube-controller-manager running only the Job and
+  ServiceAccount controllers (KCM_CONTROLLERS), and the JobSet controller manager with
+  its own certificate rotation off, its webhook server on 127.0.0.1 with a certificate
+  of the run's CA, and JobSet's webhook configurations registered by URL. Pods are
+  created and stay Pending (no scheduler, no kubelet);
+- an audit log of every JobSet write with its body as sent (AUDIT_POLICY).
+
+Nothing garbage-collects owned objects and no namespace is ever finalized.
 
 Every process is stopped by its PID (SIGTERM, then SIGKILL after a grace period) and
 the temporary folder is removed.
@@ -53,6 +60,12 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-control-plane.sh"
 TRAINER_VERSION = "v2.3.0"
+
+POD_CONTROLLERS = ("kube-controller-manager", "jobset-controller-manager")
+# The controllers kube-controller-manager runs: the Job controller makes the Pods; the
+# ServiceAccount controller makes each namespace's ``default`` ServiceAccount, without
+# which the ServiceAccount admission plugin (on, as in every cluster) refuses them.
+KCM_CONTROLLERS = ("job-controller", "serviceaccount-controller")
 
 ADMIN_USER = "trainc-admin"
 LIMITED_USER = "trainc-limited"
@@ -91,6 +104,10 @@ class Artifacts:
     kube_apiserver: Path
     trainer_controller_manager: Path
     trainer_dir: Path
+    # The pod-depth controllers; None in a cache built before they were added.
+    kube_controller_manager: Path | None
+    jobset_controller_manager: Path | None
+    jobset_dir: Path | None
     crd_files: tuple[Path, ...]
     versions: dict[str, str]
     cold_build_seconds: dict[str, int]
@@ -129,11 +146,16 @@ def read_artifacts() -> Artifacts:
     crds += [Path(p) for _, p in sorted(up["outputCrds"].items())]
     crds += [Path(p) for _, p in sorted(cp["crds"].items())]
     binaries = cp["binaries"]
+    optional = {k: Path(binaries[k]) if k in binaries else None for k in POD_CONTROLLERS}
+    jobset_dir = (cp.get("moduleDirs") or {}).get("sigs.k8s.io/jobset")
     return Artifacts(
         etcd=Path(binaries["etcd"]),
         kube_apiserver=Path(binaries["kube-apiserver"]),
         trainer_controller_manager=Path(binaries["trainer-controller-manager"]),
         trainer_dir=trainer_dir,
+        kube_controller_manager=optional["kube-controller-manager"],
+        jobset_controller_manager=optional["jobset-controller-manager"],
+        jobset_dir=Path(jobset_dir) if jobset_dir else None,
         crd_files=tuple(crds),
         versions=dict(cp["versions"]),
         cold_build_seconds=dict(cp["coldBuildSeconds"]),
@@ -371,6 +393,10 @@ RESOURCES: dict[str, Resource] = {
     "ConfigMap": Resource("v1", "configmaps", True),
     "Secret": Resource("v1", "secrets", True),
     "Event": Resource("v1", "events", True),
+    "Job": Resource("batch/v1", "jobs", True),
+    "Service": Resource("v1", "services", True),
+    "Pod": Resource("v1", "pods", True),
+    "ServiceAccount": Resource("v1", "serviceaccounts", True),
     "PriorityClass": Resource("scheduling.k8s.io/v1", "priorityclasses", False),
     "ClusterTrainingRuntime": Resource(
         "trainer.kubeflow.org/v1alpha1", "clustertrainingruntimes", False
@@ -444,6 +470,7 @@ class ControlPlane:
     processes: list[Process] = field(default_factory=list)
     started_seconds: float = 0.0
     controller_started_seconds: float | None = None
+    pod_controllers_started_seconds: float | None = None
 
     @property
     def url(self) -> str:
@@ -454,7 +481,15 @@ class ControlPlane:
 
     @property
     def controller(self) -> Process | None:
-        return next((p for p in self.processes if p.name == "trainer-controller-manager"), None)
+        return self.process("trainer-controller-manager")
+
+    def process(self, name: str) -> Process | None:
+        return next((p for p in self.processes if p.name == name), None)
+
+    @property
+    def audit_log(self) -> Path:
+        """JSON lines: every JobSet create/update/patch with the body as sent (AUDIT_POLICY)."""
+        return self.workdir / "audit.log"
 
     def stop(self) -> None:
         """Stop every process by PID, newest first; remove the temporary folder."""
@@ -525,19 +560,161 @@ class ControlPlane:
         self.controller_started_seconds = time.monotonic() - began
         return process
 
-    def webhook_configurations(self, webhook_port: int) -> list[Json]:
-        """Trainer's webhook configurations as kustomize makes them, served by URL."""
-        base = self.artifacts.trainer_dir / "manifests" / "base" / "webhook"
+    # The pod-depth controllers -------------------------------------------------
+
+    def start_pod_controllers(self, timeout: float = 120.0) -> None:
+        """The JobSet controller manager (webhooks registered) and kube-controller-manager.
+
+        Idempotent. Start them before the Trainer controller, so that no JobSet is
+        admitted without JobSet's webhooks."""
+        missing = [
+            name
+            for name, path in (
+                ("kube-controller-manager", self.artifacts.kube_controller_manager),
+                ("jobset-controller-manager", self.artifacts.jobset_controller_manager),
+                ("sigs.k8s.io/jobset module folder", self.artifacts.jobset_dir),
+            )
+            if path is None or not path.exists()
+        ]
+        if missing:
+            raise ControlPlaneUnavailable(
+                f"not built: {', '.join(missing)}; run `make control-plane`"
+            )
+        began = time.monotonic()
+        if self.process("kube-controller-manager") is None:
+            self._start_kube_controller_manager(timeout)
+        if self.process("jobset-controller-manager") is None:
+            self._start_jobset(timeout)
+        self.pod_controllers_started_seconds = time.monotonic() - began
+
+    def _start_kube_controller_manager(self, timeout: float) -> None:
+        home = self.workdir / "kube-controller-manager"
+        home.mkdir()
+        port = free_port()
+        process = _spawn(
+            "kube-controller-manager",
+            [
+                str(self.artifacts.kube_controller_manager),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--controllers={','.join(KCM_CONTROLLERS)}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={home / 'certs'}",
+                "--profiling=false",
+                "--v=1",
+            ],
+            home,
+        )
+        self.processes.append(process)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE  # its own self-signed serving certificate
+
+        def healthy() -> bool:
+            connection = http.client.HTTPSConnection("127.0.0.1", port, context=insecure, timeout=2)
+            try:
+                connection.request("GET", "/healthz")
+                return connection.getresponse().status == 200
+            finally:
+                connection.close()
+
+        _wait("kube-controller-manager /healthz", healthy, process, timeout)
+        client = self.client()
+        try:
+            _wait(
+                "the default ServiceAccount of namespace default",
+                lambda: (
+                    client.raw("GET", SERVICE_ACCOUNT_PATH.format(namespace="default"))[0] == 200
+                ),
+                process,
+                timeout,
+            )
+        finally:
+            client.close()
+
+    def _start_jobset(self, timeout: float) -> None:
+        home = self.workdir / "jobset"
+        certs = home / "certs"
+        certs.mkdir(parents=True)
+        key, crt = self.pki.issue("jobset-webhook", "jobset-webhook", server=True, client=False)
+        shutil.copy(key, certs / "tls.key")
+        shutil.copy(crt, certs / "tls.crt")
+        webhook_port, health_port = free_port(), free_port()
+        config = {
+            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+            "kind": "Configuration",
+            "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
+            "metrics": {"bindAddress": "0"},
+            "leaderElection": {"leaderElect": False},
+            # Its own certificate rotation writes a Secret and patches the webhook
+            # configurations of its Deployment; here the harness's CA signs instead.
+            "internalCertManagement": {"enable": False},
+        }
+        config_file = home / "config.yaml"
+        config_file.write_text(yaml.safe_dump(config))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "TMPDIR": str(home),
+            "KUBECONFIG": str(self.kubeconfig),
+        }
+        process = _spawn(
+            "jobset-controller-manager",
+            [
+                str(self.artifacts.jobset_controller_manager),
+                f"--config={config_file}",
+                "--zap-log-level=info",
+            ],
+            home,
+            env,
+        )
+        self.processes.append(process)
+
+        def ready() -> bool:
+            connection = http.client.HTTPConnection("127.0.0.1", health_port, timeout=2)
+            try:
+                connection.request("GET", "/readyz")
+                return connection.getresponse().status == 200
+            finally:
+                connection.close()
+
+        _wait("the JobSet controller manager's /readyz", ready, process, timeout)
+        client = self.client()
+        try:
+            for configuration in self.jobset_webhook_configurations(webhook_port):
+                plural = configuration["kind"].lower() + "s"
+                client.request(
+                    "POST", f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration
+                )
+        finally:
+            client.close()
+
+    def jobset_webhook_configurations(self, webhook_port: int) -> list[Json]:
+        """JobSet's webhook configurations as its kustomization makes them (the
+        ``jobset-`` name prefix of config/default, the pod webhooks' object selector
+        patches of config/components/webhook), served by URL."""
+        assert self.artifacts.jobset_dir is not None
+        base = self.artifacts.jobset_dir / "config" / "components" / "webhook"
         documents = [d for d in yaml.safe_load_all((base / "manifests.yaml").read_text()) if d]
         patches = {
-            "MutatingWebhookConfiguration": base / "patch_mutating.yaml",
-            "ValidatingWebhookConfiguration": base / "patch_validating.yaml",
+            "MutatingWebhookConfiguration": base / "patches" / "mutating-patch.yaml",
+            "ValidatingWebhookConfiguration": base / "patches" / "validating-patch.yaml",
         }
+        return self._by_url(documents, patches, webhook_port, prefix="jobset-")
+
+    def _by_url(
+        self, documents: list[Json], patches: dict[str, Path], webhook_port: int, prefix: str = ""
+    ) -> list[Json]:
+        """Each document with its kind's JSON patch applied, every service reference
+        replaced by the URL on ``webhook_port`` and the harness CA's bundle."""
         ca_bundle = base64.b64encode(self.pki.ca_cert.read_bytes()).decode()
         out = []
         for document in documents:
             patch = yaml.safe_load(patches[document["kind"]].read_text())
             patched: Json = jsonpatch.apply_patch(document, patch)
+            patched["metadata"]["name"] = prefix + patched["metadata"]["name"]
             for webhook in patched["webhooks"]:
                 path = webhook["clientConfig"]["service"]["path"]
                 webhook["clientConfig"] = {
@@ -546,6 +723,16 @@ class ControlPlane:
                 }
             out.append(patched)
         return out
+
+    def webhook_configurations(self, webhook_port: int) -> list[Json]:
+        """Trainer's webhook configurations as kustomize makes them, served by URL."""
+        base = self.artifacts.trainer_dir / "manifests" / "base" / "webhook"
+        documents = [d for d in yaml.safe_load_all((base / "manifests.yaml").read_text()) if d]
+        patches = {
+            "MutatingWebhookConfiguration": base / "patch_mutating.yaml",
+            "ValidatingWebhookConfiguration": base / "patch_validating.yaml",
+        }
+        return self._by_url(documents, patches, webhook_port)
 
     def _register_webhooks(self, webhook_port: int) -> None:
         client = self.client()
@@ -557,6 +744,26 @@ class ControlPlane:
                 )
         finally:
             client.close()
+
+
+SERVICE_ACCOUNT_PATH = "/api/v1/namespaces/{namespace}/serviceaccounts/default"
+
+# The API server records every JobSet write with its request body as sent, before
+# admission: the JobSet the Trainer applied, before JobSet's mutating webhook
+# defaulted it (tests/live/conformance_live.py compares that with trainc's).
+AUDIT_POLICY: Json = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {
+            "level": "Request",
+            "verbs": ["create", "update", "patch"],
+            "resources": [{"group": "jobset.x-k8s.io", "resources": ["jobsets"]}],
+        },
+        {"level": "None"},
+    ],
+}
 
 
 def _write_kubeconfig(path: Path, port: int, ca: Path, token: str) -> None:
@@ -583,9 +790,14 @@ def _write_kubeconfig(path: Path, port: int, ca: Path, token: str) -> None:
 
 
 def start(
-    artifacts: Artifacts | None = None, trainer: bool = False, timeout: float = 120.0
+    artifacts: Artifacts | None = None,
+    trainer: bool = False,
+    timeout: float = 120.0,
+    pods: bool = False,
 ) -> ControlPlane:
-    """Start etcd and kube-apiserver, install the CRDs; with ``trainer`` the controller too."""
+    """Start etcd and kube-apiserver, install the CRDs; with ``trainer`` the Trainer
+    controller too; with ``pods`` the JobSet controller and kube-controller-manager
+    (before the Trainer's), so that JobSets become Jobs and Pods."""
     artifacts = artifacts or build()
     began = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="trainc-controlplane-"))
@@ -607,6 +819,8 @@ def start(
             f"{limited_token},{LIMITED_USER},uid-limited\n"
         )
         tokens.chmod(0o600)
+        audit_policy = workdir / "audit-policy.yaml"
+        audit_policy.write_text(yaml.safe_dump(AUDIT_POLICY))
 
         etcd_port, etcd_peer_port, api_port = free_port(), free_port(), free_port()
         etcd_url = f"https://127.0.0.1:{etcd_port}"
@@ -654,6 +868,10 @@ def start(
                 "--service-cluster-ip-range=10.0.0.0/24",
                 f"--cert-dir={workdir / 'apiserver-certs'}",
                 "--allow-privileged=true",
+                f"--audit-policy-file={audit_policy}",
+                f"--audit-log-path={workdir / 'audit.log'}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
                 "--profiling=false",
                 "--v=1",
             ],
@@ -682,6 +900,8 @@ def start(
             install_crds(client, artifacts.crd_files, apiserver, timeout)
         finally:
             client.close()
+        if pods:
+            plane.start_pod_controllers(timeout)
         if trainer:
             plane.start_trainer(timeout)
         plane.started_seconds = time.monotonic() - began
@@ -724,8 +944,8 @@ def install_crds(client: Client, files: tuple[Path, ...], process: Process, time
 
 
 @contextlib.contextmanager
-def running(trainer: bool = False) -> Iterator[ControlPlane]:
-    plane = start(trainer=trainer)
+def running(trainer: bool = False, pods: bool = False) -> Iterator[ControlPlane]:
+    plane = start(trainer=trainer, pods=pods)
     try:
         yield plane
     finally:
@@ -735,7 +955,7 @@ def running(trainer: bool = False) -> Iterator[ControlPlane]:
 def main() -> int:
     """``python -m tests.live.controlplane``: start, print the kubeconfig path, stop on Ctrl-C."""
     began = time.monotonic()
-    with running(trainer=True) as plane:
+    with running(trainer=True, pods=True) as plane:
         print(f"control plane up in {time.monotonic() - began:.1f}s: {plane.url}")
         print(f"KUBECONFIG={plane.kubeconfig}")
         with contextlib.suppress(KeyboardInterrupt):

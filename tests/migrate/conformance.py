@@ -47,6 +47,10 @@ class Case:
     options: Options
     expect: str  # migrated | refused | rejected
     job: dict[str, Any] = field(default_factory=dict)
+    # the API server's own refusal, met before the operator ever sees the job (the v1
+    # CRD's schema: controller-gen makes a field without omitempty, as a container's
+    # name, required); the operator's validation is then unreachable
+    apiserver: str = ""
 
 
 @dataclass
@@ -72,7 +76,13 @@ def load_cases(only: list[str] | None = None) -> list[Case]:
         job.setdefault("metadata", {}).setdefault("namespace", "default")
         out.append(
             Case(
-                folder.name, folder / "job.yaml", meta["description"], options, meta["expect"], job
+                folder.name,
+                folder / "job.yaml",
+                meta["description"],
+                options,
+                meta["expect"],
+                job,
+                meta.get("apiserver", ""),
             )
         )
     return out
@@ -171,12 +181,8 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
             return str(wanted if wanted in names else names[0])
 
         return logical, main
-    if kind == "Job" and "mpi" in (job["spec"].get("plugins") or {}):  # Volcano MPI
-        margs = {}
-        for value in job["spec"]["plugins"].get("mpi") or []:
-            key, _, rest = str(value)[2:].partition("=")
-            margs[key] = rest
-        mmaster = margs.get("master") or "master"
+    mmaster = _volcano_mpi_master(job) if kind == "Job" else None
+    if mmaster is not None:  # Volcano MPI
 
         def mlogical(pod: str) -> str:
             task, _, index = pod[len(name) + 1 :].rpartition("-")
@@ -189,13 +195,8 @@ def _logical_v1(case: Case) -> tuple[Any, Any]:
             return task if task in names and len(names) > 1 else str(names[0])
 
         return mlogical, mmain
-    plugins = (job["spec"].get("plugins") or {}) if kind == "Job" else {}
-    if kind == "Job" and "tensorflow" in plugins and "pytorch" not in plugins:
-        targs = {}
-        for value in plugins.get("tensorflow") or []:
-            key, _, rest = str(value)[2:].partition("=")
-            targs[key] = rest
-        roles = {(targs.get(r) or r): r for r in ("ps", "worker", "chief", "evaluator")}
+    roles = _volcano_tf_roles(job) if kind == "Job" else None
+    if roles is not None:
 
         def tlogical(pod: str) -> str:
             task, _, index = pod[len(name) + 1 :].rpartition("-")
@@ -277,12 +278,66 @@ def _tf_roles(job: dict[str, Any]) -> bool:
 
 def _logical_v2(job: dict[str, Any]) -> Any:
     kind = job["kind"]
-    plugins = (job["spec"].get("plugins") or {}) if kind == "Job" else {}
-    if _tf_roles(job) or ("tensorflow" in plugins and "pytorch" not in plugins):
+    if _tf_roles(job) or (kind == "Job" and _volcano_tf_roles(job) is not None):
         return lambda rjob, i: f"worker-{i}" if rjob == "node" else f"{rjob}-{i}"
-    if kind == "MPIJob" or (kind == "Job" and "mpi" in (job["spec"].get("plugins") or {})):
+    if kind == "MPIJob" or (kind == "Job" and _volcano_mpi_master(job) is not None):
         return lambda rjob, i: "launcher" if rjob == "launcher" else f"worker-{i}"
     return lambda rjob, i: f"rank-{i}"
+
+
+TF_ROLE_NAMES = ("ps", "worker", "chief", "evaluator")
+
+
+def _plugin_args(job: dict[str, Any], plugin: str) -> dict[str, str]:
+    out = {}
+    for value in (job["spec"].get("plugins") or {}).get(plugin) or []:
+        key, _, rest = str(value)[2:].partition("=")
+        out[key] = rest
+    return out
+
+
+def _volcano_mpi_master(job: dict[str, Any]) -> str | None:
+    """The MPI master task of a Volcano Job: the mpi plugin's, or in an ssh + svc job
+    of two tasks without a framework plugin, the one pod whose command runs an MPI
+    launcher (the pair Volcano's examples write)."""
+    import re
+
+    plugins = job["spec"].get("plugins") or {}
+    if "mpi" in plugins:
+        return _plugin_args(job, "mpi").get("master") or "master"
+    tasks = job["spec"].get("tasks") or []
+    if any(p in plugins for p in ("pytorch", "tensorflow")) or len(tasks) != 2:
+        return None
+    if "ssh" not in plugins or "svc" not in plugins:
+        return None
+    masters = [
+        t["name"]
+        for t in tasks
+        if int(t.get("replicas") or 0) == 1
+        and any(
+            re.search(
+                r"\b(mpirun|mpiexec|horovodrun)\b",
+                " ".join(map(str, [*(c.get("command") or []), *(c.get("args") or [])])),
+            )
+            for c in t["template"]["spec"]["containers"]
+        )
+    ]
+    return masters[0] if len(masters) == 1 else None
+
+
+def _volcano_tf_roles(job: dict[str, Any]) -> dict[str, str] | None:
+    """Task -> TensorFlow role of a Volcano Job: the tensorflow plugin's, or svc tasks
+    named as the roles (a worker among them) without a framework plugin or ssh."""
+    plugins = job["spec"].get("plugins") or {}
+    if "tensorflow" in plugins and "pytorch" not in plugins:
+        args = _plugin_args(job, "tensorflow")
+        return {(args.get(r) or r): r for r in TF_ROLE_NAMES}
+    names = {t["name"] for t in job["spec"].get("tasks") or []}
+    if any(p in plugins for p in ("pytorch", "mpi", "ssh")) or "svc" not in plugins:
+        return None
+    if len(names) > 1 and "worker" in names and names <= set(TF_ROLE_NAMES):
+        return {r: r for r in TF_ROLE_NAMES}
+    return None
 
 
 def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> list[str]:
@@ -318,6 +373,32 @@ def differences(case: Case, oracle: dict[str, Any], migration: Migration) -> lis
     for path in sorted(files):
         if path != "/etc/mpi/hostfile":
             out.append(f"file:{path}")
+    for rjob, fields in sorted((oracle.get("jobs") or {}).items()):
+        out += job_differences(jobset, rjob, fields)
+    return out
+
+
+JOB_BACKOFF_DEFAULT = 6  # the API server's default of spec.backoffLimit
+
+
+def job_differences(jobset: dict[str, Any], rjob: str, fields: dict[str, Any]) -> list[str]:
+    """The v1 operator's Job ``rjob`` (the MPI Operator's launcher) against the Job the
+    JobSet's replicated job of that name makes: its retries, deadline, TTL and
+    suspension (the JobSet's suspend reaches its Jobs)."""
+    mine = next(
+        (r["template"]["spec"] for r in jobset["spec"]["replicatedJobs"] if r["name"] == rjob), {}
+    )
+    out = []
+    theirs_backoff = fields.get("backoffLimit")
+    if (JOB_BACKOFF_DEFAULT if theirs_backoff is None else theirs_backoff) != mine.get(
+        "backoffLimit", JOB_BACKOFF_DEFAULT
+    ):
+        out.append(f"job:{rjob}:backoffLimit")
+    for key in ("activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+        if fields.get(key) != mine.get(key):
+            out.append(f"job:{rjob}:{key}")
+    if bool(fields.get("suspend")) != bool(jobset["spec"].get("suspend")):
+        out.append(f"job:{rjob}:suspend")
     return out
 
 
@@ -349,6 +430,14 @@ def judge(case: Case, oracle: dict[str, Any] | None, result: Migration | InputEr
     if isinstance(result, InputError):
         if v1_rejected or case.expect == "rejected":
             ok = v1_rejected or case.job["kind"] == "Job"
+            if case.apiserver and all(
+                f"{p.field_path}: {p.message}" == case.apiserver for p in result.problems
+            ):
+                return Outcome(
+                    case,
+                    case.expect == "rejected",
+                    [f"the API server rejects first: {p}" for p in result.problems],
+                )
             if v1_rejected:
                 # the same rejection: each of trainc's messages is one of the operator's
                 v1_error = _supported_sorted(str((oracle or {}).get("error")))

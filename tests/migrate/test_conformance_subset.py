@@ -18,6 +18,7 @@ SUBSET = [
     "tf-workers-shim",
     "mpi-v1-pi",
     "mpi-v2beta1-pi",
+    "mpi-v2beta1-deadline",
     "xgboost-upstream-iris",
     "paddle-collective",
     "jax-worker4",

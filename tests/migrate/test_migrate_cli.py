@@ -223,7 +223,10 @@ def test_report_formats(
 
 # What Trainer v2.1.0's schemas lack: mlPolicy.jax and .xgboost (v2.2.0), and
 # TrainJob.spec.activeDeadlineSeconds (v2.2.0) that runPolicy.activeDeadlineSeconds maps to.
-REFUSED_ON_V2_1 = {n for n in MIGRATED if n.startswith(("jax-", "xgboost-"))} | {"pytorch-deadline"}
+REFUSED_ON_V2_1 = {n for n in MIGRATED if n.startswith(("jax-", "xgboost-"))} | {
+    "pytorch-deadline",
+    "mpi-v2beta1-deadline",
+}
 
 
 @pytest.mark.parametrize("name", MIGRATED)

@@ -19,6 +19,17 @@ parent is narrowed to what was applied. An object is pruned only if it carries t
 ApplySet's label *and* this field manager applied it (``managedFields``): trainc never
 deletes what it did not create. A parent managed by another tool is refused.
 
+Which ApplySet an apply is a member of (:func:`choose_applyset`): the project cluster's
+``applyset`` in ``trainc.yaml`` makes every apply of that cluster a member (and prune
+when it says ``prune: true``); else ``--prune`` with ``--applyset``. An apply that is a
+member of none keeps the membership of the objects it applies again
+(:func:`kept_membership`): server-side apply removes the fields a manager set before and
+no longer sends, so sending a member without its label would take it out of its set,
+and the next prune would leave it behind. kubectl's own apply does just that; the KEP
+makes the label the truth of membership and leaves carrying it from apply to apply to
+the tool, so trainc carries it rather than refuse: an apply without prune neither
+deletes anything nor changes what the set holds.
+
     >>> applyset_id("trainc", "default")
     'applyset-2wAzbjRaOXl8sXKdC6gqF8gleI_jynlDJLy2eV2DZPc-v1'
     >>> group_kind("jobset.x-k8s.io/v1alpha2", "JobSet"), group_kind("v1", "ConfigMap")
@@ -31,9 +42,13 @@ import base64
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler import __version__
+from compiler.errors import UsageError
+
+if TYPE_CHECKING:
+    from compiler.project.model import ApplySetSetting
 
 __all__ = [
     "ADDITIONAL_NAMESPACES",
@@ -42,8 +57,11 @@ __all__ = [
     "PART_OF_LABEL",
     "TOOLING",
     "ApplySet",
+    "Choice",
     "applyset_id",
+    "choose_applyset",
     "group_kind",
+    "kept_membership",
 ]
 
 Json = dict[str, Any]
@@ -172,3 +190,59 @@ def members_to_prune(
         if key not in applied and managed_by(obj, manager):
             out.append(obj)
     return out
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The ApplySet of one apply: its parent, and whether this apply prunes."""
+
+    name: str
+    namespace: str
+    prune: bool
+
+
+def choose_applyset(
+    prune: bool | None,
+    name: str | None,
+    setting: ApplySetSetting | None,
+    cluster: str | None,
+    namespace: str,
+) -> Choice | None:
+    """The ApplySet an apply is a member of, from ``--prune``/``--no-prune`` (``prune``,
+    None when neither is given), ``--applyset`` (``name``), the cluster's setting (with
+    its defaults filled in) and the apply namespace; None: a member of none.
+
+    >>> choose_applyset(True, None, None, "prod", "ml")
+    Choice(name='trainc-prod', namespace='ml', prune=True)
+    >>> choose_applyset(None, None, None, None, "ml") is None
+    True
+    """
+    if setting is None:
+        if name is not None and not prune:
+            raise UsageError("trainc apply: --applyset goes with --prune")
+        if not prune:
+            return None
+        return Choice(name or (f"trainc-{cluster}" if cluster else "trainc"), namespace, True)
+    assert setting.name is not None and setting.namespace is not None
+    if name is not None and name != setting.name:
+        raise UsageError(
+            f"trainc apply: --applyset {name}: cluster {cluster}'s ApplySet is "
+            f"{setting.name} (trainc.yaml applyset): one ApplySet per cluster, so that every "
+            "apply carries the same membership"
+        )
+    return Choice(setting.name, setting.namespace, setting.prune if prune is None else prune)
+
+
+def kept_membership(desired: Json, live: Json, owned: Json) -> str | None:
+    """The ApplySet id to send again on ``desired`` when an apply that is a member of no
+    ApplySet applies it: the live object's ``part-of`` label, if this field manager set
+    it (``owned``: its field set) and ``desired`` does not say otherwise. Without it, the
+    apply would remove the label (see the module docstring)."""
+    labels = (desired.get("metadata") or {}).get("labels") or {}
+    if PART_OF_LABEL in labels:
+        return None
+    value = ((live.get("metadata") or {}).get("labels") or {}).get(PART_OF_LABEL)
+    owned_labels = (owned.get("f:metadata") or {}).get("f:labels") or {}
+    if isinstance(value, str) and f"f:{PART_OF_LABEL}" in owned_labels:
+        return value
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from compiler.deliver.apply.applyset import (
     ADDITIONAL_NAMESPACES,
     CONTAINS_GROUP_KINDS,
@@ -9,8 +11,13 @@ from compiler.deliver.apply.applyset import (
     PART_OF_LABEL,
     TOOLING,
     ApplySet,
+    Choice,
+    choose_applyset,
+    kept_membership,
     members_to_prune,
 )
+from compiler.errors import UsageError
+from compiler.project.model import ApplySetSetting
 
 
 def _jobset(name: str, namespace: str = "a") -> dict[str, object]:
@@ -85,3 +92,40 @@ def test_prune_only_unapplied_members_this_manager_applied() -> None:
     applied = {("jobset.x-k8s.io", "JobSet", "a", "kept")}
     pruned = members_to_prune(found, "jobset.x-k8s.io", "JobSet", applied, "trainc", set_id)
     assert [p["metadata"]["name"] for p in pruned] == ["old"]
+
+
+def test_the_cluster_setting_decides_the_applyset_whatever_the_flags() -> None:
+    setting = ApplySetSetting(name="trainc-prod", namespace="ml", prune=False)
+    assert choose_applyset(None, None, setting, "prod", "default") == Choice(
+        "trainc-prod", "ml", False
+    )
+    assert choose_applyset(True, "trainc-prod", setting, "prod", "x") == Choice(
+        "trainc-prod", "ml", True
+    )
+    pruning = ApplySetSetting(name="s", namespace="ml", prune=True)
+    assert choose_applyset(False, None, pruning, "prod", "x") == Choice("s", "ml", False)
+    with pytest.raises(UsageError, match="one ApplySet per cluster"):
+        choose_applyset(True, "other", setting, "prod", "default")
+
+
+def test_without_a_setting_only_prune_makes_a_member() -> None:
+    assert choose_applyset(None, None, None, "prod", "ml") is None
+    assert choose_applyset(False, None, None, None, "ml") is None
+    assert choose_applyset(True, "team", None, None, "ml") == Choice("team", "ml", True)
+    assert choose_applyset(True, None, None, None, "ml") == Choice("trainc", "ml", True)
+    with pytest.raises(UsageError, match="--applyset goes with --prune"):
+        choose_applyset(None, "team", None, None, "ml")
+
+
+def test_membership_is_kept_only_when_this_manager_set_the_label() -> None:
+    live = {"metadata": {"name": "x", "labels": {PART_OF_LABEL: "applyset-a-v1"}}}
+    ours: dict[str, object] = {"f:metadata": {"f:labels": {f"f:{PART_OF_LABEL}": {}}}}
+    assert kept_membership(_jobset("x"), live, ours) == "applyset-a-v1"
+    # another manager's label stays anyway (the apply does not own it): nothing to send
+    assert kept_membership(_jobset("x"), live, {"f:metadata": {"f:labels": {}}}) is None
+    # the desired object says otherwise: it wins
+    desired = _jobset("x")
+    desired["metadata"] = {"name": "x", "labels": {PART_OF_LABEL: "applyset-b-v1"}}
+    assert kept_membership(desired, live, ours) is None
+    # no label live: nothing to keep
+    assert kept_membership(_jobset("x"), {"metadata": {"name": "x"}}, ours) is None

@@ -12,7 +12,9 @@ code path serves every kind. Errors a user can act on are :class:`ClusterError`
   :class:`Unreachable`; a ``Retry-After`` on 429 and 5xx (seconds or an HTTP-date, as
   client-go honours it on the same codes) sets the wait instead, and one past the
   deadline stops at once;
-- 401 (credentials refused) and 403 (forbidden, with the server's message);
+- 401 (credentials refused) and 403 (forbidden, with the server's message); a 403 to a
+  write that admission gave (a webhook's or an admission plugin's denial of that one
+  object, not the authorizer's) is that object's refusal, left to the caller;
 - an answer that is not what the API server must send (:class:`BadAnswer`, checked by
   :mod:`.answers`).
 
@@ -52,6 +54,7 @@ __all__ = [
     "Resource",
     "Unreachable",
     "connect",
+    "denied_by_admission",
     "resource_of",
 ]
 
@@ -416,6 +419,8 @@ class Connection:
         return ApiAnswer(response.status, parsed, problem, wait)
 
     def _checked(self, answer: ApiAnswer, method: str, path: str) -> ApiAnswer:
+        if answer.code == 403 and method != "GET" and denied_by_admission(answer):
+            return answer  # one object refused: the run goes on
         if answer.code == 401:
             raise ClusterError(
                 f"the API server at {self.server} refused the credentials of context "
@@ -452,6 +457,34 @@ class Connection:
         elif answer.code != 404:
             raise ClusterError(f"cannot read GET {path} ({answer.code}): {answer.message}")
         raise NotServed(f"the cluster does not serve {kind} {api_version} (is its CRD installed?)")
+
+
+_WEBHOOK_DENIAL = re.compile(r'admission webhook ".*" denied the request')
+_FORBIDDEN = re.compile(r" is forbidden: (?P<reason>.*)", re.DOTALL)
+
+
+def denied_by_admission(answer: ApiAnswer) -> bool:
+    """Whether a 403 is admission's refusal of one object rather than the authorizer's.
+
+    kube-apiserver words a webhook's denial ``admission webhook "<name>" denied the
+    request: ...`` (controller-runtime webhooks deny with 403), an admission plugin's
+    ``<resource> "<name>" is forbidden: <reason>`` (quota, a terminating namespace), and
+    the authorizer's ``... is forbidden: User "<user>" cannot <verb> ...``; anything else
+    (a proxy's 403, say) is not taken for admission.
+
+    >>> def a(m): return denied_by_admission(ApiAnswer(403, {"message": m}))
+    >>> a('admission webhook "v.trainjob" denied the request: bad'), a('x "y" is forbidden: quota')
+    (True, True)
+    >>> a('x "y" is forbidden: User "ci" cannot patch resource "x"'), a("no")
+    (False, False)
+    """
+    message = answer.body.get("message")
+    if not isinstance(message, str):
+        return False
+    if _WEBHOOK_DENIAL.search(message):
+        return True
+    forbidden = _FORBIDDEN.search(message)
+    return forbidden is not None and not forbidden["reason"].startswith('User "')
 
 
 def _read(response: Any) -> bytes | None:

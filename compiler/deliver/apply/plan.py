@@ -31,6 +31,7 @@ from compiler.upstream.names import (
 
 if TYPE_CHECKING:
     from compiler.model.build import Build
+    from compiler.project.model import ApplySetSetting
 
 __all__ = [
     "DELIVERIES",
@@ -118,6 +119,8 @@ class ApplyPlan:
     objects: list[Desired] = field(default_factory=list)
     secrets: list[Required] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (title, why)
+    # the project cluster's ApplySet (trainc.yaml ``applyset``, defaults filled in)
+    applyset: ApplySetSetting | None = None
 
 
 def _namespace_object(name: str, labels: dict[str, str]) -> Json:
@@ -132,6 +135,7 @@ def apply_plan(build: Build, delivery: Delivery = "resolved") -> ApplyPlan:
     plan = ApplyPlan(delivery)
     cluster = build.plan.cluster
     if cluster is not None:
+        plan.applyset = cluster.applyset
         for name, labels in sorted(cluster.namespaces.items()):
             plan.objects.append(Desired(_namespace_object(name, dict(labels))))
     if delivery == "trainjobs":

@@ -7,18 +7,28 @@
                  ``recreate``, the JobSet is deleted and created again; else a
                  server-side apply (:mod:`.ssa`)
     secrets      required Secrets after the JobSets, created only if absent (:mod:`.secrets`)
-    prune        with an ApplySet (:mod:`.applyset`), members no longer rendered are deleted
+    prune        with an ApplySet (:mod:`.applyset`) that prunes, members no longer
+                 rendered are deleted; with none, each object keeps the membership its
+                 live version has (:func:`.applyset.kept_membership`)
 
-A refused object (conflict, immutable field, invalid, or a 2xx that is not the object
-applied) is reported and the rest goes on; the run then exits 2. Anything that stops the
-run (an API server that stops answering within the timeout, 401, 403, an answer that
-cannot be used: a malformed LIST, ApplySet parent or discovery) raises
-:class:`Interrupted`, which names what was applied and what was not: a second run
-completes the rest (everything already applied is ``unchanged``).
+A server dry run cannot check an object in a namespace that this apply would create
+(the API server refuses any write into a namespace that does not exist, and a dry run
+creates nothing): such an object is ``unchecked``, not sent, and not a failure. So is a
+TrainJob the Trainer's webhook denies only because its runtime does not exist, when
+this dry run would create that runtime (:func:`runtime_missing`).
+
+A refused object (conflict, immutable field, invalid, denied by admission, or a 2xx
+that is not the object applied) is reported and the rest goes on; the run then exits 2.
+Anything that stops the run (an API server that stops answering within the timeout,
+401, the authorizer's 403, an answer that cannot be used: a malformed LIST, ApplySet
+parent or discovery) raises :class:`Interrupted`, which names what was applied and
+what was not: a second run completes the rest (everything already applied is
+``unchanged``).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,23 +43,31 @@ from compiler.deliver.apply.answers import (
 from compiler.deliver.apply.applyset import (
     PART_OF_LABEL,
     ApplySet,
+    kept_membership,
     members_to_prune,
     split_group_kind,
 )
 from compiler.deliver.apply.client import (
     RESOURCES,
+    ApiAnswer,
     BadAnswer,
     ClusterError,
     Connection,
     NotServed,
     Resource,
     Unreachable,
+    denied_by_admission,
 )
 from compiler.deliver.apply.immutable import forbidden_fields, refusal
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
+from compiler.upstream.names import (
+    CLUSTER_TRAINING_RUNTIME_KIND,
+    TRAINING_RUNTIME_KIND,
+    TRAINJOB_KIND,
+)
 
 __all__ = [
     "STATUSES",
@@ -62,7 +80,16 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
-STATUSES = ("created", "configured", "recreated", "unchanged", "pruned", "skipped", "failed")
+STATUSES = (
+    "created",
+    "configured",
+    "recreated",
+    "unchanged",
+    "pruned",
+    "skipped",
+    "unchecked",
+    "failed",
+)
 CHANGED = frozenset({"created", "configured", "recreated", "pruned"})
 
 
@@ -72,8 +99,9 @@ class ApplyOptions:
     force_conflicts: bool = False
     dry_run: bool = False
     recreate: bool = False
-    applyset: str | None = None  # --prune: the ApplySet parent Secret's name
+    applyset: str | None = None  # the ApplySet parent Secret's name: a member of it
     applyset_namespace: str = "default"
+    prune: bool = True  # with an ApplySet: delete its members no longer rendered
 
 
 @dataclass
@@ -92,6 +120,7 @@ class Outcome:
 class ApplyReport:
     outcomes: list[Outcome] = field(default_factory=list)
     applied_jobsets: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said once, after the objects
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
@@ -103,6 +132,38 @@ class ApplyReport:
     @property
     def failed(self) -> bool:
         return any(o.status == "failed" for o in self.outcomes)
+
+
+# the Trainer's TrainJob webhook (v2.3.0, TrainingRuntime/ClusterTrainingRuntime
+# ValidateObjects) when the runtime a TrainJob names does not exist
+_RUNTIME_NOT_FOUND = re.compile(
+    r'"(?P<name>[^"]+)" not found: specified \w+ must be created before the TrainJob is created'
+)
+
+
+def runtime_missing(answer: ApiAnswer | None, runtime: str) -> bool:
+    """Whether ``answer`` is the Trainer webhook's denial of a TrainJob because its
+    runtime ``runtime`` does not exist (and for nothing else: it stops at that).
+
+    >>> from compiler.deliver.apply.client import ApiAnswer
+    >>> runtime_missing(ApiAnswer(403, {"message": 'admission webhook "v" denied the '
+    ...     'request: spec.runtimeRef: Invalid value: x: trainingruntimes.trainer.kubeflow.org '
+    ...     '"rt" not found: specified trainingRuntime must be created before the TrainJob is '
+    ...     'created'}), "rt")
+    True
+    """
+    if answer is None or answer.code != 403 or not denied_by_admission(answer):
+        return False
+    found = _RUNTIME_NOT_FOUND.search(str(answer.body.get("message")))
+    return found is not None and found["name"] == runtime
+
+
+def runtime_of(trainjob: Json) -> tuple[str, str]:
+    """The (kind, name) of the runtime a TrainJob names (kind: ClusterTrainingRuntime
+    unless it says TrainingRuntime, as the CRD defaults it)."""
+    ref = mapping(mapping(trainjob.get("spec")).get("runtimeRef"))
+    kind = ref.get("kind") or CLUSTER_TRAINING_RUNTIME_KIND
+    return str(kind), str(ref.get("name") or "")
 
 
 NAMES_SHOWN = 10  # of a list in a message: a run of thousands of objects stays readable
@@ -200,6 +261,13 @@ class _Run:
         self.jobset_uids: dict[tuple[str, str], str] = {}
         self.applyset: ApplySet | None = None
         self.applied_keys: set[tuple[str, str, str, str]] = set()
+        # dry run: the namespaces and runtimes (kind, namespace, name) this apply would
+        # create (they do not exist meanwhile)
+        self.new_namespaces: set[str] = set()
+        self.new_runtimes: set[tuple[str, str, str]] = set()
+        # a member of no ApplySet: objects whose membership was kept, objects created
+        self.kept: dict[str, int] = {}
+        self.created_outside: list[str] = []
 
     def record(self, title: str, status: str, detail: str = "") -> None:
         outcome = Outcome(title, status, detail)
@@ -208,6 +276,20 @@ class _Run:
 
     # objects -----------------------------------------------------------------------
 
+    def unchecked(self, title: str, namespace: str) -> bool:
+        """In a dry run, record ``title`` as unchecked if its namespace is one this apply
+        would create: the API server refuses a write into a namespace that does not
+        exist, so nothing in it can be checked before a real apply creates it."""
+        if not (self.options.dry_run and namespace in self.new_namespaces):
+            return False
+        self.record(
+            title,
+            "unchecked",
+            f"namespace {namespace} does not exist yet: this apply creates it, and the API "
+            "server cannot check an object in it before it exists",
+        )
+        return True
+
     def apply_object(self, desired: Desired) -> None:
         options = self.options
         resource = self.connection.resource(desired.api_version, desired.kind)
@@ -215,9 +297,16 @@ class _Run:
         live = self.live.get(desired.api_version, desired.kind, namespace, desired.name)
         group = desired.api_version.rpartition("/")[0]
         self.applied_keys.add((group, desired.kind, namespace, desired.name))
+        if self.unchecked(desired.title, namespace):
+            return
         status_prefix = ""
         if live is not None:
             owned = owned_fields(live, options.field_manager)
+            kept = None if self.applyset is not None else kept_membership(desired.obj, live, owned)
+            if kept is not None:
+                metadata = desired.obj.setdefault("metadata", {})
+                metadata.setdefault("labels", {})[PART_OF_LABEL] = kept
+                self.kept[kept] = self.kept.get(kept, 0) + 1
             found = changes(desired.obj, live, owned)
             # an object this manager never applied is applied once, to own its fields
             if not found and owned:
@@ -248,11 +337,39 @@ class _Run:
                 live_version=None if live is None else live["metadata"].get("resourceVersion"),
             )
         except ApplyFailure as failure:
-            self.record(desired.title, "failed", str(failure))
+            if not self._runtime_unchecked(desired, failure):
+                self.record(desired.title, "failed", str(failure))
             return
         self._remember(desired, applied.obj)
         status = "recreated" if status_prefix else applied.status
+        if desired.kind == "Namespace" and options.dry_run and status == "created":
+            self.new_namespaces.add(desired.name)
+        runtimes = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND)
+        if desired.kind in runtimes and options.dry_run and status == "created":
+            self.new_runtimes.add((desired.kind, namespace, desired.name))
+        if status == "created" and self.applyset is None and desired.kind != "Namespace":
+            self.created_outside.append(desired.title)
         self.record(desired.title, status)
+
+    def _runtime_unchecked(self, desired: Desired, failure: ApplyFailure) -> bool:
+        """In a dry run, a TrainJob the Trainer's webhook denies only because its runtime
+        does not exist, when this apply would create that runtime, is unchecked."""
+        if not self.options.dry_run or desired.kind != TRAINJOB_KIND:
+            return False
+        kind, name = runtime_of(desired.obj)
+        namespace = desired.namespace if kind == TRAINING_RUNTIME_KIND else ""
+        if (kind, namespace, name) not in self.new_runtimes:
+            return False
+        if not runtime_missing(failure.answer, name):
+            return False
+        self.record(
+            desired.title,
+            "unchecked",
+            f"its runtime {kind} {name} does not exist yet: this apply creates it, and the "
+            "Trainer's webhook cannot check a TrainJob before its runtime exists (the API "
+            "server's own validation passed)",
+        )
+        return True
 
     def _remember(self, desired: Desired, obj: Json) -> None:
         if desired.kind == "JobSet":
@@ -281,6 +398,8 @@ class _Run:
     def ensure_secret(self, required: Required) -> None:
         requirement = required.requirement
         self.applied_keys.add(("", "Secret", requirement.namespace, requirement.name))
+        if self.unchecked(required.title, requirement.namespace):
+            return
         if self.live.get("v1", "Secret", requirement.namespace, requirement.name) is not None:
             self.record(required.title, "unchanged", "exists: left alone")
             return
@@ -325,6 +444,8 @@ class _Run:
 
     def _apply_parent(self, widened: bool) -> None:
         assert self.applyset is not None
+        if self.options.dry_run and self.applyset.namespace in self.new_namespaces:
+            return  # nothing to check: the namespace of the parent does not exist yet
         parent = self.applyset.parent(widened=widened)
         try:
             server_side_apply(
@@ -375,8 +496,8 @@ class _Run:
 
     def prune(self) -> None:
         applyset = self.applyset
-        if applyset is None:
-            return
+        if applyset is None or not self.options.prune:
+            return  # the parent stays widened: the members not applied now are still there
         kinds, namespaces = applyset.prune_scope()
         for group_kind in sorted(kinds):
             kind, group = split_group_kind(group_kind)
@@ -431,9 +552,16 @@ class _Run:
 
     def run(self) -> ApplyReport:
         pending = [d.title for d in self.plan.objects] + [r.title for r in self.plan.secrets]
+        # the project's Namespaces first (they are never members): the ApplySet parent
+        # may live in one of them
+        namespaces = [d for d in self.plan.objects if d.kind == "Namespace"]
+        others = [d for d in self.plan.objects if d.kind != "Namespace"]
         try:
+            for desired in namespaces:
+                self.apply_object(desired)
+                pending.remove(desired.title)
             self.start_applyset()
-            for desired in self.plan.objects:
+            for desired in others:
                 self.apply_object(desired)
                 pending.remove(desired.title)
             for required in self.plan.secrets:
@@ -444,7 +572,23 @@ class _Run:
             self.prune()
         except ClusterError as error:
             raise Interrupted(error, self.report.outcomes, pending) from None
+        if self.kept:
+            self.report.notes.append(self._kept_note())
         return self.report
+
+    def _kept_note(self) -> str:
+        sets = ", ".join(f"{count} of {set_id}" for set_id, count in sorted(self.kept.items()))
+        note = (
+            f"kept the ApplySet membership ({PART_OF_LABEL}) of the objects applied again "
+            f"({sets}): without it this apply would have taken them out of their set"
+        )
+        if self.created_outside:
+            note += (
+                f"; {len(self.created_outside)} new objects are members of no ApplySet "
+                f"({some_names(self.created_outside)}): apply with --prune --applyset NAME, "
+                "or set the cluster's applyset in trainc.yaml, so that every apply carries it"
+            )
+        return note
 
 
 def apply(

@@ -33,6 +33,10 @@ class Applied:
 class ApplyFailure(Exception):
     """The server refused one object (conflict, invalid, ...); the run goes on."""
 
+    def __init__(self, message: str, answer: ApiAnswer | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer  # the refusal, when the server gave one
+
 
 def conflict_message(answer: ApiAnswer) -> str:
     """``conflict with field manager "m": .spec.x, .metadata.labels.y``, grouped by manager."""
@@ -77,9 +81,9 @@ def server_side_apply(
         content_type=APPLY_PATCH,
     )
     if answer.code == 409:
-        raise ApplyFailure(conflict_message(answer))
+        raise ApplyFailure(conflict_message(answer), answer)
     if answer.code >= 300 or answer.code < 200:
-        raise ApplyFailure(f"refused by the API server ({answer.code}): {answer.message}")
+        raise ApplyFailure(f"refused by the API server ({answer.code}): {answer.message}", answer)
     problem = object_problem(
         answer,
         str(obj.get("apiVersion")),

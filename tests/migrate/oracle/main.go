@@ -30,6 +30,10 @@ type result struct {
 	Files map[string]string `json:"files,omitempty"`
 	// Headless Services the operator creates (name -> pod name it selects).
 	Services map[string]string `json:"services,omitempty"`
+	// The Jobs the operator creates (the MPI Operator's launcher), their spec without
+	// the pod template: backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished,
+	// suspend, as the operator sets them (nil is left to the API server's defaults).
+	Jobs map[string]any `json:"jobs,omitempty"`
 }
 
 type header struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	_ "unsafe" // go:linkname
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -23,6 +24,9 @@ func v2NewWorker(c *controller.MPIJobController, job *kubeflow.MPIJob, index int
 
 //go:linkname v2NewLauncherPodTemplate github.com/kubeflow/mpi-operator/pkg/controller.(*MPIJobController).newLauncherPodTemplate
 func v2NewLauncherPodTemplate(c *controller.MPIJobController, job *kubeflow.MPIJob) corev1.PodTemplateSpec
+
+//go:linkname v2NewLauncherJob github.com/kubeflow/mpi-operator/pkg/controller.(*MPIJobController).newLauncherJob
+func v2NewLauncherJob(c *controller.MPIJobController, job *kubeflow.MPIJob) *batchv1.Job
 
 //go:linkname v2NewConfigMap github.com/kubeflow/mpi-operator/pkg/controller.newConfigMap
 func v2NewConfigMap(job *kubeflow.MPIJob, workerReplicas int32, clusterDomain string) *corev1.ConfigMap
@@ -44,7 +48,7 @@ func newV2Controller() *controller.MPIJobController {
 
 // runMPIv2: validation.ValidateMPIJob after the defaults (the controller defaults the
 // job, then validates it, in syncHandler), then the worker pods, the launcher Job's pod
-// template and the ConfigMap mounted at /etc/mpi.
+// template, the launcher Job's run fields and the ConfigMap mounted at /etc/mpi.
 func runMPIv2(id string, raw json.RawMessage) result {
 	job := &kubeflow.MPIJob{}
 	if err := json.Unmarshal(raw, job); err != nil {
@@ -66,6 +70,14 @@ func runMPIv2(id string, raw json.RawMessage) result {
 	template := v2NewLauncherPodTemplate(c, job)
 	template.ObjectMeta.Name = job.Name + "-launcher"
 	res.Pods = append(res.Pods, &corev1.Pod{ObjectMeta: template.ObjectMeta, Spec: template.Spec})
+	launcher := v2NewLauncherJob(c, job)
+	launcher.Spec.Template = corev1.PodTemplateSpec{}
+	res.Jobs = map[string]any{"launcher": map[string]any{
+		"backoffLimit":            launcher.Spec.BackoffLimit,
+		"activeDeadlineSeconds":   launcher.Spec.ActiveDeadlineSeconds,
+		"ttlSecondsAfterFinished": launcher.Spec.TTLSecondsAfterFinished,
+		"suspend":                 launcher.Spec.Suspend,
+	}}
 	cm := v2NewConfigMap(job, workers, "")
 	for key, value := range cm.Data {
 		res.Files["/etc/mpi/"+key] = value

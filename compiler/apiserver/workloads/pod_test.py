@@ -1,0 +1,106 @@
+"""Pod spec rules whose shape is surprising; each was checked against the Go oracle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.apiserver.workloads import validate_pod
+
+
+def pod(**spec: Any) -> dict[str, Any]:
+    containers = spec.pop("containers", [{"name": "c", "image": "i"}])
+    return {"metadata": {"name": "p"}, "spec": {"containers": containers, **spec}}
+
+
+def texts(obj: dict[str, Any]) -> list[str]:
+    return [str(e) for e in validate_pod(obj)]
+
+
+def test_sub_path_errors_name_no_index() -> None:
+    mounts = [{"name": "v", "mountPath": "/v", "subPath": "/abs"}]
+    obj = pod(
+        containers=[{"name": "c", "image": "i", "volumeMounts": mounts}], volumes=[{"name": "v"}]
+    )
+    assert texts(obj) == [
+        'spec.containers[0].volumeMounts.subPath: Invalid value: "/abs": must be a relative path'
+    ]
+    # ... but the error is found at the mount's own subPath, to locate it in a file
+    (error,) = validate_pod(obj)
+    assert error.path == ("spec", "containers", 0, "volumeMounts", 0, "subPath")
+
+
+def test_init_container_host_ports_are_checked_one_container_at_a_time() -> None:
+    port = {"containerPort": 80, "hostPort": 80}
+    obj = pod(
+        initContainers=[
+            {"name": "a", "image": "i", "ports": [port]},
+            {"name": "b", "image": "i", "ports": [port, port]},
+        ]
+    )
+    assert texts(obj) == ['spec.initContainers[0].ports[1].hostPort: Duplicate value: "TCP//80"']
+
+
+def test_requests_are_rounded_up_to_a_milli_unit() -> None:
+    resources = {"requests": {"cpu": "100u"}, "limits": {"cpu": "0"}}
+    obj = pod(containers=[{"name": "c", "image": "i", "resources": resources}])
+    assert texts(obj) == [
+        'spec.containers[0].resources.requests: Invalid value: "1m": must be less than or'
+        " equal to cpu limit of 0"
+    ]
+
+
+def test_a_regular_containers_restart_policy_is_dropped_not_refused() -> None:
+    obj = pod(containers=[{"name": "c", "image": "i", "restartPolicy": "Always"}])
+    assert texts(obj) == []
+
+
+def test_hugepages_need_cpu_or_memory() -> None:
+    resources = {"limits": {"hugepages-2Mi": "2Mi"}}
+    obj = pod(containers=[{"name": "c", "image": "i", "resources": resources}])
+    assert texts(obj) == [
+        "spec.containers[0].resources: Forbidden: HugePages require cpu or memory"
+    ]
+
+
+def test_a_toleration_value_joins_its_reasons() -> None:
+    obj = pod(tolerations=[{"key": "k", "value": "-" + "x" * 63}])
+    (text,) = texts(obj)
+    assert (
+        text.startswith('spec.tolerations[0].operator: Invalid value: "-xxx')
+        and ": must be no more than 63 characters;a valid label must" in text
+    )
+
+
+def test_host_network_needs_equal_host_ports_in_a_pod() -> None:
+    obj = pod(
+        hostNetwork=True,
+        containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 81}]}],
+    )
+    assert texts(obj) == [
+        "spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort`"
+        " when `hostNetwork` is true"
+    ]
+    obj["spec"]["containers"][0]["ports"][0].pop("hostPort")
+    assert texts(obj) == []  # defaulted to the container port
+
+
+def test_pod_level_requests_cover_the_containers_and_sidecars() -> None:
+    sidecar: dict[str, Any] = {"name": "s", "image": "i", "restartPolicy": "Always"}
+    sidecar["resources"] = {"requests": {"cpu": "1"}}
+    main = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+    obj = pod(containers=[main], initContainers=[sidecar], resources={"requests": {"cpu": "2"}})
+    assert texts(obj) == [
+        'spec.resources.requests[cpu]: Invalid value: "2": must be greater than or equal to'
+        " aggregate container requests of 3"
+    ]
+
+
+def test_pod_level_limits_default_the_pods_requests() -> None:
+    main = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+    obj = pod(containers=[main], resources={"limits": {"cpu": "1", "nvidia.com/gpu": "1"}})
+    # requests default to the containers' cpu (2) which exceeds the pod's limit of 1
+    assert texts(obj) == [
+        'spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu":'
+        ' supported values: "cpu", "hugepages-", "memory"',
+        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ]

@@ -1,0 +1,200 @@
+"""What ``render`` checks below the JobSet, and the mark of an expanded tree.
+
+:func:`downstream_problems` runs one TrainJob's stored JobSet through the JobSet
+webhooks (a refusal: :mod:`compiler.expand.refusal`), then, for each registered
+workload check (:data:`WORKLOAD_CHECKS`: the API server's validation of a kind, e.g.
+``Job`` or ``Pod``), through the JobSet and Job controllers: an object the API server
+would refuse is a render error worded as the component that creates it reports it,
+
+    job "<job>" creation failed with error: Job.batch "<job>" is invalid: ...   (JobSet controller)
+    Error creating: Pod "<pod>" is invalid: ...                                 (Job controller)
+
+each field error located at the input that wrote the field (the pod template of the
+replicated job, as the runtime, a runtime patch or an overlay wrote it). The Jobs of
+one replicated job differ only in their index, and so do a Job's Pods: the last Job
+and its last Pod (the longest names) stand for the others.
+
+The checks are found, not imported: :func:`workload_checks` takes
+``validate_job``/``validate_pod`` from ``compiler.apiserver.workloads`` when that
+package is there, so this layer does not depend on it.
+
+An expanded tree is not for applying: each expanded object carries
+:data:`EXPANDED_ANNOTATION`, and an input that carries it is refused
+(:func:`expanded_input_problems`, rule ``expanded``) by every verb that reads inputs,
+``apply`` and ``argocd generate`` among them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from compiler.apiserver.manifest import Manifest
+from compiler.errors import FieldError, JsonPath, ObjectRef, Problem
+from compiler.expand import JobSetRefused, webhook_errors
+from compiler.expand.apiserver import create_job, create_pod
+from compiler.expand.job_controller import job_pods
+from compiler.expand.jobset_controller import construct_job
+from compiler.expand.jobset_webhook import default_jobset, invalid_message
+from compiler.expand.pod_webhook import mutate_pod
+from compiler.expand.refusal import refusal_problems
+from compiler.provenance.locate import locate_output
+from compiler.upstream.versions import Gate
+
+__all__ = [
+    "BELOW_THE_JOBSET",
+    "EXPANDED_ANNOTATION",
+    "WORKLOAD_CHECKS",
+    "downstream_problems",
+    "expanded_input_problems",
+    "mark_expanded",
+    "workload_checks",
+]
+
+# The JobSet below emulated is v0.12.0, the one Trainer v2.3.0 installs; the older
+# releases install JobSet 0.11.1, 0.10.1 and 0.8.2, whose webhooks differ (0.8 has no
+# groupName, which v0.12.0's webhook checks): their renders are not checked below the
+# JobSet.
+BELOW_THE_JOBSET = Gate("v2.3.0", "render checks below the JobSet (JobSet v0.12.0)")
+
+EXPANDED_ANNOTATION = "trainc.dev/expanded"
+EXPANDED_RULE = "expanded"
+DOWNSTREAM_RULE = "downstream"
+
+WorkloadCheck = Callable[[Mapping[str, Any]], list[FieldError]]
+# kind -> the API server's validation of an object of that kind, in addition to those
+# workload_checks() finds (tests register theirs here)
+WORKLOAD_CHECKS: dict[str, WorkloadCheck] = {}
+_WORKLOADS_MODULE = "compiler.apiserver.workloads"
+_FOUND = {"Job": "validate_job", "Pod": "validate_pod"}
+
+
+def workload_checks() -> dict[str, WorkloadCheck]:
+    """The registered checks, and the API server's Job/Pod validation where it exists."""
+    found: dict[str, WorkloadCheck] = {}
+    if importlib.util.find_spec(_WORKLOADS_MODULE) is not None:
+        module = importlib.import_module(_WORKLOADS_MODULE)
+        for kind, name in _FOUND.items():
+            check = getattr(module, name, None)
+            if callable(check):
+                found[kind] = check
+    return {**found, **WORKLOAD_CHECKS}
+
+
+def mark_expanded(obj: dict[str, Any], depth: str) -> dict[str, Any]:
+    """``obj`` annotated as part of an expanded tree (never to be applied)."""
+    meta = obj.setdefault("metadata", {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), EXPANDED_ANNOTATION: depth}
+    return obj
+
+
+def expanded_input_problems(manifests: Iterable[Manifest]) -> list[Problem]:
+    """An input that an expanded render wrote: refused, as no cluster must get it."""
+    return [
+        Problem(
+            f"this {manifest.kind} was written by `trainc render --expand` (annotation "
+            f"{EXPANDED_ANNOTATION}): it shows what the controllers would create, it is not "
+            "an input and must not be applied; render or apply the TrainJobs instead",
+            manifest.locate(("metadata", "annotations", EXPANDED_ANNOTATION)),
+            manifest.ref,
+            f"metadata.annotations[{EXPANDED_ANNOTATION}]",
+            EXPANDED_RULE,
+        )
+        for manifest in manifests
+        if EXPANDED_ANNOTATION in ((manifest.data.get("metadata") or {}).get("annotations") or {})
+    ]
+
+
+def _jobset_path(kind: str, rjob_index: int, path: JsonPath) -> JsonPath:
+    """The JobSet field a Job's or Pod's field was copied from."""
+    base: JsonPath = ("spec", "replicatedJobs", rjob_index, "template")
+    if kind == "Pod":
+        base = (*base, "spec", "template")
+    return (*base, *path)
+
+
+def _refusal(
+    kind: str,
+    obj: Mapping[str, Any],
+    errors: list[FieldError],
+    rjob_index: int,
+    rendered: dict[str, Any],
+    trainjob: Manifest,
+    runtime: Manifest | None,
+) -> list[Problem]:
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    ref = ObjectRef(kind, name, (obj.get("metadata") or {}).get("namespace"))
+    qualified = "Job.batch" if kind == "Job" else kind
+    invalid = invalid_message(name, errors, qualified)
+    event = (
+        f'job "{name}" creation failed with error: {invalid}'
+        if kind == "Job"
+        else f"Error creating: {invalid}"
+    )
+    details = (("renderedFrom", str(trainjob.ref)),)
+    problems = [
+        Problem(
+            error.message,
+            locate_output(rendered, _jobset_path(kind, rjob_index, error.path), trainjob, runtime)
+            if error.path
+            else trainjob.locate(()),
+            ref,
+            error.field,
+            DOWNSTREAM_RULE,
+            stage="output",
+            details=details,
+        )
+        for error in errors
+    ]
+    creator = "the JobSet controller" if kind == "Job" else "the Job controller"
+    problems.append(
+        Problem(
+            f"{event} (the API server refuses the {kind} {creator} would create)",
+            trainjob.locate(("metadata", "name")),
+            trainjob.ref,
+            None,
+            DOWNSTREAM_RULE,
+            stage="output",
+            details=details,
+        )
+    )
+    return problems
+
+
+def downstream_problems(
+    stored: Mapping[str, Any],
+    rendered: dict[str, Any],
+    trainjob: Manifest,
+    runtime: Manifest | None,
+    version: str,
+) -> list[Problem]:
+    """What the cluster refuses below one JobSet (``stored``: with its CRD defaults;
+    ``rendered``: as rendered, to locate fields in the inputs), on Trainer ``version``."""
+    if not BELOW_THE_JOBSET.on(version):
+        return []
+    errors = webhook_errors(stored)
+    if errors:
+        name = str((stored.get("metadata") or {}).get("name", ""))
+        return refusal_problems(JobSetRefused(name, errors), rendered, trainjob, runtime)
+    checks = workload_checks()
+    if not checks:
+        return []
+    # the Jobs come out of the controller's Go round trip: the webhook's own needs none
+    admitted = default_jobset(stored)
+    problems: list[Problem] = []
+    for index, rjob in enumerate((admitted.get("spec") or {}).get("replicatedJobs") or []):
+        replicas = rjob.get("replicas", 1)
+        if not isinstance(replicas, int) or replicas < 1:
+            continue
+        job = create_job(construct_job(admitted, rjob, replicas - 1))
+        if "Job" in checks and (errors := checks["Job"](job)):
+            problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime)
+            continue  # the Job is never created: no Pods
+        pods = job_pods(job)
+        if pods and "Pod" in checks:
+            pod = mutate_pod(create_pod(pods[-1]))
+            if errors := checks["Pod"](pod):
+                problems += _refusal("Pod", pod, errors, index, rendered, trainjob, runtime)
+    return problems

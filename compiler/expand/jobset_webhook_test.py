@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.expand.jobset_webhook import (
+    default_jobset,
+    denial,
+    patched,
+    validate_create,
+    validate_update,
+)
+
+
+def _jobset(name: str = "demo", completions: int = 2, **spec: Any) -> dict[str, Any]:
+    node = {
+        "name": "node",
+        "groupName": "default",
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "completions": completions,
+                "parallelism": completions,
+                "template": {"spec": {"containers": [{"name": "node", "image": "x:1"}]}},
+            }
+        },
+    }
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"replicatedJobs": [node], **spec},
+    }
+
+
+def _texts(jobset: dict[str, Any]) -> list[str]:
+    return [str(e) for e in validate_create(default_jobset(jobset))]
+
+
+def test_defaults() -> None:
+    spec = default_jobset(_jobset(failurePolicy={"rules": [{"action": "FailJobSet"}]}))["spec"]
+    assert spec["successPolicy"] == {"operator": "All"}
+    assert spec["startupPolicy"] == {"startupPolicyOrder": "AnyOrder"}
+    assert spec["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    assert spec["failurePolicy"]["rules"][0]["name"] == "failurePolicyRule0"
+    job = spec["replicatedJobs"][0]["template"]["spec"]
+    assert job["completionMode"] == "Indexed"
+    assert job["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_defaults_keep_what_is_set() -> None:
+    jobset = _jobset(network={"enableDNSHostnames": False})
+    jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["restartPolicy"] = (
+        "Never"
+    )
+    spec = default_jobset(jobset)["spec"]
+    assert spec["network"]["enableDNSHostnames"] is False
+    assert (
+        spec["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["restartPolicy"]
+        == "Never"
+    )
+
+
+def test_pod_names_of_48_characters_pass_and_49_fail() -> None:
+    # <name>-node-0-1-abcde: 15 characters added to the name
+    assert _texts(_jobset("a" * 48)) == []
+    assert _texts(_jobset("a" * 49)) == [
+        f'spec.replicatedJobs[0].name: Invalid value: "{"a" * 49}-node-0": JobSet name is too '
+        "long, pod names generated for this JobSet will exceed 63 characters"
+    ]
+
+
+def test_job_names_at_63_characters() -> None:
+    texts = _texts(_jobset("a" * 63))
+    assert [t.split(": ")[-1] for t in texts] == [
+        "JobSet name is too long, job names generated for this JobSet will exceed 63 characters",
+        "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters",
+    ]
+
+
+def test_subdomain_and_references() -> None:
+    jobset = _jobset(
+        network={"subdomain": "Bad_Sub"},
+        successPolicy={"operator": "All", "targetReplicatedJobs": ["ghost"]},
+    )
+    jobset["spec"]["replicatedJobs"][0]["dependsOn"] = [{"name": "node", "status": "Ready"}]
+    texts = _texts(jobset)
+    assert texts[0] == "<nil>: Internal error: DependsOn can't be set for the first ReplicatedJob"
+    assert texts[1].startswith(
+        'spec.network.subdomain: Invalid value: "Bad_Sub": a lowercase RFC 1123 subdomain'
+    )
+    assert texts[2].startswith('spec.network.subdomain: Invalid value: "Bad_Sub": a DNS-1035 label')
+    assert texts[-1] == (
+        "<nil>: Internal error: invalid replicatedJob name 'ghost' does not appear in "
+        ".spec.ReplicatedJobs"
+    )
+
+
+def test_failure_policy_rules() -> None:
+    rules = [
+        {"name": "9x", "action": "FailJobSet", "onJobFailureReasons": ["Nope"]},
+        {"name": "d", "action": "FailJobSet", "targetReplicatedJobs": ["ghost"]},
+        {"name": "d", "action": "FailJobSet"},
+    ]
+    texts = _texts(_jobset(failurePolicy={"rules": rules}))
+    assert any("invalid failure policy rule name '9x'" in t for t in texts)
+    assert any("invalid job failure reason 'Nope'" in t for t in texts)
+    assert any("'ghost' in failure policy does not appear" in t for t in texts)
+    assert texts[-1].endswith("rules with indices [1 2] all have the same name 'd'")
+
+
+def test_denial_aggregates_as_the_api_server() -> None:
+    errors = validate_create(default_jobset(_jobset("a" * 63)))
+    message = denial("a" * 63, errors)
+    assert message.startswith(
+        f'admission webhook "vjobset.kb.io" denied the request: JobSet.jobset.x-k8s.io "{"a" * 63}" '
+        "is invalid: [spec.replicatedJobs[0].name: "
+    )
+    assert message.endswith("will exceed 63 characters]")
+    single = denial("x", errors[:1])
+    assert "is invalid: spec.replicatedJobs[0].name" in single and not single.endswith("]")
+
+
+def test_update_keeps_replicated_jobs_unless_suspended() -> None:
+    old = default_jobset(_jobset())
+    new = default_jobset(_jobset(completions=3))
+    assert [e.field for e in validate_update(old, new)] == ["spec.replicatedJobs"]
+    changed = default_jobset(_jobset())
+    pod = changed["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    pod["spec"]["nodeSelector"] = {"pool": "a"}
+    assert validate_update(old, changed) != []
+    changed["spec"]["suspend"] = True
+    assert validate_update(old, changed) == []
+
+
+def test_patch_keeps_what_only_the_round_trip_drops() -> None:
+    raw = {"spec": {"env": [{"name": "A", "value": ""}], "cpu": "1000m"}}
+    original = {"spec": {"env": [{"name": "A"}], "cpu": "1"}}
+    defaulted = {"spec": {"env": [{"name": "A"}], "cpu": "1", "network": {"x": True}}}
+    assert patched(raw, original, defaulted) == {
+        "spec": {"env": [{"name": "A", "value": ""}], "cpu": "1", "network": {"x": True}}
+    }
+    assert patched(raw, original, original) == raw

@@ -1,0 +1,96 @@
+"""Run the pods oracle (tests/pods/oracle): the JobSet and Kubernetes code below a JobSet.
+
+Two Go programs, each with its own go.mod, because the two upstreams pin different
+Kubernetes libraries, as they do in a cluster:
+
+* ``jobset/`` (sigs.k8s.io/jobset v0.12.0 and the k8s.io 0.36 libraries it links): the
+  JobSet webhooks through controller-runtime's own handlers, then one reconcile of the
+  JobSet controller against a fake client: the Jobs and the Service it creates;
+* ``kube/`` (k8s.io/kubernetes v1.34.4, the live control plane's version): the API
+  server's create path of those Jobs (defaults, the Job strategy) and Services
+  (defaults), then the Job controller against a fake clientset, its Pods defaulted as
+  they are created, then through a plain cluster's admission plugins that change a Pod
+  (ServiceAccount, Priority, DefaultTolerationSeconds); ``jobset pods`` then sends them
+  through the JobSet Pod webhook.
+
+``make pods-oracle`` builds both into ``bin/`` (git-ignored); tests build them on
+demand and skip with the reason when Go is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
+# program -> binary under bin/
+BUILDS = {"jobset": "jobset-oracle", "kube": "kube-oracle"}
+
+
+class OracleUnavailable(RuntimeError):
+    """Go is missing or an oracle does not build; the tests skip with this reason."""
+
+
+@cache
+def oracle_binary(program: str) -> Path:
+    """Build ``program`` if needed (``go build`` caches); the binary's path."""
+    if shutil.which("go") is None:
+        raise OracleUnavailable("Go is not installed: the pods oracle cannot be built")
+    name = BUILDS[program]
+    result = subprocess.run(
+        ["go", "build", "-o", f"../bin/{name}", "."],
+        cwd=ORACLE_DIR / program,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=3600,
+    )
+    if result.returncode != 0:
+        raise OracleUnavailable(f"the pods oracle {program} does not build:\n{result.stderr}")
+    return ORACLE_DIR / "bin" / name
+
+
+def _run(program: str, payload: Any, timeout: float, *args: str) -> Any:
+    result = subprocess.run(
+        [str(oracle_binary(program)), *args],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"{program} oracle failed ({result.returncode}):\n{result.stderr[-4000:]}"
+        )
+    return json.loads(result.stdout)
+
+
+def jobset_oracle(jobsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each stored JobSet: ``allowed``, ``message``, ``defaulted``, ``jobs``, ``services``."""
+    out: list[dict[str, Any]] = _run("jobset", jobsets, timeout=60 + 2 * len(jobsets))
+    return out
+
+
+def update_oracle(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each ``{"old": JobSet, "new": JobSet}``: the validating webhook's ``allowed`` and
+    ``message`` on that update."""
+    out: list[dict[str, Any]] = _run("jobset", pairs, 60 + len(pairs), "update")
+    return out
+
+
+def pod_webhook_oracle(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each Pod after the JobSet Pod webhook (``mpod.kb.io``)."""
+    out: list[dict[str, Any]] = _run("jobset", pods, 60 + len(pods), "pods")
+    return out
+
+
+def kube_oracle(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each ``{"jobs": [...], "services": [...]}``: the stored Jobs and Services and
+    the Job controller's Pods (by name)."""
+    out: list[dict[str, Any]] = _run("kube", cases, timeout=120 + 30 * len(cases))
+    return out
