@@ -16,7 +16,7 @@ import shlex
 
 from compiler.migrate.report import Diagnostic
 from compiler.migrate.runtimes import Candidate
-from compiler.upstream.runtimes import RUNTIMES_FOLDER
+from compiler.resolve.release_runtimes import RUNTIMES_FOLDER
 
 __all__ = ["render_command", "reused_runtime_note"]
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
 from compiler.kube.fielderror import error_body, field_type, go_value
+from compiler.resolve.release_runtimes import release_runtime_hint
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINER_GROUP,
     TRAINING_RUNTIME_KIND,
     TRAINJOB_CONTROLLER,
 )
-from compiler.upstream.runtimes import release_runtime_hint
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, Gate
 
 TRAINJOB_TYPE = "trainer.v1alpha1.TrainJob"

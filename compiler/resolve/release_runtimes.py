@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from compiler.apiserver.yaml_source import read_yaml
 from compiler.errors import InputError, SetupError
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 
@@ -30,7 +31,6 @@ class ReleaseRuntime:
 def _runtimes(version: str) -> dict[tuple[str, str], tuple[str, Path]]:
     """(kind, name) -> (file relative to the Trainer module, its path) of ``version``;
     empty when its artifacts are not set up (a hint is no reason to fail)."""
-    from compiler.apiserver.yaml_source import read_yaml
     from compiler.upstream.artifacts import upstream
 
     try:
