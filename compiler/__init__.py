@@ -21,6 +21,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     policy       ValidatingAdmissionPolicy and CUE evaluation
     queue        Kueue: the queue setup among the inputs, each queued job's Workload,
                  whether the pinned Kueue release can ever admit it
+    katib        Katib: Experiments among the inputs, its webhooks, the trials it
+                 could create and their TrainJobs
     provenance   where each output field came from
     project      the project file, trainc.yaml
     plan         the build plan (what a command works on) and the stage chain every
@@ -53,6 +55,7 @@ LAYERS: tuple[str, ...] = (
     "overlay",
     "policy",
     "queue",
+    "katib",
     "provenance",
     "project",
     "plan",
