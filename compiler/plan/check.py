@@ -55,6 +55,7 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.plan.build_plan import BuildPlan, plan_for_paths
+from compiler.plan.katib import katib_relabel, katib_trials
 from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
@@ -325,8 +326,10 @@ def evaluate_cue(build: Build) -> None:
 
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
+    katib_trials,
     *RENDER_STAGES[1:],
     check_queues,
+    katib_relabel,
     findings_of_problems,
     policy_objects,
     evaluate_policies,

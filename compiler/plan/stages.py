@@ -97,6 +97,8 @@ class Build:
     # filled by trainc check's validation stages
     findings: list[Finding] = field(default_factory=list)
     checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
+    # Katib trials whose TrainJobs joined the inputs (compiler.plan.katib)
+    katib_trials: list[Any] = field(default_factory=list)
 
     @property
     def objects(self) -> list[RenderedObject]:

@@ -1,0 +1,124 @@
+"""trainc check with Katib Experiments: Katib's own TrainJob example with the upstream torch
+runtime is clean; a 3x2 categorical grid is 6 trials (6 TrainJobs, 6 JobSets); a placeholder
+in numNodes, a categorical GPU count that is no quantity and parallelTrialCount above
+maxTrialCount are errors with the real messages, at the Experiment's lines."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.plan.check import check_paths
+from compiler.upstream.artifacts import katib_upstream, upstream
+
+EXAMPLE = "examples/v1beta1/kubeflow-trainer/trainjob-pytorch.yaml"
+
+
+def _setup(tmp_path: Path, experiment: str | None = None) -> Path:
+    shutil.copy(
+        upstream("v2.3.0").path("manifests/base/runtimes/torch_distributed.yaml"),
+        tmp_path / "runtime.yaml",
+    )
+    katib_dir = katib_upstream().katib_config.parents[4]
+    text = experiment if experiment is not None else (katib_dir / EXAMPLE).read_text()
+    (tmp_path / "experiment.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _errors(tmp_path: Path) -> list[str]:
+    result = check_paths([str(tmp_path)])
+    return [
+        f"{f.location.line if f.location else 0}: {f.message}"
+        for f in result.findings
+        if f.severity.name == "ERROR"
+    ]
+
+
+def test_katib_example_checks_clean(tmp_path: Path) -> None:
+    result = check_paths([str(_setup(tmp_path))])
+    assert [f.message for f in result.findings] == []
+    kinds = [o.data["kind"] for o in result.builds[0].objects]
+    assert kinds.count("JobSet") == 3  # the corners of two doubles
+
+
+def _example() -> dict[str, Any]:
+    katib_dir = katib_upstream().katib_config.parents[4]
+    data: dict[str, Any] = yaml.safe_load((katib_dir / EXAMPLE).read_text())
+    return data
+
+
+def test_grid_3x2_is_six_trainjobs_six_jobsets(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
+    exp["spec"]["parameters"] = [
+        {
+            "name": "lr",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.01", "0.05", "0.1"]},
+        },
+        {
+            "name": "momentum",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.5", "0.9"]},
+        },
+    ]
+    result = check_paths([str(_setup(tmp_path, yaml.safe_dump(exp)))])
+    build = result.builds[0]
+    assert [f.message for f in result.findings] == []
+    assert len(build.katib_trials) == 6
+    assert len([o for o in build.loaded.objects if o.kind == "TrainJob"]) == 6
+    assert [o.data["kind"] for o in build.objects].count("JobSet") == 6
+
+
+BAD = """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: bad, namespace: kubeflow}
+spec:
+  maxTrialCount: 12
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  parameters:
+    - {name: nodes, parameterType: int, feasibleSpace: {min: "1", max: "2"}}
+    - {name: gpus, parameterType: categorical, feasibleSpace: {list: ["1", "two"]}}
+  trialTemplate:
+    primaryContainerName: node
+    trialParameters:
+      - {name: nodes, reference: nodes}
+      - {name: gpus, reference: gpus}
+    trialSpec:
+      apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      spec:
+        runtimeRef: {name: torch-distributed}
+        trainer:
+          numNodes: ${trialParameters.nodes}
+          resourcesPerNode:
+            limits: {nvidia.com/gpu: "${trialParameters.gpus}"}
+"""
+
+
+def test_placeholder_in_numnodes_and_bad_gpu_value(tmp_path: Path) -> None:
+    errors = _errors(_setup(tmp_path, BAD))
+    assert (
+        '22: trial nodes=1, gpus=1: spec.trainer.numNodes: Invalid value: "string": '
+        'spec.trainer.numNodes in body must be of type integer: "string"'
+    ) in errors
+    gpu = [e for e in errors if "nvidia.com/gpu" in e]
+    assert len(gpu) == 1 and gpu[0].startswith(
+        "24: trial nodes=1, gpus=two: spec.trainer.resourcesPerNode"
+    )
+    assert 'Invalid value: "two"' in gpu[0]
+
+
+def test_parallel_above_max(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["parallelTrialCount"] = 20
+    errors = _errors(_setup(tmp_path, yaml.safe_dump(exp, sort_keys=False)))
+    assert errors == [
+        "7: spec.parallelTrialCount: Invalid value: 20: should be less than or equal to "
+        "spec.maxTrialCount"
+    ]
