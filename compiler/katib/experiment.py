@@ -304,7 +304,8 @@ def validate(
 ) -> list[KatibError]:
     """Katib's validating webhook on create, for a defaulted Experiment."""
     errors: list[KatibError] = []
-    name = str((experiment.get("metadata") or {}).get("name") or "")
+    metadata = experiment.get("metadata")
+    name = str((metadata if isinstance(metadata, dict) else {}).get("name") or "")
     if not re.match(r"[a-z]", name) or len(name) > 40:
         errors.append(_invalid(("metadata", "name"), name, _NAME_MESSAGE))
     spec = _spec(experiment)
@@ -733,37 +734,176 @@ def _collector(spec: dict[str, Any], config: KatibConfig) -> list[KatibError]:
     return errors
 
 
+# The shape of the Experiment fields trainc reads, as Katib's Go types decode them: "s" a
+# string, "t:Name" a named string type, "i" an int32, "b" a bool, "m" a string map;
+# ("Name", {...}) a struct of Katib's API; a one-element list a list of that. A
+# value of another JSON type fails Go's decoding, so Katib's webhook refuses the
+# Experiment before validating it (encoding/json's UnmarshalTypeError text).
+_STR_LIST = ["s"]
+_SETTING = {"name": "s", "value": "s"}
+_SHAPE: tuple[str, dict[str, Any]] = (
+    "ExperimentSpec",
+    {
+        "parallelTrialCount": "i",
+        "maxTrialCount": "i",
+        "maxFailedTrialCount": "i",
+        "resumePolicy": "t:ResumePolicyType",
+        "objective": (
+            "ObjectiveSpec",
+            {
+                "type": "t:ObjectiveType",
+                "objectiveMetricName": "s",
+                "additionalMetricNames": _STR_LIST,
+                "metricStrategies": [
+                    ("MetricStrategy", {"name": "s", "value": "t:MetricStrategyType"})
+                ],
+            },
+        ),
+        "algorithm": (
+            "AlgorithmSpec",
+            {"algorithmName": "s", "algorithmSettings": [("AlgorithmSetting", _SETTING)]},
+        ),
+        "earlyStopping": (
+            "EarlyStoppingSpec",
+            {"algorithmName": "s", "algorithmSettings": [("EarlyStoppingSetting", _SETTING)]},
+        ),
+        "parameters": [
+            (
+                "ParameterSpec",
+                {
+                    "name": "s",
+                    "parameterType": "t:ParameterType",
+                    "feasibleSpace": (
+                        "FeasibleSpace",
+                        {
+                            "max": "s",
+                            "min": "s",
+                            "list": _STR_LIST,
+                            "step": "s",
+                            "distribution": "t:Distribution",
+                        },
+                    ),
+                },
+            )
+        ],
+        "trialTemplate": (
+            "TrialTemplate",
+            {
+                "retain": "b",
+                "configMap": (
+                    "ConfigMapSource",
+                    {"configMapName": "s", "configMapNamespace": "s", "templatePath": "s"},
+                ),
+                "trialParameters": [
+                    ("TrialParameterSpec", {"name": "s", "description": "s", "reference": "s"})
+                ],
+                "primaryPodLabels": "m",
+                "primaryContainerName": "s",
+                "successCondition": "s",
+                "failureCondition": "s",
+            },
+        ),
+    },
+)
+_GO_TYPES = {"s": "string", "i": "int32", "b": "bool", "m": "map[string]string"}
+
+
+def _go_type(shape: Any) -> str:
+    if isinstance(shape, str) and shape.startswith("t:"):  # a named string type
+        return f"v1beta1.{shape[2:]}"
+    if isinstance(shape, tuple):
+        return f"v1beta1.{shape[0]}"
+    if isinstance(shape, list):
+        return "[]" + _go_type(shape[0])
+    return _GO_TYPES[shape]
+
+
+def _shape_problem(
+    value: Any, shape: Any, path: tuple[str | int, ...], struct: str
+) -> KatibError | None:
+    if value is None:
+        return None  # null decodes as the zero value
+    if isinstance(shape, tuple):
+        name, fields = shape
+        if not isinstance(value, dict):
+            return _cannot(value, shape, path, struct)
+        # Go's decoder reports the first mismatch in the text's order
+        for key, item in value.items():
+            if key not in fields:
+                continue
+            found = _shape_problem(item, fields[key], (*path, key), name)
+            if found is not None:
+                return found
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return _cannot(value, shape, path, struct)
+        for index, item in enumerate(value):
+            found = _shape_problem(item, shape[0], (*path, index), struct)
+            if found is not None:
+                return found
+        return None
+    if shape.startswith("t:"):
+        return None if isinstance(value, str) else _cannot(value, shape, path, struct)
+    ok = {
+        "s": isinstance(value, str),
+        "i": isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31,
+        "b": isinstance(value, bool),
+        "m": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+    }[shape]
+    if shape == "m" and isinstance(value, dict) and not ok:
+        key = next(k for k, v in value.items() if not isinstance(v, str))
+        return _cannot(value[key], "s", (*path, key), struct, map_value=True)
+    return None if ok else _cannot(value, shape, path, struct)
+
+
+def _cannot(
+    value: Any, shape: Any, path: tuple[str | int, ...], struct: str, map_value: bool = False
+) -> KatibError:
+    where = ".".join(str(p) for p in (path[:-1] if map_value else path) if not isinstance(p, int))
+    kind = _json_kind(value)
+    if shape == "i" and isinstance(value, int | float) and not isinstance(value, bool):
+        kind += " " + json.dumps(value)  # a number that is no int32: Go names the literal
+    return KatibError(
+        path,
+        f"json: cannot unmarshal {kind} into Go struct field {struct}.{where} of type "
+        f"{_go_type(shape)}",
+    )
+
+
 def decode_problem(experiment: dict[str, Any]) -> KatibError | None:
     """Why Katib's webhook cannot decode the Experiment into its Go type (it then rejects
-    it), or None: an inline trialSpec without a kind, counts that are not integers, text
-    fields that are not strings."""
+    it), or None: a field of the wrong JSON type, an inline trialSpec without a kind."""
     spec = experiment.get("spec")
-    if not isinstance(spec, dict):
+    if spec is None:
         return None
-    for key in ("parallelTrialCount", "maxTrialCount", "maxFailedTrialCount"):
-        value = spec.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31
-        ):
-            return KatibError(
-                ("spec", key),
-                f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
-                f"ExperimentSpec.spec.{key} of type int32",
-            )
+    if not isinstance(spec, dict):
+        return _shape_problem(spec, _SHAPE, ("spec",), "Experiment")
+    # the trialSpec's own decoder (Unstructured) fails at once, before any type mismatch
+    # Go's decoder has put aside
     template = spec.get("trialTemplate")
     inline = template.get("trialSpec") if isinstance(template, dict) else None
+    if inline is not None and not isinstance(inline, dict):
+        return KatibError(("spec", "trialTemplate", "trialSpec"), "the trialSpec is not an object")
+    if isinstance(inline, dict) and not (
+        isinstance(inline.get("kind"), str) and isinstance(inline.get("apiVersion", ""), str)
+    ):
+        return KatibError(
+            ("spec", "trialTemplate", "trialSpec"),
+            "Object 'Kind' or 'apiVersion' of the trialSpec is not a string",
+        )
     if isinstance(inline, dict) and not inline.get("kind"):
         return KatibError(
             ("spec", "trialTemplate", "trialSpec"), "Object 'Kind' is missing in the trialSpec"
         )
-    return None
+    return _shape_problem(spec, _SHAPE, ("spec",), "Experiment")
 
 
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
-        return "number " + go_json(value)
+        return "number"
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"

@@ -125,7 +125,10 @@ def substitute(
         elif key == "APIVersion":
             placeholders[pname] = str(trial_spec.get("apiVersion") or "")
         elif key in ("Annotations", "Labels"):
-            table = meta.get(key.lower()) or {}
+            # GetLabels/GetAnnotations: nil unless a map of strings
+            table = meta.get(key.lower())
+            if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+                table = {}
             if index not in table:
                 kind = "Annotation" if key == "Annotations" else "Label"
                 raise SubstitutionError(

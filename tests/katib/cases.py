@@ -414,7 +414,7 @@ def fuzz_cases(count: int, seed: int) -> list[tuple[str, Experiment]]:
             _spec(e)["maxTrialCount"] = rng.randint(-1, 8)
         if rng.random() < 0.3:
             _spec(e)["parallelTrialCount"] = rng.randint(-1, 8)
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 and _spec(e)["parameters"]:
             _spec(e)["parameters"][0]["feasibleSpace"] = rng.choice(
                 [
                     {"list": ["a", "b&c", "<d>"]},
@@ -422,5 +422,41 @@ def fuzz_cases(count: int, seed: int) -> list[tuple[str, Experiment]]:
                     {"min": "0.1", "max": "0.2", "step": "0.05"},
                 ]
             )
+        if rng.random() < 0.25:  # a value of the wrong JSON type somewhere Katib decodes
+            _wrong_type(e, rng)
         out.append((f"fuzz-{i}", copy.deepcopy(e)))
     return out
+
+
+_WRONG: list[Any] = ["x", 7, 2.5, True, ["a"], {"k": 1}, 1e21, -(2**40)]
+
+
+def _wrong_type(e: Experiment, rng: random.Random) -> None:
+    """Replace one typed field's value by one of another JSON type."""
+    paths = [
+        ("maxTrialCount",),
+        ("parallelTrialCount",),
+        ("resumePolicy",),
+        ("objective", "type"),
+        ("objective", "additionalMetricNames"),
+        ("algorithm", "algorithmName"),
+        ("parameters", 0, "name"),
+        ("parameters", 0, "feasibleSpace", "min"),
+        ("parameters", -1, "feasibleSpace", "list"),
+        ("trialTemplate", "primaryContainerName"),
+        ("trialTemplate", "primaryPodLabels"),
+        ("trialTemplate", "trialParameters", 0, "reference"),
+        ("trialTemplate", "retain"),
+    ]
+    targets: list[tuple[Any, str | int]] = []
+    for path in paths:
+        node: Any = _spec(e)
+        try:
+            for key in path[:-1]:
+                node = node[key]
+        except (KeyError, IndexError, TypeError):
+            continue
+        if isinstance(node, dict):
+            targets.append((node, path[-1]))
+    node, key = rng.choice(targets)
+    node[key] = copy.deepcopy(rng.choice(_WRONG))
