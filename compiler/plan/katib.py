@@ -6,7 +6,9 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 
 from __future__ import annotations
 
-from compiler.katib.inputs import experiment_inputs, relabel
+from compiler.katib.inputs import TrialJob, experiment_inputs, relabel
+from compiler.katib.peak import peak, peak_text, trial_requests
+from compiler.kube.quantity import Quantity
 from compiler.plan.stages import Build
 
 __all__ = ["katib_relabel", "katib_trials"]
@@ -28,3 +30,29 @@ def katib_relabel(build: Build) -> None:
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
         build.warnings = relabel(build.warnings, build.katib_trials)
+        build.notes += peak_notes(build)
+
+
+def peak_notes(build: Build) -> list[str]:
+    """Per Experiment, the peak requests of its costliest trials at parallelTrialCount."""
+    rendered = {(s.namespace, s.name): s.objects for s in build.summaries}
+    by_experiment: dict[int, list[TrialJob]] = {}
+    for trial in build.katib_trials:
+        by_experiment.setdefault(id(trial.experiment), []).append(trial)
+    notes = []
+    for trials in by_experiment.values():
+        experiment = trials[0].experiment
+        costs: list[dict[str, Quantity]] = []
+        for trial in trials:
+            key = (trial.manifest.namespace or "", trial.manifest.name)
+            costs.append(trial_requests(o.data for o in rendered.get(key, [])))
+        spec = experiment.data.get("spec") or {}
+        parallel = spec.get("parallelTrialCount")
+        parallel = parallel if isinstance(parallel, int) else 3  # Katib's default
+        taken = min(parallel, len(costs))
+        notes.append(
+            f"{experiment.ref}: peak requests at parallelTrialCount {parallel} "
+            f"(the {taken} costliest of {len(costs)} trials checked): "
+            f"{peak_text(peak(costs, parallel))}"
+        )
+    return notes

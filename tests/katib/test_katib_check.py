@@ -122,3 +122,26 @@ def test_parallel_above_max(tmp_path: Path) -> None:
         "7: spec.parallelTrialCount: Invalid value: 20: should be less than or equal to "
         "spec.maxTrialCount"
     ]
+
+
+def test_peak_requests_at_parallel_trial_count(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
+    exp["spec"]["parallelTrialCount"] = 2
+    exp["spec"]["parameters"] = [
+        {"name": "lr", "parameterType": "categorical", "feasibleSpace": {"list": ["1", "2", "4"]}},
+        {
+            "name": "momentum",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.5", "0.9"]},
+        },
+    ]
+    trainer = exp["spec"]["trialTemplate"]["trialSpec"]["spec"]["trainer"]
+    trainer["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": "${trialParameters.learningRate}"}}
+    result = check_paths([str(_setup(tmp_path, yaml.safe_dump(exp)))])
+    assert [f.message for f in result.findings] == []
+    # 2 nodes x {1, 2, 4} GPUs, twice each: the two costliest trials ask 8 + 8
+    assert result.notes == [
+        "Experiment kubeflow/torch-distributed-example: peak requests at parallelTrialCount 2 "
+        "(the 2 costliest of 6 trials checked): nvidia.com/gpu 16"
+    ]
