@@ -18,7 +18,7 @@ from typing import Any
 
 from compiler.apiserver.crds import CrdSet, admit, load_crd, make_crd_set, trainer_crds
 from compiler.apiserver.manifest import Manifest, SourceMap, parse_field_path
-from compiler.errors import ObjectRef, Problem
+from compiler.errors import Finding, ObjectRef, Problem
 from compiler.katib.experiment import (
     decode_problem,
     is_experiment,
@@ -32,7 +32,7 @@ from compiler.load.loader import load_texts_collect
 from compiler.upstream.artifacts import katib_upstream, upstream
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 
-__all__ = ["ExperimentInputs", "TrialJob", "experiment_inputs", "relabel"]
+__all__ = ["ExperimentInputs", "TrialJob", "experiment_inputs", "relabel", "relabel_findings"]
 
 RULE = "katib"
 TEMPLATE = ("spec", "trialTemplate", "trialSpec")
@@ -209,4 +209,22 @@ def relabel(problems: list[Problem], trials: list[TrialJob]) -> list[Problem]:
             continue
         message = _message(trial.prefix, problem)
         out.append(replace(problem, message=message, object=trial.experiment.ref, field_path=None))
+    return out
+
+
+def relabel_findings(findings: list[Finding], trials: list[TrialJob]) -> list[Finding]:
+    """Policy findings about a trial's TrainJob or what it rendered, told as the
+    Experiment's, like :func:`relabel` (problems were relabelled before they became
+    findings)."""
+    by_name = {(t.manifest.namespace, t.manifest.name): t for t in trials}
+    out = []
+    for finding in findings:
+        ref = finding.object
+        trial = by_name.get((ref.namespace, ref.name)) if isinstance(ref, ObjectRef) else None
+        if trial is None or finding.message.startswith(trial.prefix):
+            out.append(finding)
+            continue
+        field = finding.field_path if finding.field_path not in (None, "<nil>") else None
+        message = trial.prefix + (f"{field}: {finding.message}" if field else finding.message)
+        out.append(finding._replace(message=message, object=trial.experiment.ref, field_path=None))
     return out

@@ -55,7 +55,7 @@ from compiler.errors import (
 )
 from compiler.load.discover import discover_collect
 from compiler.plan.build_plan import BuildPlan, plan_for_paths
-from compiler.plan.katib import katib_relabel, katib_trials
+from compiler.plan.katib import katib_relabel, katib_relabel_findings, katib_trials
 from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, Build, Stage, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
@@ -334,6 +334,7 @@ CHECK_STAGES: tuple[Stage, ...] = (
     policy_objects,
     evaluate_policies,
     evaluate_cue,
+    katib_relabel_findings,
 )
 
 

@@ -6,12 +6,12 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 
 from __future__ import annotations
 
-from compiler.katib.inputs import TrialJob, experiment_inputs, relabel
+from compiler.katib.inputs import TrialJob, experiment_inputs, relabel, relabel_findings
 from compiler.katib.peak import peak, peak_text, trial_requests
 from compiler.kube.quantity import Quantity
 from compiler.plan.stages import Build
 
-__all__ = ["katib_relabel", "katib_trials"]
+__all__ = ["katib_relabel", "katib_relabel_findings", "katib_trials"]
 
 
 def katib_trials(build: Build) -> None:
@@ -31,6 +31,12 @@ def katib_relabel(build: Build) -> None:
         build.problems = relabel(build.problems, build.katib_trials)
         build.warnings = relabel(build.warnings, build.katib_trials)
         build.notes += peak_notes(build)
+
+
+def katib_relabel_findings(build: Build) -> None:
+    """Policy findings about a trial, told as the Experiment's."""
+    if build.katib_trials:
+        build.findings = relabel_findings(build.findings, build.katib_trials)
 
 
 def peak_notes(build: Build) -> list[str]:

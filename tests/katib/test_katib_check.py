@@ -145,3 +145,40 @@ def test_peak_requests_at_parallel_trial_count(tmp_path: Path) -> None:
         "Experiment kubeflow/torch-distributed-example: peak requests at parallelTrialCount 2 "
         "(the 2 costliest of 6 trials checked): nvidia.com/gpu 16"
     ]
+
+
+VAP = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-one-node}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [trainer.kubeflow.org]
+      apiVersions: [v1alpha1]
+      operations: [CREATE]
+      resources: [trainjobs]
+  validations:
+  - expression: "object.spec.trainer.numNodes <= 1"
+    message: at most one node
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-one-node}
+spec:
+  policyName: max-one-node
+  validationActions: [Deny]
+"""
+
+
+def test_policies_judge_each_trial(tmp_path: Path) -> None:
+    (_setup(tmp_path) / "policy.yaml").write_text(VAP, encoding="utf-8")
+    result = check_paths([str(tmp_path)])
+    denied = [f for f in result.findings if f.rule == "vap/max-one-node"]
+    assert len(denied) == 3  # each corner trial of Katib's example asks for 2 nodes
+    assert all(str(f.object) == "Experiment kubeflow/torch-distributed-example" for f in denied)
+    assert denied[0].message.startswith("trial lr=0.01, momentum=0.5: ValidatingAdmissionPolicy")
+    assert all(
+        f.location is not None and f.location.file.endswith("experiment.yaml") for f in denied
+    )
