@@ -104,6 +104,33 @@ def _rebased(manifest: Manifest, prefix: tuple[str | int, ...]) -> SourceMap:
     return SourceMap(source.file, compute=positions)
 
 
+def _data_path(data: Any, parts: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """``parts`` of a field text split at every dot, joined back where the object has a
+    key with dots (``limits.nvidia.com/gpu`` -> ``limits``, ``nvidia.com/gpu``)."""
+    out: list[str | int] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            out.append(part)
+            data = data[part]
+            i += 1
+            continue
+        if not isinstance(data, dict):
+            break
+        for j in range(len(parts), i, -1):
+            chunk = parts[i:j]
+            if all(isinstance(c, str) for c in chunk) and ".".join(map(str, chunk)) in data:
+                key = ".".join(map(str, chunk))
+                out.append(key)
+                data = data[key]
+                i = j
+                break
+        else:
+            break
+    return (*out, *parts[i:])
+
+
 def _trial_job(
     experiment: Manifest,
     defaulted: dict[str, Any],
@@ -128,11 +155,8 @@ def _trial_job(
         [(f"<{trial.name}>", go_json(obj))], namespace, trainer_crds()
     )
     for problem in problems:
-        path = (
-            parse_field_path(problem.field_path)
-            if problem.field_path and problem.field_path != "<nil>"
-            else ()
-        )
+        field = problem.field_path if problem.field_path not in (None, "<nil>") else None
+        path = _data_path(obj, parse_field_path(field)) if field else ()
         location = experiment.locate((*prefix, *path)) if inline else experiment.locate(prefix)
         out.problems.append(
             Problem(_message(label, problem), location, experiment.ref, None, problem.rule or RULE)

@@ -97,7 +97,8 @@ spec:
         trainer:
           numNodes: ${trialParameters.nodes}
           resourcesPerNode:
-            limits: {nvidia.com/gpu: "${trialParameters.gpus}"}
+            limits:
+              nvidia.com/gpu: "${trialParameters.gpus}"
 """
 
 
