@@ -110,7 +110,7 @@ def test_placeholder_in_numnodes_and_bad_gpu_value(tmp_path: Path) -> None:
     ) in errors
     gpu = [e for e in errors if "nvidia.com/gpu" in e]
     assert len(gpu) == 1 and gpu[0].startswith(
-        "24: trial nodes=1, gpus=two: spec.trainer.resourcesPerNode"
+        "25: trial nodes=1, gpus=two: spec.trainer.resourcesPerNode"
     )
     assert 'Invalid value: "two"' in gpu[0]
 
