@@ -202,7 +202,12 @@ def experiment_inputs(
         if errors:
             continue
         plan = plan_trials(defaulted, samples, seed)
-        if plan.capped:
+        if plan.bounded:
+            out.notes.append(
+                f"{experiment.ref}: trainc checks the first {len(plan.trials)} trials of "
+                f"{'more than 100000' if plan.total > 100_000 else plan.total}"
+            )
+        elif plan.capped:
             out.notes.append(
                 f"{experiment.ref}: the grid holds {plan.total} trials, maxTrialCount "
                 f"{defaulted['spec'].get('maxTrialCount')} caps it at {len(plan.trials)}"

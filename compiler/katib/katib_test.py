@@ -137,3 +137,15 @@ def test_trial_name_has_katibs_shape() -> None:
     assert len(name) == len("exp") + 9 and name.startswith("exp-")
     assert set(name[4:]) <= set("bcdfghjklmnpqrstvwxz2456789")
     assert name == trial_name("exp", (("lr", "0.01"),))
+
+
+def test_a_huge_grid_is_bounded() -> None:
+    exp = experiment(algorithm={"algorithmName": "grid"})
+    del exp["spec"]["maxTrialCount"]
+    exp["spec"]["parameters"] = [
+        {"name": "lr", "parameterType": "int", "feasibleSpace": {"min": "1", "max": "1000"}},
+        {"name": "gpus", "parameterType": "int", "feasibleSpace": {"min": "1", "max": "1000"}},
+    ]
+    plan = plan_trials(exp)
+    assert (len(plan.trials), plan.bounded, plan.capped) == (500, True, False)
+    assert plan.total == 100_001  # counted up to the bound, not all 1,000,000

@@ -40,6 +40,9 @@ from compiler.katib.gojson import go_json
 
 __all__ = ["Trial", "TrialPlan", "plan_trials", "substitute", "trial_name"]
 
+# trainc renders at most this many trials of one Experiment (a grid without maxTrialCount
+# can hold millions); the plan says when it stopped there
+MAX_TRIALS = 500
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 SUFFIX_LENGTH = 8
 
@@ -60,8 +63,9 @@ class Trial:
 @dataclass(frozen=True)
 class TrialPlan:
     trials: tuple[Trial, ...]
-    total: int  # how many the space holds (grid) or how many were considered
+    total: int  # how many the space holds (grid, counted up to 100,001) or were planned
     capped: bool  # the grid was cut at maxTrialCount
+    bounded: bool = False  # cut at trainc's MAX_TRIALS
 
 
 def trial_name(experiment: str, assignments: tuple[tuple[str, str], ...]) -> str:
@@ -224,15 +228,21 @@ def plan_trials(experiment: dict[str, Any], samples: int = 0, seed: int = 0) -> 
     whys: list[str] = []
     if algorithm == "grid":
         grid = itertools.product(*(_values(p) for p in params))
+        limit = MAX_TRIALS if not isinstance(cap, int) else min(cap, MAX_TRIALS)
         total = 0
         for combo in grid:
             total += 1
-            if cap is None or len(assignments) < cap:
+            if len(assignments) < limit:
                 assignments.append(tuple(zip(names, combo, strict=True)))
                 whys.append("grid")
             if total > 100_000:
                 break
-        capped = cap is not None and total > cap
+        capped = isinstance(cap, int) and total > cap
+        bounded = (
+            total > limit
+            and limit == MAX_TRIALS
+            and not (isinstance(cap, int) and cap <= MAX_TRIALS)
+        )
     else:
         firsts = [_corners(p)[0] for p in params]
         seen: set[tuple[tuple[str, str], ...]] = set()
@@ -252,8 +262,9 @@ def plan_trials(experiment: dict[str, Any], samples: int = 0, seed: int = 0) -> 
                 seen.add(key)
                 assignments.append(key)
                 whys.append("sample")
-        total, capped = len(assignments), False
+        del assignments[MAX_TRIALS:], whys[MAX_TRIALS:]
+        total, capped, bounded = len(assignments), False, len(assignments) == MAX_TRIALS
     trials = tuple(
         Trial(trial_name(name, a), a, why) for a, why in zip(assignments, whys, strict=True)
     )
-    return TrialPlan(trials, total, capped)
+    return TrialPlan(trials, total, capped, bounded)
