@@ -183,3 +183,18 @@ def test_policies_judge_each_trial(tmp_path: Path) -> None:
     assert all(
         f.location is not None and f.location.file.endswith("experiment.yaml") for f in denied
     )
+
+
+def test_configmap_template_works_like_an_inline_one(tmp_path: Path) -> None:
+    """A YAML template's placeholder substituted as text becomes a typed value: nodes=1 is
+    an integer, nodes=x a string; the errors are located at trialTemplate.configMap."""
+    text = (Path(__file__).parent / "configmap-experiment.yaml").read_text(encoding="utf-8")
+    errors = _errors(_setup(tmp_path, text))
+    schema = [e for e in errors if "must be of type integer" in e]
+    assert [e.split(":")[0] + ":" + e.split(":")[1] for e in schema] == [
+        "31: trial lr=0.1, nodes=x",
+        "31: trial lr=0.2, nodes=x",
+    ]
+    result = check_paths([str(tmp_path)])
+    assert len(result.builds[0].katib_trials) == 2  # the two nodes=1 trials were admitted
+    assert [o.data["kind"] for o in result.builds[0].objects].count("JobSet") == 2
