@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from compiler.apiserver.yaml_source import parse_yaml
+from compiler.errors import InputError
 from compiler.katib.gojson import go_json, normalise_numbers
 
 __all__ = [
@@ -291,7 +293,15 @@ def decode_template(text: str) -> dict[str, Any]:
     """ConvertStringToUnstructured: JSON or YAML text -> an object (numbers as Kubernetes'
     decoder keeps them); ValueError when it is neither or not an object."""
     # the YAMLOrJSONDecoder reads JSON when the text starts with "{" (the inline template)
-    data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    if text.lstrip().startswith("{"):
+        data = json.loads(text)
+    else:
+        # sigs.k8s.io/yaml's reading of YAML (1e3 a number, yes a bool), as the API server's
+        try:
+            documents = parse_yaml(text, "<trial template>")
+        except InputError as error:
+            raise ValueError(str(error)) from None
+        data = documents[0].data if documents else None
     if not isinstance(data, dict):
         raise ValueError("Object 'Kind' is missing")
     return dict(normalise_numbers(data))

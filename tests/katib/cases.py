@@ -159,6 +159,18 @@ def configmap_template(e: Experiment) -> None:
     t["failureCondition"] = 'status.conditions.#(type=="Failed")#|#(status=="True")#'
 
 
+def configmap_scalars(e: Experiment) -> None:
+    """A YAML template whose placeholders land in plain scalars (typed after substitution)."""
+    configmap_template(e)
+    _spec(e)["trialTemplate"]["configMap"]["templatePath"] = "scalars.yaml"
+    s = _spec(e)
+    s["parameters"][0] = {
+        "name": "lr",
+        "parameterType": "categorical",
+        "feasibleSpace": {"list": ["1e3", "yes", "0x10", "1_000", ".5", "1.0", "~", "x: y"]},
+    }
+
+
 def _set(path: str, value: Any) -> Callable[[Experiment], None]:
     def apply(e: Experiment) -> None:
         node: Any = e
@@ -248,6 +260,8 @@ VARIANTS: list[tuple[str, list[Callable[[Experiment], None]]]] = [
         ],
     ),
     ("configmap", [configmap_template]),
+    ("configmap-scalars", [configmap_scalars]),
+    ("configmap-scalars-grid", [configmap_scalars, _set("spec.algorithm.algorithmName", "grid")]),
     (
         "configmap-missing",
         [configmap_template, _set("spec.trialTemplate.configMap.configMapName", "gone")],
@@ -355,6 +369,7 @@ VARIANTS: list[tuple[str, list[Callable[[Experiment], None]]]] = [
     ("unicode", [lambda e: _trainer(e)["command"].append("naïve \u2028 ok")]),
 ]
 
+
 CONFIG_MAPS: list[dict[str, Any]] = [
     {
         "apiVersion": "v1",
@@ -371,7 +386,19 @@ CONFIG_MAPS: list[dict[str, Any]] = [
                 "    numNodes: 2\n"
                 "    command: [python3, train.py, '--lr=${trialParameters.learningRate}',\n"
                 "              '--momentum=${trialParameters.momentum}']\n"
-            )
+            ),
+            "scalars.yaml": (
+                "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+                "kind: TrainJob\n"
+                "metadata:\n"
+                "  labels: {team: ml}\n"
+                "spec:\n"
+                "  trainer:\n"
+                "    numNodes: ${trialParameters.learningRate}\n"
+                "    env:\n"
+                "    - name: M\n"
+                "      value: ${trialParameters.momentum}\n"
+            ),
         },
     }
 ]
