@@ -23,7 +23,8 @@ import yaml
 
 from compiler.apiserver.yaml_source import parse_yaml
 from compiler.errors import InputError
-from compiler.katib.gojson import go_json, normalise_numbers
+from compiler.katib.gojson import normalise_numbers
+from compiler.kube.gotext import go_json
 
 __all__ = [
     "EXPERIMENT_API_VERSION",

@@ -26,8 +26,8 @@ from compiler.katib.experiment import (
     set_default,
     validate,
 )
-from compiler.katib.gojson import go_json
 from compiler.katib.trials import SubstitutionError, Trial, plan_trials, substitute
+from compiler.kube.gotext import go_json
 from compiler.load.loader import load_texts_collect
 from compiler.upstream.artifacts import katib_upstream, upstream
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION

@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 from compiler.katib.experiment import KatibConfig, set_default, validate
-from compiler.katib.gojson import go_json
 from compiler.katib.trials import plan_trials, substitute, trial_name
+from compiler.kube.gotext import go_json
 
 CONFIG = KatibConfig({"random": "img", "grid": "img"}, {}, {"StdOut": "img"})
 

@@ -36,7 +36,7 @@ from compiler.katib.experiment import (
     decode_template,
     template_text,
 )
-from compiler.katib.gojson import go_json
+from compiler.kube.gotext import go_json
 
 __all__ = ["Trial", "TrialPlan", "plan_trials", "substitute", "trial_name"]
 
