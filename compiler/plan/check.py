@@ -91,6 +91,7 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "scheduler": "The schedulers a job needs (coscheduling, Volcano, Kueue) run in the cluster",
     "project": "The project file is valid and its clusters declare the namespaces used",
     "kueue": "Queued TrainJobs reach Kueue, and Kueue can ever admit their Workloads",
+    "katib": "Katib accepts each Experiment and can create the trials of its search space",
 }
 
 _VAP_GROUP = "admissionregistration.k8s.io/"

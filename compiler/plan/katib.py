@@ -16,7 +16,8 @@ __all__ = ["katib_relabel", "katib_relabel_findings", "katib_trials"]
 
 def katib_trials(build: Build) -> None:
     """Experiments' problems; their trials' TrainJobs join the inputs."""
-    found = experiment_inputs(build.loaded.others, build.plan.default_namespace)
+    samples, seed = build.plan.katib_samples
+    found = experiment_inputs(build.loaded.others, build.plan.default_namespace, samples, seed)
     if not found.experiments:
         return
     build.problems += found.problems

@@ -5,7 +5,10 @@ maxTrialCount are errors with the real messages, at the Experiment's lines."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +201,27 @@ def test_configmap_template_works_like_an_inline_one(tmp_path: Path) -> None:
     result = check_paths([str(tmp_path)])
     assert len(result.builds[0].katib_trials) == 2  # the two nodes=1 trials were admitted
     assert [o.data["kind"] for o in result.builds[0].objects].count("JobSet") == 2
+
+
+def test_cli_trials_and_seed_add_samples(tmp_path: Path) -> None:
+    """check --trials N --seed S: N seeded random trials besides the corners, the same for
+    the same seed; a count out of range is a usage error (exit 2)."""
+    _setup(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def run(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "compiler", "check", *flags, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=600,
+        )
+
+    first = run("--trials", "3", "--seed", "1")
+    assert first.returncode == 0, first.stderr
+    assert "(the 3 costliest of 6 trials checked)" in first.stdout + first.stderr
+    assert "checked 8 input objects and 6 rendered objects" in first.stdout
+    assert run("--trials", "3", "--seed", "1").stdout == first.stdout
+    assert run("--trials", "501").returncode == 2
