@@ -13,9 +13,11 @@ KUEUE_ORACLE_DIR := tests/kueue/oracle
 KUEUE_ORACLE := $(KUEUE_ORACLE_DIR)/bin/kueue-oracle
 PODS_ORACLE_DIR := tests/pods/oracle
 PODS_ORACLE := $(PODS_ORACLE_DIR)/bin/jobset-oracle $(PODS_ORACLE_DIR)/bin/kube-oracle
+KATIB_ORACLE_DIR := tests/katib/oracle
+KATIB_ORACLE := $(KATIB_ORACLE_DIR)/bin/katib-oracle
 N ?= 1000
 
-.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance katib-oracle katib-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -165,6 +167,17 @@ $(KUEUE_ORACLE): $(wildcard $(KUEUE_ORACLE_DIR)/*.go) $(KUEUE_ORACLE_DIR)/go.mod
 kueue-conformance: setup kueue-oracle
 	$(PY) -m pytest tests/kueue/test_kueue_conformance.py -q -s
 
+# The Katib oracle: the pinned Katib release's own code (its Experiment defaulting and
+# validating webhooks, its trial manifest generator), built from tests/katib/oracle/go.mod.
+katib-oracle: $(KATIB_ORACLE)
+$(KATIB_ORACLE): $(wildcard $(KATIB_ORACLE_DIR)/*.go) $(KATIB_ORACLE_DIR)/go.mod $(KATIB_ORACLE_DIR)/go.sum
+	cd $(KATIB_ORACLE_DIR) && go build -o bin/katib-oracle .
+
+# trainc's Experiment verdicts, defaults and substituted trials against the Katib oracle
+# (the case corpus and a seeded fuzz); closing lines: katib-conformance: X/Y identical
+katib-conformance: setup katib-oracle
+	$(PY) -m pytest tests/katib/test_katib_conformance.py -q -s
+
 # The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
 # against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical
 extension-conformance: setup migrate-oracle
@@ -213,4 +226,4 @@ bench-apply: setup control-plane
 	$(PY) -m tests.bench.apply_bench
 
 clean:
-	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin $(PODS_ORACLE_DIR)/bin conformance-out fuzz-out
+	rm -rf $(VENV) out site dist build/upstream-data $(DIST_VENV) $(ORACLE_DIR)/bin $(VAPBENCH_DIR)/bin $(MIGRATE_ORACLE_DIR)/bin $(KUEUE_ORACLE_DIR)/bin $(PODS_ORACLE_DIR)/bin $(KATIB_ORACLE_DIR)/bin conformance-out fuzz-out

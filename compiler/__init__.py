@@ -21,6 +21,8 @@ it (and from itself), which ``compiler/layers_test.py`` checks on every module:
     policy       ValidatingAdmissionPolicy and CUE evaluation
     queue        Kueue: the queue setup among the inputs, each queued job's Workload,
                  whether the pinned Kueue release can ever admit it
+    katib        Katib: Experiments among the inputs, its webhooks, the trials it
+                 could create and their TrainJobs
     provenance   where each output field came from
     expand       below the JobSet: its webhooks, the JobSet and Job controllers, the
                  API server's defaults and admission of Jobs, Services and Pods
@@ -61,6 +63,7 @@ LAYERS: tuple[str, ...] = (
     "overlay",
     "policy",
     "queue",
+    "katib",
     "provenance",
     "expand",
     "project",

@@ -22,6 +22,13 @@ the pinned Kueue release (KUEUE_VERSION) under ``trainc_upstream/data/kueue/<ver
     crds/           the CRDs of the Kueue kinds read as inputs (ClusterQueue, ...)
     licenses/       Kueue's LICENSE
 
+the pinned Katib release (KATIB_VERSION) under ``trainc_upstream/data/katib/<version>/``:
+
+    manifest.json   what compiler/upstream/artifacts.py katib_upstream() reads
+    crds/           the Experiment CRD
+    katib-config.yaml  the release's standalone configuration (algorithms, collectors)
+    licenses/       Katib's LICENSE
+
 and ``trainc_upstream/data/MANIFEST.json`` records the package version, each release's
 module versions with their go.sum hashes, and the SHA-256 of every shipped file.
 
@@ -100,6 +107,11 @@ def releases() -> tuple[str, ...]:
 def kueue_release() -> str:
     """KUEUE_VERSION of compiler/upstream/versions.py."""
     return str(_versions_constant("KUEUE_VERSION"))
+
+
+def katib_release() -> str:
+    """KATIB_VERSION of compiler/upstream/versions.py."""
+    return str(_versions_constant("KATIB_VERSION"))
 
 
 def data_version() -> str:
@@ -224,6 +236,39 @@ def build_kueue(release: str, out: Path) -> dict[str, object]:
     }
 
 
+def build_katib(release: str, out: Path) -> dict[str, object]:
+    """Copy the pinned Katib release's Experiment CRD and katib-config.yaml into ``out``;
+    its MANIFEST.json entry."""
+    cached = cache_root() / "upstream" / "katib" / release
+    try:
+        manifest = json.loads((cached / "manifest.json").read_text("utf-8"))
+    except OSError:
+        fail(f"no artifacts for Katib {release} in {cached}: run scripts/fetch-upstream.sh")
+    katib_dir = Path(manifest["katibDir"])
+    crds = {}
+    for name, path in sorted(manifest["inputCrds"].items()):
+        source = Path(path)
+        if not source.is_file():
+            fail(f"{source} is missing (Katib {release})")
+        copy_file(source, out / "crds" / source.name)
+        crds[name] = f"crds/{source.name}"
+    config = Path(manifest["katibConfig"])
+    if not config.is_file():
+        fail(f"{config} is missing (Katib {release})")
+    copy_file(config, out / "katib-config.yaml")
+    copy_file(
+        katib_dir / "LICENSE", out / "licenses" / f"github.com/kubeflow/katib@{release}" / "LICENSE"
+    )
+    local = {key: manifest[key] for key in ("katibVersion", "sum")}
+    local |= {
+        "inputCrds": crds,
+        "katibConfig": "katib-config.yaml",
+        "inputsSha256": manifest["inputsSha256"],
+    }
+    (out / "manifest.json").write_text(json.dumps(local, indent=2, sort_keys=True) + "\n")
+    return {"version": release, "sum": manifest["sum"]}
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -237,6 +282,7 @@ def build_tree(tree: Path, version: str) -> None:
     names = releases()
     entries = {release: build_release(release, names[-1], data / release) for release in names}
     kueue = build_kueue(kueue_release(), data / "kueue" / kueue_release())
+    katib = build_katib(katib_release(), data / "katib" / katib_release())
     files = {
         str(p.relative_to(data)): sha256(p.read_bytes())
         for p in sorted(data.rglob("*"))
@@ -247,6 +293,7 @@ def build_tree(tree: Path, version: str) -> None:
         "version": version,
         "releases": entries,
         "kueue": kueue,
+        "katib": katib,
         "files": files,
     }
     (data / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

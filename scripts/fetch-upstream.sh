@@ -34,6 +34,18 @@
 # go.mod's github.com/kubeflow/trainer/v2), which computes its TrainJob Workloads. Pass
 # `kueue` as an argument to fetch only Kueue; no arguments fetch every release and Kueue.
 # The same idempotence rule holds (inputs: the pin and this script).
+#
+# Katib (compiler/upstream/versions.py KATIB_VERSION) is fetched the same way, as one
+# module zip checked against its pinned h1 sum, into its own folder:
+#
+#   $CACHE/upstream/katib/<version>/manifest.json  {"katibVersion", "katibDir", "sum",
+#                                                   "inputCrds", "katibConfig",
+#                                                   "inputsSha256"}
+#
+# "inputCrds" maps experiments.kubeflow.org to the Experiment CRD file in the module
+# cache; "katibConfig" is the release's standalone katib-config.yaml (the algorithms,
+# early stoppings and metrics collectors its webhook accepts). Pass `katib` to fetch only
+# Katib; no arguments fetch every release, Kueue and Katib.
 set -euo pipefail
 
 TRAINER_MODULE=github.com/kubeflow/trainer/v2
@@ -43,6 +55,9 @@ KUEUE_MODULE=sigs.k8s.io/kueue
 KUEUE_VERSION=v0.17.0
 KUEUE_SUM="h1:7hzb38M4eKGzYW+CFv2s1L+swzzacUCHOCXxZmAV90I="
 KUEUE_CRDS=(resourceflavors clusterqueues cohorts localqueues workloadpriorityclasses workloads)
+KATIB_MODULE=github.com/kubeflow/katib
+KATIB_VERSION=v0.19.0
+KATIB_SUM="h1:uexj303nRkGtTFtTkY4McCt6J0TCtnerX3i3E7TRA5M="
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRIPT="$REPO_ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
 UPSTREAM_DIR="$REPO_ROOT/upstream"
@@ -189,13 +204,69 @@ EOF
     echo "upstream: Kueue $KUEUE_VERSION artifacts (it embeds Trainer $trainer_version) written to $OUT_DIR"
 }
 
-# Arguments: Trainer releases and/or `kueue`; none: every release, then Kueue.
+fetch_katib() {
+    local OUT_DIR="$CACHE/upstream/katib/$KATIB_VERSION"
+    local MANIFEST="$OUT_DIR/manifest.json"
+    local inputs_sha info katib_dir sum crd_file config_file work tmp
+    inputs_sha="$(printf '%s %s %s\n' "$KATIB_MODULE" "$KATIB_VERSION" "$KATIB_SUM" |
+        cat - "$SCRIPT" | sha256sum | cut -d' ' -f1)"
+
+    # Fast path: nothing changed since the last run.
+    if [[ -f "$MANIFEST" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
+        katib_dir="$(sed -n 's/.*"katibDir": "\(.*\)".*/\1/p' "$MANIFEST")"
+        if [[ -f "$katib_dir/go.mod" ]]; then
+            echo "upstream: Katib $KATIB_VERSION artifacts up to date in $OUT_DIR"
+            return 0
+        fi
+    fi
+
+    work="$(mktemp -d)"
+    if ! info="$(cd "$work" && go mod download -json "$KATIB_MODULE@$KATIB_VERSION" 2>&1)"; then
+        rm -rf "$work"
+        echo "$info" >&2
+        die "'go mod download $KATIB_MODULE@$KATIB_VERSION' failed (network or module proxy unavailable?)"
+    fi
+    rm -rf "$work"
+    katib_dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' <<<"$info")"
+    sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p' <<<"$info")"
+    [[ "$sum" == "$KATIB_SUM" ]] || die "$KATIB_MODULE@$KATIB_VERSION has sum $sum, pinned $KATIB_SUM"
+    [[ -f "$katib_dir/go.mod" ]] || die "the Katib module directory $katib_dir has no go.mod"
+    crd_file="$katib_dir/manifests/v1beta1/components/crd/experiment.yaml"
+    config_file="$katib_dir/manifests/v1beta1/installs/katib-standalone/katib-config.yaml"
+    [[ -f "$crd_file" ]] || die "CRD file $crd_file is missing from the module cache"
+    [[ -f "$config_file" ]] || die "$config_file is missing from the module cache"
+
+    mkdir -p "$OUT_DIR"
+    tmp="$(mktemp "$OUT_DIR/.manifest.XXXXXX")"
+    cat >"$tmp" <<EOF
+{
+  "katibVersion": "$KATIB_VERSION",
+  "katibDir": "$katib_dir",
+  "sum": "$sum",
+  "inputCrds": {
+    "experiments.kubeflow.org": "$crd_file"
+  },
+  "katibConfig": "$config_file",
+  "inputsSha256": "$inputs_sha"
+}
+EOF
+    mv -f "$tmp" "$MANIFEST"
+    echo "upstream: Katib $KATIB_VERSION artifacts written to $OUT_DIR"
+}
+
+# Arguments: Trainer releases, `kueue` and/or `katib`; none: every release, Kueue, Katib.
 versions=()
 fetch_queue=1
+fetch_hpo=1
 if [[ $# -gt 0 ]]; then
     fetch_queue=0
+    fetch_hpo=0
     for arg in "$@"; do
-        if [[ "$arg" == kueue ]]; then fetch_queue=1; else versions+=("$arg"); fi
+        case "$arg" in
+            kueue) fetch_queue=1 ;;
+            katib) fetch_hpo=1 ;;
+            *) versions+=("$arg") ;;
+        esac
     done
 else
     versions=("${ALL_VERSIONS[@]}")
@@ -204,3 +275,4 @@ for version in ${versions[@]+"${versions[@]}"}; do
     fetch_version "$version"
 done
 [[ $fetch_queue -eq 0 ]] || fetch_kueue
+[[ $fetch_hpo -eq 0 ]] || fetch_katib

@@ -84,12 +84,36 @@ def add_parser(commands: Commands) -> None:
         help="also fail (exit 1) when the committed rendered tree DIR is stale (default: the "
         "project's output folder, or 'rendered' with PATHs); for pre-commit and CI",
     )
+    parser.add_argument(
+        "--trials",
+        type=_trials,
+        default=0,
+        metavar="N",
+        help="Katib Experiments: also check N seeded random trials besides the corners "
+        "(default: 0; see docs/integrations/katib.md)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="the seed of --trials (default: 0)"
+    )
     add_jobs(parser)
     add_no_cache(
         parser,
         "check every TrainJob again (default with -j above 1: reuse the findings "
         "$TRAINC_CACHE/render holds for unchanged chunks; the report is the same either way)",
     )
+
+
+def _trials(text: str) -> int:
+    """``--trials N``: 0 to MAX_TRIALS."""
+    from compiler.katib.trials import MAX_TRIALS
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= MAX_TRIALS:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_TRIALS}")
+    return value
 
 
 def run_verb(args: argparse.Namespace) -> int:

@@ -193,18 +193,21 @@ def build_plans(
     if args.paths:
         if args.project is not None or args.cluster:
             raise UsageError(f"trainc {args.command}: --project and --cluster take no PATHs")
-        return [
-            plan_for_paths(
-                args.paths,
-                default_namespace=args.namespace,
-                schemas=args.schemas,
-                owner_uid=owner_uid,
-                strict=args.strict,
-                previous=None if previous is None else list(previous),
-                **({} if args.kubernetes is None else {"kubernetes": args.kubernetes}),
-                **({} if trainer is None else {"trainer_version": trainer}),
-            )
-        ]
+        return _with_katib_samples(
+            args,
+            [
+                plan_for_paths(
+                    args.paths,
+                    default_namespace=args.namespace,
+                    schemas=args.schemas,
+                    owner_uid=owner_uid,
+                    strict=args.strict,
+                    previous=None if previous is None else list(previous),
+                    **({} if args.kubernetes is None else {"kubernetes": args.kubernetes}),
+                    **({} if trainer is None else {"trainer_version": trainer}),
+                )
+            ],
+        )
     plans = plans_for_project(
         select_project(args.command, args.project),  # a UsageError if there is none
         args.cluster,
@@ -216,7 +219,15 @@ def build_plans(
         plans = [replace(plan, kubernetes=args.kubernetes) for plan in plans]
     if trainer is not None:  # likewise
         plans = [plan.for_trainer(trainer) for plan in plans]
-    return plans
+    return _with_katib_samples(args, plans)
+
+
+def _with_katib_samples(args: argparse.Namespace, plans: list[BuildPlan]) -> list[BuildPlan]:
+    """``check --trials N --seed S``: each plan samples N Katib trials with seed S."""
+    samples = getattr(args, "trials", None)
+    if not samples:
+        return plans
+    return [replace(plan, katib_samples=(samples, args.seed)) for plan in plans]
 
 
 def one_plan(args: argparse.Namespace, plans: list[BuildPlan]) -> BuildPlan:

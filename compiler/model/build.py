@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.crds import CrdSet
 from compiler.apiserver.manifest import Manifest
@@ -60,6 +60,8 @@ class Build:
     # filled by trainc check's validation stages
     findings: list[Finding] = field(default_factory=list)
     checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
+    # Katib trials whose TrainJobs joined the inputs (compiler.plan.katib)
+    katib_trials: list[Any] = field(default_factory=list)
 
     @property
     def objects(self) -> list[RenderedObject]:

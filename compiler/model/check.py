@@ -43,6 +43,7 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "expanded": "No input was written by render --expand (those objects are never applied)",
     "gitops": "Rendered commands survive the GitOps tool's substitution (Flux ${...})",
     "kueue": "Queued TrainJobs reach Kueue, and Kueue can ever admit their Workloads",
+    "katib": "Katib accepts each Experiment and can create the trials of its search space",
 }
 
 

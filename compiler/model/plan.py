@@ -112,6 +112,8 @@ class BuildPlan:
     cluster: ClusterTarget | None = None
     # the target cluster's Kubernetes (major, minor): the API server's message texts
     kubernetes: tuple[int, int] = DEFAULT_KUBERNETES
+    # check --trials N --seed S: seeded random Katib trials on top of the corners
+    katib_samples: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         if self.render.trainer_version != self.trainer_version:

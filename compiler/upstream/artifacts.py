@@ -23,7 +23,9 @@ beside it (relative paths), holding only the files trainc reads.
 
 The pinned Kueue release (``KUEUE_VERSION``) has its own folder ``kueue/<version>/`` in
 the same places (:func:`kueue_upstream`): ``manifest.json`` with ``inputCrds`` (the CRDs
-of the Kueue kinds read as inputs) and ``trainerVersion`` (the Trainer it embeds).
+of the Kueue kinds read as inputs) and ``trainerVersion`` (the Trainer it embeds). The
+pinned Katib release (``KATIB_VERSION``) likewise has ``katib/<version>/``
+(:func:`katib_upstream`): the Experiment CRD and the release's ``katib-config.yaml``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 
 from compiler.errors import SetupError
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION as DEFAULT_TRAINER_VERSION
-from compiler.upstream.versions import KUEUE_VERSION
+from compiler.upstream.versions import KATIB_VERSION, KUEUE_VERSION
 
 _SETUP_HINT = (
     "install the trainc-upstream package that trainc depends on (`pip install trainc` "
@@ -235,4 +237,43 @@ def kueue_upstream(version: str = KUEUE_VERSION) -> KueueUpstream:
     looked = ", ".join(str(directory) for _, directory in places)
     raise SetupError(
         f"upstream artifacts for Kueue {version} are missing: {_SETUP_HINT} (looked in {looked})"
+    )
+
+
+@dataclass(frozen=True)
+class KatibUpstream:
+    """The pinned Katib release's artifacts: the Experiment CRD and its katib-config.yaml."""
+
+    version: str
+    input_crds: tuple[tuple[str, Path], ...]
+    # the release's standalone katib-config.yaml: the algorithms and collectors it runs
+    katib_config: Path
+    source: str = ""
+
+    def input_crd_paths(self) -> list[Path]:
+        missing = [str(path) for _, path in self.input_crds if not path.is_file()]
+        if not self.katib_config.is_file():
+            missing.append(str(self.katib_config))
+        if missing:
+            raise SetupError(f"Katib files are gone: {', '.join(missing)}: {_SETUP_HINT}")
+        return [path for _, path in self.input_crds]
+
+
+@cache
+def katib_upstream(version: str = KATIB_VERSION) -> KatibUpstream:
+    """Katib ``version``'s artifacts; a clear :class:`SetupError` when none has them."""
+    places = [(what, folder.parent / "katib" / version) for what, folder in search_path(version)]
+    for source, directory in places:
+        manifest_path = directory / "manifest.json"
+        if manifest_path.is_file():
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            crds = tuple(
+                (name, directory / path)
+                for name, path in sorted((manifest.get("inputCrds") or {}).items())
+            )
+            config = directory / str(manifest["katibConfig"])
+            return KatibUpstream(version, crds, config, source)
+    looked = ", ".join(str(directory) for _, directory in places)
+    raise SetupError(
+        f"upstream artifacts for Katib {version} are missing: {_SETUP_HINT} (looked in {looked})"
     )

@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "DEFAULT_TRAINER_VERSION",
+    "KATIB_VERSION",
     "KUEUE_TRAINER_VERSIONS",
     "KUEUE_VERSION",
     "MEASURED_TRAINER_VERSIONS",
@@ -42,6 +43,10 @@ KUEUE_VERSION = "v0.17.0"
 # The Trainer release each Kueue release embeds (its go.mod's github.com/kubeflow/trainer/v2):
 # Kueue's TrainJob integration computes a Workload's PodSets with that release's code.
 KUEUE_TRAINER_VERSIONS: dict[str, str] = {"v0.17.0": "v2.2.0"}
+
+# The Katib release whose Experiment webhooks and trial manifests trainc emulates: the first
+# with TrainJob trials, fetched by scripts/fetch-upstream.sh (KATIB_VERSION there too).
+KATIB_VERSION = "v0.19.0"
 
 T = TypeVar("T")
 

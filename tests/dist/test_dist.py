@@ -19,6 +19,7 @@ import pytest
 
 from compiler.upstream.artifacts import cache_root
 from compiler.upstream.versions import (
+    KATIB_VERSION,
     KUEUE_TRAINER_VERSIONS,
     KUEUE_VERSION,
     TRAINER_VERSIONS,
@@ -121,6 +122,14 @@ def test_the_wheels_hold_what_they_should(dist: Dist) -> None:
     assert kueue["trainerVersion"] == KUEUE_TRAINER_VERSIONS[KUEUE_VERSION]
     crd = f"kueue/{KUEUE_VERSION}/crds/kueue.x-k8s.io_clusterqueues.yaml"
     assert f"trainc_upstream/data/{crd}" in names and crd in manifest["files"]
+    # the pinned Katib release: its Experiment CRD and katib-config.yaml
+    katib = manifest["katib"]
+    assert katib["version"] == KATIB_VERSION and katib["sum"].startswith("h1:")
+    for path in (
+        f"katib/{KATIB_VERSION}/crds/experiment.yaml",
+        f"katib/{KATIB_VERSION}/katib-config.yaml",
+    ):
+        assert f"trainc_upstream/data/{path}" in names and path in manifest["files"]
     with zipfile.ZipFile(dist.trainc_wheel) as wheel:
         trainc_names = wheel.namelist()
         metadata = wheel.read(next(n for n in trainc_names if n.endswith("/METADATA"))).decode()

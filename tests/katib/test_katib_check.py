@@ -1,0 +1,227 @@
+"""trainc check with Katib Experiments: Katib's own TrainJob example with the upstream torch
+runtime is clean; a 3x2 categorical grid is 6 trials (6 TrainJobs, 6 JobSets); a placeholder
+in numNodes, a categorical GPU count that is no quantity and parallelTrialCount above
+maxTrialCount are errors with the real messages, at the Experiment's lines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.plan.check import check_paths
+from compiler.upstream.artifacts import katib_upstream, upstream
+
+EXAMPLE = "examples/v1beta1/kubeflow-trainer/trainjob-pytorch.yaml"
+
+
+def _setup(tmp_path: Path, experiment: str | None = None) -> Path:
+    shutil.copy(
+        upstream("v2.3.0").path("manifests/base/runtimes/torch_distributed.yaml"),
+        tmp_path / "runtime.yaml",
+    )
+    katib_dir = katib_upstream().katib_config.parents[4]
+    text = experiment if experiment is not None else (katib_dir / EXAMPLE).read_text()
+    (tmp_path / "experiment.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _errors(tmp_path: Path) -> list[str]:
+    result = check_paths([str(tmp_path)])
+    return [
+        f"{f.location.line if f.location else 0}: {f.message}"
+        for f in result.findings
+        if f.severity.name == "ERROR"
+    ]
+
+
+def test_katib_example_checks_clean(tmp_path: Path) -> None:
+    result = check_paths([str(_setup(tmp_path))])
+    assert [f.message for f in result.findings] == []
+    kinds = [o.data["kind"] for o in result.builds[0].objects]
+    assert kinds.count("JobSet") == 3  # the corners of two doubles
+
+
+def _example() -> dict[str, Any]:
+    katib_dir = katib_upstream().katib_config.parents[4]
+    data: dict[str, Any] = yaml.safe_load((katib_dir / EXAMPLE).read_text())
+    return data
+
+
+def test_grid_3x2_is_six_trainjobs_six_jobsets(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
+    exp["spec"]["parameters"] = [
+        {
+            "name": "lr",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.01", "0.05", "0.1"]},
+        },
+        {
+            "name": "momentum",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.5", "0.9"]},
+        },
+    ]
+    result = check_paths([str(_setup(tmp_path, yaml.safe_dump(exp)))])
+    build = result.builds[0]
+    assert [f.message for f in result.findings] == []
+    assert len(build.katib_trials) == 6
+    assert len([o for o in build.loaded.objects if o.kind == "TrainJob"]) == 6
+    assert [o.data["kind"] for o in build.objects].count("JobSet") == 6
+
+
+BAD = """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: bad, namespace: kubeflow}
+spec:
+  maxTrialCount: 12
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  parameters:
+    - {name: nodes, parameterType: int, feasibleSpace: {min: "1", max: "2"}}
+    - {name: gpus, parameterType: categorical, feasibleSpace: {list: ["1", "two"]}}
+  trialTemplate:
+    primaryContainerName: node
+    trialParameters:
+      - {name: nodes, reference: nodes}
+      - {name: gpus, reference: gpus}
+    trialSpec:
+      apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      spec:
+        runtimeRef: {name: torch-distributed}
+        trainer:
+          numNodes: ${trialParameters.nodes}
+          resourcesPerNode:
+            limits:
+              nvidia.com/gpu: "${trialParameters.gpus}"
+"""
+
+
+def test_placeholder_in_numnodes_and_bad_gpu_value(tmp_path: Path) -> None:
+    errors = _errors(_setup(tmp_path, BAD))
+    assert (
+        '22: trial nodes=1, gpus=1: spec.trainer.numNodes: Invalid value: "string": '
+        'spec.trainer.numNodes in body must be of type integer: "string"'
+    ) in errors
+    gpu = [e for e in errors if "nvidia.com/gpu" in e]
+    assert len(gpu) == 1 and gpu[0].startswith(
+        "25: trial nodes=1, gpus=two: spec.trainer.resourcesPerNode"
+    )
+    assert 'Invalid value: "two"' in gpu[0]
+
+
+def test_parallel_above_max(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["parallelTrialCount"] = 20
+    errors = _errors(_setup(tmp_path, yaml.safe_dump(exp, sort_keys=False)))
+    assert errors == [
+        "7: spec.parallelTrialCount: Invalid value: 20: should be less than or equal to "
+        "spec.maxTrialCount"
+    ]
+
+
+def test_peak_requests_at_parallel_trial_count(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
+    exp["spec"]["parallelTrialCount"] = 2
+    exp["spec"]["parameters"] = [
+        {"name": "lr", "parameterType": "categorical", "feasibleSpace": {"list": ["1", "2", "4"]}},
+        {
+            "name": "momentum",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.5", "0.9"]},
+        },
+    ]
+    trainer = exp["spec"]["trialTemplate"]["trialSpec"]["spec"]["trainer"]
+    trainer["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": "${trialParameters.learningRate}"}}
+    result = check_paths([str(_setup(tmp_path, yaml.safe_dump(exp)))])
+    assert [f.message for f in result.findings] == []
+    # 2 nodes x {1, 2, 4} GPUs, twice each: the two costliest trials ask 8 + 8
+    assert result.notes == [
+        "Experiment kubeflow/torch-distributed-example: peak requests at parallelTrialCount 2 "
+        "(the 2 costliest of 6 trials checked): nvidia.com/gpu 16"
+    ]
+
+
+VAP = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-one-node}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [trainer.kubeflow.org]
+      apiVersions: [v1alpha1]
+      operations: [CREATE]
+      resources: [trainjobs]
+  validations:
+  - expression: "object.spec.trainer.numNodes <= 1"
+    message: at most one node
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-one-node}
+spec:
+  policyName: max-one-node
+  validationActions: [Deny]
+"""
+
+
+def test_policies_judge_each_trial(tmp_path: Path) -> None:
+    (_setup(tmp_path) / "policy.yaml").write_text(VAP, encoding="utf-8")
+    result = check_paths([str(tmp_path)])
+    denied = [f for f in result.findings if f.rule == "vap/max-one-node"]
+    assert len(denied) == 3  # each corner trial of Katib's example asks for 2 nodes
+    assert all(str(f.object) == "Experiment kubeflow/torch-distributed-example" for f in denied)
+    assert denied[0].message.startswith("trial lr=0.01, momentum=0.5: ValidatingAdmissionPolicy")
+    assert all(
+        f.location is not None and f.location.file.endswith("experiment.yaml") for f in denied
+    )
+
+
+def test_configmap_template_works_like_an_inline_one(tmp_path: Path) -> None:
+    """A YAML template's placeholder substituted as text becomes a typed value: nodes=1 is
+    an integer, nodes=x a string; the errors are located at trialTemplate.configMap."""
+    text = (Path(__file__).parent / "configmap-experiment.yaml").read_text(encoding="utf-8")
+    errors = _errors(_setup(tmp_path, text))
+    schema = [e for e in errors if "must be of type integer" in e]
+    assert [e.split(":")[0] + ":" + e.split(":")[1] for e in schema] == [
+        "31: trial lr=0.1, nodes=x",
+        "31: trial lr=0.2, nodes=x",
+    ]
+    result = check_paths([str(tmp_path)])
+    assert len(result.builds[0].katib_trials) == 2  # the two nodes=1 trials were admitted
+    assert [o.data["kind"] for o in result.builds[0].objects].count("JobSet") == 2
+
+
+def test_cli_trials_and_seed_add_samples(tmp_path: Path) -> None:
+    """check --trials N --seed S: N seeded random trials besides the corners, the same for
+    the same seed; a count out of range is a usage error (exit 2)."""
+    _setup(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def run(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "compiler", "check", *flags, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=600,
+        )
+
+    first = run("--trials", "3", "--seed", "1")
+    assert first.returncode == 0, first.stderr
+    assert "(the 3 costliest of 6 trials checked)" in first.stdout + first.stderr
+    assert "checked 8 input objects and 6 rendered objects" in first.stdout
+    assert run("--trials", "3", "--seed", "1").stdout == first.stdout
+    assert run("--trials", "501").returncode == 2
