@@ -504,87 +504,85 @@ def _parameters(parameters: list[Any]) -> list[KatibError]:
 def _trial_template(
     experiment: dict[str, Any], config_maps: dict[tuple[str, str], dict[str, Any]]
 ) -> list[KatibError]:
+    """The trial template's checks, in the webhook's order; the first failing step ends them."""
     path: tuple[str | int, ...] = ("spec", "trialTemplate")
     spec = _spec(experiment)
     template = spec.get("trialTemplate")
     if not isinstance(template, dict):
         return [_required(path, "must be specified")]
+    errors = _trial_conditions(path, template)
+    trial_parameters = template.get("trialParameters")
+    if trial_parameters is None:
+        return [*errors, _required((*path, "trialParameters"), "must be specified")]
+    source_error = _trial_source(path, template)
+    if source_error is not None:
+        return [*errors, source_error]
+    try:
+        text = template_text(experiment, config_maps)
+    except TemplateError as error:
+        return [*errors, _invalid(path, "", f"unable to parse spec.trialTemplate: {error}")]
+    parameter_errors, substituted = _trial_parameters(path, spec, trial_parameters, text)
+    errors.extend(parameter_errors)
+    if substituted is None:
+        return errors
+    return [*errors, *_trial_run_spec(path, substituted, trial_parameters)]
+
+
+def _trial_conditions(path: tuple[str | int, ...], template: dict[str, Any]) -> list[KatibError]:
+    """The primary container and the success and failure conditions are required."""
     errors = []
     if not template.get("primaryContainerName"):
         errors.append(_required((*path, "primaryContainerName"), "must be specified"))
     if not template.get("successCondition") or not template.get("failureCondition"):
         errors.append(_required(path, "successCondition and failureCondition must be specified"))
-    trial_parameters = template.get("trialParameters")
-    if trial_parameters is None:
-        return [*errors, _required((*path, "trialParameters"), "must be specified")]
+    return errors
+
+
+def _trial_source(path: tuple[str | int, ...], template: dict[str, Any]) -> KatibError | None:
+    """Exactly one of an inline trial spec and a complete ConfigMap reference."""
     inline, config_map = template.get("trialSpec"), template.get("configMap")
     if inline is None and config_map is None:
-        return [
-            *errors,
-            _required(
-                (*path, "TrialSource"),
-                "spec.trialTemplate.trialSpec or spec.trialTemplate.configMap must be specified",
-            ),
-        ]
+        return _required(
+            (*path, "TrialSource"),
+            "spec.trialTemplate.trialSpec or spec.trialTemplate.configMap must be specified",
+        )
     if inline is not None and config_map is not None:
-        return [
-            *errors,
-            _required(
-                path,
-                "only one of spec.trialTemplate.trialSpec or spec.trialTemplate.configMap can "
-                "be specified",
-            ),
-        ]
+        return _required(
+            path,
+            "only one of spec.trialTemplate.trialSpec or spec.trialTemplate.configMap can "
+            "be specified",
+        )
     if isinstance(config_map, dict) and not all(
         config_map.get(k) for k in ("configMapName", "configMapNamespace", "templatePath")
     ):
-        return [
-            *errors,
-            _required(
-                (*path, "configMap"),
-                "configMapName, configMapNamespace and templatePath must be specified",
-            ),
-        ]
-    try:
-        text = template_text(experiment, config_maps)
-    except TemplateError as error:
-        return [*errors, _invalid(path, "", f"unable to parse spec.trialTemplate: {error}")]
+        return _required(
+            (*path, "configMap"),
+            "configMapName, configMapNamespace and templatePath must be specified",
+        )
+    return None
+
+
+def _trial_parameters(
+    path: tuple[str | int, ...], spec: dict[str, Any], trial_parameters: Any, text: str
+) -> tuple[list[KatibError], str | None]:
+    """Each trial parameter checked and substituted into the template text.
+
+    Returns the errors and the substituted text, or None for the text when a parameter's
+    placeholder is missing (the webhook stops there).
+    """
     names = {str(p.get("name")) for p in spec.get("parameters") or [] if isinstance(p, dict)}
+    errors = []
     seen_names: set[str] = set()
     seen_refs: set[str] = set()
     tp_path = (*path, "trialParameters")
     for i, param in enumerate(trial_parameters):
         param = param if isinstance(param, dict) else {}
         pname, ref = str(param.get("name") or ""), str(param.get("reference") or "")
-        if not pname or not ref or "{" in pname or "}" in pname:
-            errors.append(
-                _invalid(
-                    (*tp_path, i),
-                    "",
-                    "name and reference must be specified and name must not contain '{' or '}'",
-                )
-            )
-            continue
-        shown = _go_trial_params(trial_parameters)
-        if pname in seen_names:
-            errors.append(
-                _invalid(
-                    (*tp_path, i, "name"),
-                    pname,
-                    f"parameter name {pname} can't be duplicated in "
-                    f"spec.trialTemplate.trialParameters: {shown}",
-                )
-            )
-            continue
-        if ref in seen_refs:
-            errors.append(
-                _invalid(
-                    (*tp_path, i, "reference"),
-                    ref,
-                    f"parameter reference {ref} can't be duplicated in "
-                    f"spec.trialTemplate.trialParameters: {shown}",
-                )
-            )
+        problem = _trial_parameter_identity(
+            (*tp_path, i), pname, ref, seen_names, seen_refs, trial_parameters
+        )
+        if problem is not None:
+            errors.append(problem)
             continue
         seen_names.add(pname)
         seen_refs.add(ref)
@@ -607,8 +605,47 @@ def _trial_template(
                     f"spec.trialTemplate: {text}",
                 )
             )
-            return errors
+            return errors, None
         text = text.replace(placeholder, "test-value")
+    return errors, text
+
+
+def _trial_parameter_identity(
+    path: tuple[str | int, ...],
+    pname: str,
+    ref: str,
+    seen_names: set[str],
+    seen_refs: set[str],
+    trial_parameters: Any,
+) -> KatibError | None:
+    """A trial parameter's name and reference: present, brace-free, not seen before."""
+    if not pname or not ref or "{" in pname or "}" in pname:
+        return _invalid(
+            path, "", "name and reference must be specified and name must not contain '{' or '}'"
+        )
+    shown = _go_trial_params(trial_parameters)
+    if pname in seen_names:
+        return _invalid(
+            (*path, "name"),
+            pname,
+            f"parameter name {pname} can't be duplicated in "
+            f"spec.trialTemplate.trialParameters: {shown}",
+        )
+    if ref in seen_refs:
+        return _invalid(
+            (*path, "reference"),
+            ref,
+            f"parameter reference {ref} can't be duplicated in "
+            f"spec.trialTemplate.trialParameters: {shown}",
+        )
+    return None
+
+
+def _trial_run_spec(
+    path: tuple[str | int, ...], text: str, trial_parameters: Any
+) -> list[KatibError]:
+    """The substituted template: no placeholder left, decodable, no name, a kind."""
+    errors = []
     left = PARAM_REGEX.findall(text)
     if left:
         errors.append(
