@@ -24,6 +24,7 @@ import yaml
 from compiler.apiserver.yaml_source import parse_yaml
 from compiler.errors import InputError
 from compiler.katib.gojson import normalise_numbers
+from compiler.kube.godecode import json_kind
 from compiler.kube.gotext import go_json
 
 __all__ = [
@@ -909,7 +910,7 @@ def _cannot(
     value: Any, shape: Any, path: tuple[str | int, ...], struct: str, map_value: bool = False
 ) -> KatibError:
     where = ".".join(str(p) for p in (path[:-1] if map_value else path) if not isinstance(p, int))
-    kind = _json_kind(value)
+    kind = json_kind(value)
     if shape == "i" and isinstance(value, int | float) and not isinstance(value, bool):
         kind += " " + json.dumps(value)  # a number that is no int32: Go names the literal
     return KatibError(
@@ -945,13 +946,3 @@ def decode_problem(experiment: dict[str, Any]) -> KatibError | None:
             ("spec", "trialTemplate", "trialSpec"), "Object 'Kind' is missing in the trialSpec"
         )
     return _shape_problem(spec, _SHAPE, ("spec",), "Experiment")
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
