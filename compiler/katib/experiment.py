@@ -682,103 +682,131 @@ def _trial_run_spec(
 
 
 def _collector(spec: dict[str, Any], config: KatibConfig) -> list[KatibError]:
-    errors = []
     path: tuple[str | int, ...] = ("spec", "metricsCollectorSpec")
     collector = spec.get("collector") or {}
     kind = str(collector.get("kind") or "")
-    if kind in ("StdOut", "TensorFlowEvent", "File", "PrometheusMetric"):
-        problem = _config_lookup(
-            config.collectors, kind, "metrics collector config for kind", "metrics collector kind"
+    errors = _collector_config(kind, config, path)
+    if kind in ("Push", "StdOut"):
+        return errors
+    return [*errors, *_collector_source(kind, collector, spec.get("source"), path)]
+
+
+def _collector_config(
+    kind: str, config: KatibConfig, path: tuple[str | int, ...]
+) -> list[KatibError]:
+    """A collector kind Katib injects must have its config in katib-config."""
+    if kind not in ("StdOut", "TensorFlowEvent", "File", "PrometheusMetric"):
+        return []
+    problem = _config_lookup(
+        config.collectors, kind, "metrics collector config for kind", "metrics collector kind"
+    )
+    if not problem:
+        return []
+    return [
+        _invalid(
+            (*path, "collector", "kind"), kind, f"GetMetricsCollectorConfigData failed: {problem}"
         )
-        if problem:
-            errors.append(
-                _invalid(
-                    (*path, "collector", "kind"),
-                    kind,
-                    f"GetMetricsCollectorConfigData failed: {problem}",
-                )
-            )
-    source = spec.get("source") if isinstance(spec.get("source"), dict) else None
+    ]
+
+
+def _collector_source(
+    kind: str, collector: dict[str, Any], source: Any, path: tuple[str | int, ...]
+) -> list[KatibError]:
+    """The metrics source each collector kind needs."""
+    source = source if isinstance(source, dict) else None
     fs = (
         source.get("fileSystemPath")
         if source and isinstance(source.get("fileSystemPath"), dict)
         else None
     )
     src_path = (*path, "source")
-    if kind in ("Push", "StdOut"):
-        return errors
     if kind == "File":
-        fs = fs or {}
-        if not fs or fs.get("kind") != "File" or not str(fs.get("path", "")).startswith("/"):
-            errors.append(
-                _required(
-                    (*src_path, "fileSystemPath", "path"),
-                    "file path where metrics file exists is required",
-                )
-            )
-        fmt = fs.get("format") or ""
-        if fmt not in ("TEXT", "JSON"):
-            errors.append(
-                _required(
-                    (*src_path, "fileSystemPath", "format"),
-                    "format of metrics file is required for metrics collector",
-                )
-            )
-        if fmt == "JSON" and source and source.get("filter") is not None:
-            errors.append(
-                _invalid(
-                    (*src_path, "filter"),
-                    "",
-                    "filter must be nil when format of metrics file is json",
-                )
-            )
-    elif kind == "TensorFlowEvent":
-        fs = fs or {}
-        if fs.get("kind") != "Directory" or not str(fs.get("path", "")).startswith("/"):
-            errors.append(
-                _required(
-                    src_path,
-                    "directory path where tensorflow event files exist is required by "
-                    ".spec.metricsCollectorSpec.source.fileSystemPath.path",
-                )
-            )
-        if fs.get("format"):
-            errors.append(
-                _invalid((*src_path, "fileSystemPath", "format"), fs["format"], "must be empty")
-            )
-    elif kind == "PrometheusMetric":
-        http = (source or {}).get("httpGet") or {}
-        port = http.get("port")
-        if not (
-            (isinstance(port, int) and port > 0)
-            or (isinstance(port, str) and port.isdigit() and int(port) > 0)
-        ):
-            errors.append(
-                _invalid(
-                    (*src_path, "httpGet", "port"),
-                    str(port),
-                    f"must be a positive integer value for metrics collector kind: {kind}",
-                )
-            )
-        if not str(http.get("path", "")).startswith("/"):
-            errors.append(
-                _invalid(
-                    (*src_path, "httpGet", "path"),
-                    str(http.get("path", "")),
-                    f"path is invalid for metrics collector kind: {kind}",
-                )
-            )
-    elif kind == "Custom":
+        return _file_source(source, fs or {}, src_path)
+    if kind == "TensorFlowEvent":
+        return _event_source(fs or {}, src_path)
+    if kind == "PrometheusMetric":
+        return _prometheus_source(kind, source, src_path)
+    if kind == "Custom":
         if collector.get("customCollector") is None:
-            errors.append(
+            return [
                 _required(
                     (*path, "collector", "customCollector"),
                     f"metrics collector kind: {kind} is required",
                 )
-            )
-    else:
+            ]
+        return []
+    return [_invalid((*path, "collector", "kind"), kind, f"invalid metrics collector kind: {kind}")]
+
+
+def _file_source(
+    source: dict[str, Any] | None, fs: dict[str, Any], src_path: tuple[str | int, ...]
+) -> list[KatibError]:
+    errors = []
+    if not fs or fs.get("kind") != "File" or not str(fs.get("path", "")).startswith("/"):
         errors.append(
-            _invalid((*path, "collector", "kind"), kind, f"invalid metrics collector kind: {kind}")
+            _required(
+                (*src_path, "fileSystemPath", "path"),
+                "file path where metrics file exists is required",
+            )
+        )
+    fmt = fs.get("format") or ""
+    if fmt not in ("TEXT", "JSON"):
+        errors.append(
+            _required(
+                (*src_path, "fileSystemPath", "format"),
+                "format of metrics file is required for metrics collector",
+            )
+        )
+    if fmt == "JSON" and source and source.get("filter") is not None:
+        errors.append(
+            _invalid(
+                (*src_path, "filter"), "", "filter must be nil when format of metrics file is json"
+            )
+        )
+    return errors
+
+
+def _event_source(fs: dict[str, Any], src_path: tuple[str | int, ...]) -> list[KatibError]:
+    errors = []
+    if fs.get("kind") != "Directory" or not str(fs.get("path", "")).startswith("/"):
+        errors.append(
+            _required(
+                src_path,
+                "directory path where tensorflow event files exist is required by "
+                ".spec.metricsCollectorSpec.source.fileSystemPath.path",
+            )
+        )
+    if fs.get("format"):
+        errors.append(
+            _invalid((*src_path, "fileSystemPath", "format"), fs["format"], "must be empty")
+        )
+    return errors
+
+
+def _prometheus_source(
+    kind: str, source: dict[str, Any] | None, src_path: tuple[str | int, ...]
+) -> list[KatibError]:
+    errors = []
+    http = (source or {}).get("httpGet") or {}
+    port = http.get("port")
+    if not (
+        (isinstance(port, int) and port > 0)
+        or (isinstance(port, str) and port.isdigit() and int(port) > 0)
+    ):
+        errors.append(
+            _invalid(
+                (*src_path, "httpGet", "port"),
+                str(port),
+                f"must be a positive integer value for metrics collector kind: {kind}",
+            )
+        )
+    if not str(http.get("path", "")).startswith("/"):
+        errors.append(
+            _invalid(
+                (*src_path, "httpGet", "path"),
+                str(http.get("path", "")),
+                f"path is invalid for metrics collector kind: {kind}",
+            )
         )
     return errors
 
