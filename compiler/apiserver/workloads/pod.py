@@ -598,10 +598,7 @@ def _config_key(key: str, path: Path) -> list[FieldError]:
 
 def _key_selector(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
     name = _s(ref.get("name"))
-    errors = [
-        invalid((*path, "name"), as_string(name), m)
-        for m in meta.name_is_dns_subdomain(name, False)
-    ]
+    errors = _dns_subdomain(name, (*path, "name"))
     key = _s(ref.get("key"))
     if not key:
         errors.append(required((*path, "key")))
@@ -1495,10 +1492,7 @@ def _node_field_requirement(req: Mapping[str, Any], path: Path) -> list[FieldErr
         errors.append(invalid((*path, "key"), as_string(key), "not a valid field selector key"))
     else:
         for i, value in enumerate(values):
-            errors += [
-                invalid((*path, "values", i), as_string(value), m)
-                for m in meta.name_is_dns_subdomain(value, False)
-            ]
+            errors += _dns_subdomain(value, (*path, "values", i))
     return errors
 
 
