@@ -61,15 +61,9 @@ def go_value(value: Any) -> str:
     """A bad value as ``field.Error`` prints it: strings quoted, numbers bare, others JSON."""
     if isinstance(value, str):
         return go_quote(value)
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
     if isinstance(value, float):
         return go_float(value)
-    return go_json(value)
+    return go_json(value)  # null, true, false and integers as they are
 
 
 # --- errors ---------------------------------------------------------------------------

@@ -39,9 +39,14 @@ in the cluster, none on a plain one); server-set metadata (``creationTimestamp``
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from compiler.apiserver.workloads.defaults import (
+    default_job_spec,
+    default_pod_workload,
+    image_tag,
+    requests_from_limits,
+)
 from compiler.expand import names as n
 
 __all__ = [
@@ -53,30 +58,6 @@ __all__ = [
     "image_pull_policy",
 ]
 
-# --- image names (k8s.io/kubernetes/pkg/util/parsers.ParseImageName) ----------------
-
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
-_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?"
-_NAME = re.compile(rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*")
-_TAG = re.compile(r"[\w][\w.-]{0,127}")
-_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
-
-
-def _image_tag(image: str) -> str:
-    """The tag ``ParseImageName`` finds: ``latest`` when neither tag nor digest is given,
-    empty when the reference does not parse."""
-    name, _, digest = image.partition("@")
-    tag = ""
-    head, sep, last = name.rpartition("/")
-    if ":" in last:
-        last, tag = last.rsplit(":", 1)
-        name = f"{head}{sep}{last}"
-        if not _TAG.fullmatch(tag):
-            return ""
-    if not _NAME.fullmatch(name) or len(name) > 255 or (digest and not _DIGEST.fullmatch(digest)):
-        return ""
-    return tag or ("" if digest else "latest")
-
 
 def image_pull_policy(image: str) -> str:
     """``Always`` for a ``latest`` (or missing) tag, else ``IfNotPresent``.
@@ -84,121 +65,10 @@ def image_pull_policy(image: str) -> str:
     >>> [image_pull_policy(i) for i in ("busybox", "acme/x:1.0", "x:latest", "x@sha256:" + "a" * 64)]
     ['Always', 'IfNotPresent', 'Always', 'IfNotPresent']
     """
-    return "Always" if _image_tag(image) == "latest" else "IfNotPresent"
+    return "Always" if image_tag(image) == "latest" else "IfNotPresent"
 
 
-# --- defaults -----------------------------------------------------------------------
-
-
-def _http_get(action: dict[str, Any] | None) -> None:
-    if isinstance(action, dict):
-        if not action.get("path"):
-            action["path"] = "/"
-        if not action.get("scheme"):
-            action["scheme"] = "HTTP"
-
-
-def _probe(probe: Any) -> None:
-    if not isinstance(probe, dict):
-        return
-    for key, value in (
-        ("timeoutSeconds", 1),
-        ("periodSeconds", 10),
-        ("successThreshold", 1),
-        ("failureThreshold", 3),
-    ):
-        if not probe.get(key):
-            probe[key] = value
-    _http_get(probe.get("httpGet"))
-    grpc = probe.get("grpc")
-    if isinstance(grpc, dict) and grpc.get("service") is None:
-        grpc["service"] = ""
-
-
-def _container(container: dict[str, Any]) -> None:
-    if not container.get("imagePullPolicy"):
-        container["imagePullPolicy"] = image_pull_policy(str(container.get("image", "")))
-    if not container.get("terminationMessagePath"):
-        container["terminationMessagePath"] = "/dev/termination-log"
-    if not container.get("terminationMessagePolicy"):
-        container["terminationMessagePolicy"] = "File"
-    for port in container.get("ports") or []:
-        if not port.get("protocol"):
-            port["protocol"] = "TCP"
-    for env in container.get("env") or []:
-        source = env.get("valueFrom") or {}
-        if isinstance(source.get("fieldRef"), dict) and not source["fieldRef"].get("apiVersion"):
-            source["fieldRef"]["apiVersion"] = "v1"
-        if (
-            isinstance(source.get("fileKeyRef"), dict)
-            and source["fileKeyRef"].get("optional") is None
-        ):
-            source["fileKeyRef"]["optional"] = False
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _probe(container.get(key))
-    lifecycle = container.get("lifecycle") or {}
-    for key in ("postStart", "preStop"):
-        if isinstance(lifecycle.get(key), dict):
-            _http_get(lifecycle[key].get("httpGet"))
-
-
-_VOLUME_SOURCES = (
-    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo",
-    "secret", "nfs", "iscsi", "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume",
-    "cinder", "cephfs", "flocker", "downwardAPI", "fc", "azureFile", "configMap",
-    "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected",
-    "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image",
-)  # fmt: skip
-
-
-def _field_refs(items: Any) -> None:
-    for item in items or []:
-        if isinstance(item.get("fieldRef"), dict) and not item["fieldRef"].get("apiVersion"):
-            item["fieldRef"]["apiVersion"] = "v1"
-
-
-def _volume(volume: dict[str, Any]) -> None:
-    if not any(volume.get(key) is not None for key in _VOLUME_SOURCES):
-        volume["emptyDir"] = {}
-    if isinstance(volume.get("hostPath"), dict) and volume["hostPath"].get("type") is None:
-        volume["hostPath"]["type"] = ""
-    for key in ("secret", "configMap", "downwardAPI", "projected"):
-        source = volume.get(key)
-        if isinstance(source, dict) and source.get("defaultMode") is None:
-            source["defaultMode"] = 420
-    if isinstance(volume.get("downwardAPI"), dict):
-        _field_refs(volume["downwardAPI"].get("items"))
-    for projection in (volume.get("projected") or {}).get("sources") or []:
-        if isinstance(projection.get("downwardAPI"), dict):
-            _field_refs(projection["downwardAPI"].get("items"))
-        token = projection.get("serviceAccountToken")
-        if isinstance(token, dict) and token.get("expirationSeconds") is None:
-            token["expirationSeconds"] = 3600
-    for key, field, value in (
-        ("iscsi", "iscsiInterface", "default"),
-        ("rbd", "pool", "rbd"),
-        ("rbd", "user", "admin"),
-        ("rbd", "keyring", "/etc/ceph/keyring"),
-        ("scaleIO", "storageMode", "ThinProvisioned"),
-        ("scaleIO", "fsType", "xfs"),
-    ):
-        source = volume.get(key)
-        if isinstance(source, dict) and not source.get(field):
-            source[field] = value
-    disk = volume.get("azureDisk")
-    if isinstance(disk, dict):
-        disk_defaults: tuple[tuple[str, Any], ...] = (
-            ("cachingMode", "ReadWrite"),
-            ("fsType", "ext4"),
-            ("readOnly", False),
-            ("kind", "Shared"),
-        )
-        for key, default in disk_defaults:
-            if disk.get(key) is None:
-                disk[key] = default
-    claim = ((volume.get("ephemeral") or {}).get("volumeClaimTemplate") or {}).get("spec")
-    if isinstance(claim, dict) and claim.get("volumeMode") is None:
-        claim["volumeMode"] = "Filesystem"
+# --- defaults: compiler.apiserver.workloads.defaults, shared with validation ---------
 
 
 def stored_pod_spec(spec: dict[str, Any]) -> None:
@@ -210,26 +80,6 @@ def stored_pod_spec(spec: dict[str, Any]) -> None:
         spec["serviceAccount"] = spec["serviceAccountName"]
     else:
         spec.pop("serviceAccount", None)
-
-
-def default_pod_spec(spec: dict[str, Any]) -> None:
-    """``SetDefaults_PodSpec`` and the generated walk over volumes and containers."""
-    for key, value in (
-        ("dnsPolicy", "ClusterFirst"),
-        ("restartPolicy", "Always"),
-        ("schedulerName", "default-scheduler"),
-    ):
-        if not spec.get(key):
-            spec[key] = value
-    if spec.get("securityContext") is None:
-        spec["securityContext"] = {}
-    if spec.get("terminationGracePeriodSeconds") is None:
-        spec["terminationGracePeriodSeconds"] = 30
-    for volume in spec.get("volumes") or []:
-        _volume(volume)
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        for container in spec.get(key) or []:
-            _container(container)
 
 
 def create_service(service: dict[str, Any]) -> dict[str, Any]:
@@ -268,31 +118,11 @@ def _set_uid(obj: dict[str, Any]) -> None:
 def create_job(job: dict[str, Any]) -> dict[str, Any]:
     """A Job as the API server stores it: defaults, then the strategy's selector."""
     spec = job.setdefault("spec", {})
-    if spec.get("completions") is None and spec.get("parallelism") is None:
-        spec["completions"] = 1
-    if spec.get("parallelism") is None:
-        spec["parallelism"] = 1
-    if spec.get("backoffLimit") is None:
-        spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
     meta = job.setdefault("metadata", {})
     template = spec.setdefault("template", {})
     if template.get("metadata", {}).get("labels") is not None and not meta.get("labels"):
         meta["labels"] = dict(template["metadata"]["labels"])
-    if spec.get("completionMode") is None:
-        spec["completionMode"] = "NonIndexed"
-    if spec.get("suspend") is None:
-        spec["suspend"] = False
-    if spec.get("podReplacementPolicy") is None:
-        spec["podReplacementPolicy"] = (
-            "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed"
-        )
-    if spec.get("manualSelector") is None:
-        spec["manualSelector"] = False
-    for rule in (spec.get("podFailurePolicy") or {}).get("rules") or []:
-        for pattern in rule.get("onPodConditions") or []:
-            if not pattern.get("status"):
-                pattern["status"] = "True"
-    default_pod_spec(template.setdefault("spec", {}))
+    default_job_spec(spec)
     stored_pod_spec(template["spec"])
     _set_uid(job)
     if not spec["manualSelector"]:
@@ -323,24 +153,8 @@ _TOLERATED_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreach
 
 def _default_pod(pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
-    for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
-            resources = container.get("resources") or {}
-            limits = resources.get("limits")
-            if limits is not None:
-                requests = resources.setdefault("requests", {})
-                for name, value in limits.items():
-                    requests.setdefault(name, value)
-                container["resources"] = resources
-    if spec.get("enableServiceLinks") is None:
-        spec["enableServiceLinks"] = True
-    if spec.get("hostNetwork"):
-        for key in ("containers", "initContainers"):
-            for container in spec.get(key) or []:
-                for port in container.get("ports") or []:
-                    if not port.get("hostPort"):
-                        port["hostPort"] = port.get("containerPort")
-    default_pod_spec(spec)
+    requests_from_limits(spec)
+    default_pod_workload(spec)
 
 
 def _service_account(pod: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ import yaml
 from compiler.apiserver.yaml_source import parse_yaml
 from compiler.errors import InputError
 from compiler.katib.gojson import normalise_numbers
+from compiler.kube.godecode import json_kind
 from compiler.kube.gotext import go_json
 
 __all__ = [
@@ -504,87 +505,85 @@ def _parameters(parameters: list[Any]) -> list[KatibError]:
 def _trial_template(
     experiment: dict[str, Any], config_maps: dict[tuple[str, str], dict[str, Any]]
 ) -> list[KatibError]:
+    """The trial template's checks, in the webhook's order; the first failing step ends them."""
     path: tuple[str | int, ...] = ("spec", "trialTemplate")
     spec = _spec(experiment)
     template = spec.get("trialTemplate")
     if not isinstance(template, dict):
         return [_required(path, "must be specified")]
+    errors = _trial_conditions(path, template)
+    trial_parameters = template.get("trialParameters")
+    if trial_parameters is None:
+        return [*errors, _required((*path, "trialParameters"), "must be specified")]
+    source_error = _trial_source(path, template)
+    if source_error is not None:
+        return [*errors, source_error]
+    try:
+        text = template_text(experiment, config_maps)
+    except TemplateError as error:
+        return [*errors, _invalid(path, "", f"unable to parse spec.trialTemplate: {error}")]
+    parameter_errors, substituted = _trial_parameters(path, spec, trial_parameters, text)
+    errors.extend(parameter_errors)
+    if substituted is None:
+        return errors
+    return [*errors, *_trial_run_spec(path, substituted, trial_parameters)]
+
+
+def _trial_conditions(path: tuple[str | int, ...], template: dict[str, Any]) -> list[KatibError]:
+    """The primary container and the success and failure conditions are required."""
     errors = []
     if not template.get("primaryContainerName"):
         errors.append(_required((*path, "primaryContainerName"), "must be specified"))
     if not template.get("successCondition") or not template.get("failureCondition"):
         errors.append(_required(path, "successCondition and failureCondition must be specified"))
-    trial_parameters = template.get("trialParameters")
-    if trial_parameters is None:
-        return [*errors, _required((*path, "trialParameters"), "must be specified")]
+    return errors
+
+
+def _trial_source(path: tuple[str | int, ...], template: dict[str, Any]) -> KatibError | None:
+    """Exactly one of an inline trial spec and a complete ConfigMap reference."""
     inline, config_map = template.get("trialSpec"), template.get("configMap")
     if inline is None and config_map is None:
-        return [
-            *errors,
-            _required(
-                (*path, "TrialSource"),
-                "spec.trialTemplate.trialSpec or spec.trialTemplate.configMap must be specified",
-            ),
-        ]
+        return _required(
+            (*path, "TrialSource"),
+            "spec.trialTemplate.trialSpec or spec.trialTemplate.configMap must be specified",
+        )
     if inline is not None and config_map is not None:
-        return [
-            *errors,
-            _required(
-                path,
-                "only one of spec.trialTemplate.trialSpec or spec.trialTemplate.configMap can "
-                "be specified",
-            ),
-        ]
+        return _required(
+            path,
+            "only one of spec.trialTemplate.trialSpec or spec.trialTemplate.configMap can "
+            "be specified",
+        )
     if isinstance(config_map, dict) and not all(
         config_map.get(k) for k in ("configMapName", "configMapNamespace", "templatePath")
     ):
-        return [
-            *errors,
-            _required(
-                (*path, "configMap"),
-                "configMapName, configMapNamespace and templatePath must be specified",
-            ),
-        ]
-    try:
-        text = template_text(experiment, config_maps)
-    except TemplateError as error:
-        return [*errors, _invalid(path, "", f"unable to parse spec.trialTemplate: {error}")]
+        return _required(
+            (*path, "configMap"),
+            "configMapName, configMapNamespace and templatePath must be specified",
+        )
+    return None
+
+
+def _trial_parameters(
+    path: tuple[str | int, ...], spec: dict[str, Any], trial_parameters: Any, text: str
+) -> tuple[list[KatibError], str | None]:
+    """Each trial parameter checked and substituted into the template text.
+
+    Returns the errors and the substituted text, or None for the text when a parameter's
+    placeholder is missing (the webhook stops there).
+    """
     names = {str(p.get("name")) for p in spec.get("parameters") or [] if isinstance(p, dict)}
+    errors = []
     seen_names: set[str] = set()
     seen_refs: set[str] = set()
     tp_path = (*path, "trialParameters")
     for i, param in enumerate(trial_parameters):
         param = param if isinstance(param, dict) else {}
         pname, ref = str(param.get("name") or ""), str(param.get("reference") or "")
-        if not pname or not ref or "{" in pname or "}" in pname:
-            errors.append(
-                _invalid(
-                    (*tp_path, i),
-                    "",
-                    "name and reference must be specified and name must not contain '{' or '}'",
-                )
-            )
-            continue
-        shown = _go_trial_params(trial_parameters)
-        if pname in seen_names:
-            errors.append(
-                _invalid(
-                    (*tp_path, i, "name"),
-                    pname,
-                    f"parameter name {pname} can't be duplicated in "
-                    f"spec.trialTemplate.trialParameters: {shown}",
-                )
-            )
-            continue
-        if ref in seen_refs:
-            errors.append(
-                _invalid(
-                    (*tp_path, i, "reference"),
-                    ref,
-                    f"parameter reference {ref} can't be duplicated in "
-                    f"spec.trialTemplate.trialParameters: {shown}",
-                )
-            )
+        problem = _trial_parameter_identity(
+            (*tp_path, i), pname, ref, seen_names, seen_refs, trial_parameters
+        )
+        if problem is not None:
+            errors.append(problem)
             continue
         seen_names.add(pname)
         seen_refs.add(ref)
@@ -607,8 +606,47 @@ def _trial_template(
                     f"spec.trialTemplate: {text}",
                 )
             )
-            return errors
+            return errors, None
         text = text.replace(placeholder, "test-value")
+    return errors, text
+
+
+def _trial_parameter_identity(
+    path: tuple[str | int, ...],
+    pname: str,
+    ref: str,
+    seen_names: set[str],
+    seen_refs: set[str],
+    trial_parameters: Any,
+) -> KatibError | None:
+    """A trial parameter's name and reference: present, brace-free, not seen before."""
+    if not pname or not ref or "{" in pname or "}" in pname:
+        return _invalid(
+            path, "", "name and reference must be specified and name must not contain '{' or '}'"
+        )
+    shown = _go_trial_params(trial_parameters)
+    if pname in seen_names:
+        return _invalid(
+            (*path, "name"),
+            pname,
+            f"parameter name {pname} can't be duplicated in "
+            f"spec.trialTemplate.trialParameters: {shown}",
+        )
+    if ref in seen_refs:
+        return _invalid(
+            (*path, "reference"),
+            ref,
+            f"parameter reference {ref} can't be duplicated in "
+            f"spec.trialTemplate.trialParameters: {shown}",
+        )
+    return None
+
+
+def _trial_run_spec(
+    path: tuple[str | int, ...], text: str, trial_parameters: Any
+) -> list[KatibError]:
+    """The substituted template: no placeholder left, decodable, no name, a kind."""
+    errors = []
     left = PARAM_REGEX.findall(text)
     if left:
         errors.append(
@@ -644,103 +682,131 @@ def _trial_template(
 
 
 def _collector(spec: dict[str, Any], config: KatibConfig) -> list[KatibError]:
-    errors = []
     path: tuple[str | int, ...] = ("spec", "metricsCollectorSpec")
     collector = spec.get("collector") or {}
     kind = str(collector.get("kind") or "")
-    if kind in ("StdOut", "TensorFlowEvent", "File", "PrometheusMetric"):
-        problem = _config_lookup(
-            config.collectors, kind, "metrics collector config for kind", "metrics collector kind"
+    errors = _collector_config(kind, config, path)
+    if kind in ("Push", "StdOut"):
+        return errors
+    return [*errors, *_collector_source(kind, collector, spec.get("source"), path)]
+
+
+def _collector_config(
+    kind: str, config: KatibConfig, path: tuple[str | int, ...]
+) -> list[KatibError]:
+    """A collector kind Katib injects must have its config in katib-config."""
+    if kind not in ("StdOut", "TensorFlowEvent", "File", "PrometheusMetric"):
+        return []
+    problem = _config_lookup(
+        config.collectors, kind, "metrics collector config for kind", "metrics collector kind"
+    )
+    if not problem:
+        return []
+    return [
+        _invalid(
+            (*path, "collector", "kind"), kind, f"GetMetricsCollectorConfigData failed: {problem}"
         )
-        if problem:
-            errors.append(
-                _invalid(
-                    (*path, "collector", "kind"),
-                    kind,
-                    f"GetMetricsCollectorConfigData failed: {problem}",
-                )
-            )
-    source = spec.get("source") if isinstance(spec.get("source"), dict) else None
+    ]
+
+
+def _collector_source(
+    kind: str, collector: dict[str, Any], source: Any, path: tuple[str | int, ...]
+) -> list[KatibError]:
+    """The metrics source each collector kind needs."""
+    source = source if isinstance(source, dict) else None
     fs = (
         source.get("fileSystemPath")
         if source and isinstance(source.get("fileSystemPath"), dict)
         else None
     )
     src_path = (*path, "source")
-    if kind in ("Push", "StdOut"):
-        return errors
     if kind == "File":
-        fs = fs or {}
-        if not fs or fs.get("kind") != "File" or not str(fs.get("path", "")).startswith("/"):
-            errors.append(
-                _required(
-                    (*src_path, "fileSystemPath", "path"),
-                    "file path where metrics file exists is required",
-                )
-            )
-        fmt = fs.get("format") or ""
-        if fmt not in ("TEXT", "JSON"):
-            errors.append(
-                _required(
-                    (*src_path, "fileSystemPath", "format"),
-                    "format of metrics file is required for metrics collector",
-                )
-            )
-        if fmt == "JSON" and source and source.get("filter") is not None:
-            errors.append(
-                _invalid(
-                    (*src_path, "filter"),
-                    "",
-                    "filter must be nil when format of metrics file is json",
-                )
-            )
-    elif kind == "TensorFlowEvent":
-        fs = fs or {}
-        if fs.get("kind") != "Directory" or not str(fs.get("path", "")).startswith("/"):
-            errors.append(
-                _required(
-                    src_path,
-                    "directory path where tensorflow event files exist is required by "
-                    ".spec.metricsCollectorSpec.source.fileSystemPath.path",
-                )
-            )
-        if fs.get("format"):
-            errors.append(
-                _invalid((*src_path, "fileSystemPath", "format"), fs["format"], "must be empty")
-            )
-    elif kind == "PrometheusMetric":
-        http = (source or {}).get("httpGet") or {}
-        port = http.get("port")
-        if not (
-            (isinstance(port, int) and port > 0)
-            or (isinstance(port, str) and port.isdigit() and int(port) > 0)
-        ):
-            errors.append(
-                _invalid(
-                    (*src_path, "httpGet", "port"),
-                    str(port),
-                    f"must be a positive integer value for metrics collector kind: {kind}",
-                )
-            )
-        if not str(http.get("path", "")).startswith("/"):
-            errors.append(
-                _invalid(
-                    (*src_path, "httpGet", "path"),
-                    str(http.get("path", "")),
-                    f"path is invalid for metrics collector kind: {kind}",
-                )
-            )
-    elif kind == "Custom":
+        return _file_source(source, fs or {}, src_path)
+    if kind == "TensorFlowEvent":
+        return _event_source(fs or {}, src_path)
+    if kind == "PrometheusMetric":
+        return _prometheus_source(kind, source, src_path)
+    if kind == "Custom":
         if collector.get("customCollector") is None:
-            errors.append(
+            return [
                 _required(
                     (*path, "collector", "customCollector"),
                     f"metrics collector kind: {kind} is required",
                 )
-            )
-    else:
+            ]
+        return []
+    return [_invalid((*path, "collector", "kind"), kind, f"invalid metrics collector kind: {kind}")]
+
+
+def _file_source(
+    source: dict[str, Any] | None, fs: dict[str, Any], src_path: tuple[str | int, ...]
+) -> list[KatibError]:
+    errors = []
+    if not fs or fs.get("kind") != "File" or not str(fs.get("path", "")).startswith("/"):
         errors.append(
-            _invalid((*path, "collector", "kind"), kind, f"invalid metrics collector kind: {kind}")
+            _required(
+                (*src_path, "fileSystemPath", "path"),
+                "file path where metrics file exists is required",
+            )
+        )
+    fmt = fs.get("format") or ""
+    if fmt not in ("TEXT", "JSON"):
+        errors.append(
+            _required(
+                (*src_path, "fileSystemPath", "format"),
+                "format of metrics file is required for metrics collector",
+            )
+        )
+    if fmt == "JSON" and source and source.get("filter") is not None:
+        errors.append(
+            _invalid(
+                (*src_path, "filter"), "", "filter must be nil when format of metrics file is json"
+            )
+        )
+    return errors
+
+
+def _event_source(fs: dict[str, Any], src_path: tuple[str | int, ...]) -> list[KatibError]:
+    errors = []
+    if fs.get("kind") != "Directory" or not str(fs.get("path", "")).startswith("/"):
+        errors.append(
+            _required(
+                src_path,
+                "directory path where tensorflow event files exist is required by "
+                ".spec.metricsCollectorSpec.source.fileSystemPath.path",
+            )
+        )
+    if fs.get("format"):
+        errors.append(
+            _invalid((*src_path, "fileSystemPath", "format"), fs["format"], "must be empty")
+        )
+    return errors
+
+
+def _prometheus_source(
+    kind: str, source: dict[str, Any] | None, src_path: tuple[str | int, ...]
+) -> list[KatibError]:
+    errors = []
+    http = (source or {}).get("httpGet") or {}
+    port = http.get("port")
+    if not (
+        (isinstance(port, int) and port > 0)
+        or (isinstance(port, str) and port.isdigit() and int(port) > 0)
+    ):
+        errors.append(
+            _invalid(
+                (*src_path, "httpGet", "port"),
+                str(port),
+                f"must be a positive integer value for metrics collector kind: {kind}",
+            )
+        )
+    if not str(http.get("path", "")).startswith("/"):
+        errors.append(
+            _invalid(
+                (*src_path, "httpGet", "path"),
+                str(http.get("path", "")),
+                f"path is invalid for metrics collector kind: {kind}",
+            )
         )
     return errors
 
@@ -872,7 +938,7 @@ def _cannot(
     value: Any, shape: Any, path: tuple[str | int, ...], struct: str, map_value: bool = False
 ) -> KatibError:
     where = ".".join(str(p) for p in (path[:-1] if map_value else path) if not isinstance(p, int))
-    kind = _json_kind(value)
+    kind = json_kind(value)
     if shape == "i" and isinstance(value, int | float) and not isinstance(value, bool):
         kind += " " + json.dumps(value)  # a number that is no int32: Go names the literal
     return KatibError(
@@ -908,13 +974,3 @@ def decode_problem(experiment: dict[str, Any]) -> KatibError | None:
             ("spec", "trialTemplate", "trialSpec"), "Object 'Kind' is missing in the trialSpec"
         )
     return _shape_problem(spec, _SHAPE, ("spec",), "Experiment")
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"

@@ -28,9 +28,10 @@ from compiler.kube.gotext import go_float, go_json, go_quote
 from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 from compiler.upstream.typeinfo import TypeInfo, TypeRef, typeinfo
 
-__all__ = ["bad_value", "error_body", "field_type", "go_value"]
+__all__ = ["TYPE_TEXT", "bad_value", "error_body", "field_type", "go_value"]
 
-_TYPE_TEXT = {
+# field.ErrorType's String(): the text an error of each type starts with
+TYPE_TEXT = {
     "FieldValueNotFound": "Not found",
     "FieldValueRequired": "Required value",
     "FieldValueDuplicate": "Duplicate value",
@@ -67,7 +68,7 @@ def bad_value(value: Any, go_type: TypeRef | None = None) -> str:
 
 def error_body(error_type: str, value: Any, detail: str, go_type: TypeRef | None = None) -> str:
     """``field.Error.ErrorBody()``: the error without its field path."""
-    text = _TYPE_TEXT.get(error_type, error_type)
+    text = TYPE_TEXT.get(error_type, error_type)
     if error_type not in _WITHOUT_VALUE:
         text = f"{text}: {bad_value(value, go_type)}"
     return f"{text}: {detail}" if detail else text

@@ -28,14 +28,15 @@ from compiler.kube.quantity import Quantity, QuantityError
 from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 from compiler.upstream.typeinfo import TypeInfo, TypeRef, typeinfo
 
-__all__ = ["first_unmarshal_error", "unmarshal_error"]
+__all__ = ["first_unmarshal_error", "json_kind", "unmarshal_error"]
 
 Found = tuple[str, "JsonPath"] | None
 
 _INT_RANGE = {8: 2**7, 16: 2**15, 32: 2**31, 64: 2**63}
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON kind ``encoding/json`` names in an ``UnmarshalTypeError`` (``value ...``)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -98,11 +99,11 @@ class _Walk:
         kind = go_type.kind
         if kind == "struct" and go_type.name is not None:
             if not isinstance(value, dict):
-                return self.error(_json_kind(value), go_type, struct, stack), at
+                return self.error(json_kind(value), go_type, struct, stack), at
             return self.struct(value, go_type.name, stack, at)
         if kind == "map" and go_type.elem is not None:
             if not isinstance(value, dict):
-                return self.error(_json_kind(value), go_type, struct, stack), at
+                return self.error(json_kind(value), go_type, struct, stack), at
             for key in sorted(value):
                 found = self.walk(value[key], go_type.elem, struct, stack, (*at, key))
                 if found is not None:
@@ -110,7 +111,7 @@ class _Walk:
             return None
         if kind in ("slice", "array") and go_type.elem is not None:
             if not isinstance(value, list):
-                return self.error(_json_kind(value), go_type, struct, stack), at
+                return self.error(json_kind(value), go_type, struct, stack), at
             for index, item in enumerate(value):
                 found = self.walk(item, go_type.elem, struct, stack, (*at, index))
                 if found is not None:
@@ -140,7 +141,7 @@ class _Walk:
                 ok = True
         else:
             return None
-        return None if ok else self.error(_json_kind(value), go_type, struct, stack)
+        return None if ok else self.error(json_kind(value), go_type, struct, stack)
 
     def struct(self, value: dict[str, Any], name: str, stack: list[str], at: JsonPath) -> Found:
         go_struct = self.info.struct(name)

@@ -62,6 +62,7 @@ from compiler.load.confine import Outside, Root
 from compiler.overlay.locks import (
     Lock,
     LockPathError,
+    Violation,
     locked_values,
     own_violations,
     parse_lock_path,
@@ -949,16 +950,16 @@ def _lock_problems(
             )
             if not violation.present:
                 location = patch.location
-            problems.append(
-                Problem(
-                    violation.describe(who, lock),
-                    location,
-                    item.ref,
-                    format_path(violation.path),
-                    LOCK_RULE,
-                )
-            )
+            problems.append(_lock_problem(violation, who, lock, location, item))
     return problems
+
+
+def _lock_problem(
+    violation: Violation, who: str, lock: Lock, location: SourceLocation | None, item: _Item
+) -> Problem:
+    return Problem(
+        violation.describe(who, lock), location, item.ref, format_path(violation.path), LOCK_RULE
+    )
 
 
 def _own_lock_problems(item: _Item) -> list[Problem]:
@@ -975,15 +976,7 @@ def _own_lock_problems(item: _Item) -> list[Problem]:
             if "runtimePatches" in violation.path:
                 who = "a runtimePatch of the TrainJob"
             location = item.original.locate(violation.path)
-            problems.append(
-                Problem(
-                    violation.describe(who, lock),
-                    location,
-                    item.ref,
-                    format_path(violation.path),
-                    LOCK_RULE,
-                )
-            )
+            problems.append(_lock_problem(violation, who, lock, location, item))
     return problems
 
 

@@ -83,6 +83,7 @@ from compiler.errors import (
     Severity,
     SourceLocation,
 )
+from compiler.kube.labels import selector_matches
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINER_GROUP
 
@@ -176,20 +177,7 @@ class _Selector:
         return not self.labels and not self.expressions
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        for key, value in self.labels:
-            if labels.get(key) != value:
-                return False
-        for key, operator, values in self.expressions:
-            present = key in labels
-            if operator == "In" and not (present and labels[key] in values):
-                return False
-            if operator == "NotIn" and present and labels[key] in values:
-                return False
-            if operator == "Exists" and not present:
-                return False
-            if operator == "DoesNotExist" and present:
-                return False
-        return True
+        return selector_matches(labels, self.labels, self.expressions)
 
 
 _EVERYTHING: Final = _Selector()

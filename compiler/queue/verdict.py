@@ -38,6 +38,7 @@ from typing import Any
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import Problem
+from compiler.kube.labels import selector_matches
 from compiler.queue.assign import Miss, QuotaTree, assign_flavors, format_amount, quota_tree
 from compiler.queue.objects import QueueSetup
 from compiler.queue.workload import PodSetRequests
@@ -76,22 +77,11 @@ def _selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, s
     """``metav1.LabelSelectorAsSelector(...).Matches``; None selects nothing."""
     if selector is None:
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expression in selector.get("matchExpressions") or ():
-        key, operator = expression.get("key"), expression.get("operator")
-        values = [str(v) for v in expression.get("values") or ()]
-        present = key in labels
-        if operator == "In" and not (present and labels[key] in values):
-            return False
-        if operator == "NotIn" and present and labels[key] in values:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-    return True
+    expressions = (
+        (e.get("key"), e.get("operator"), [str(v) for v in e.get("values") or ()])
+        for e in selector.get("matchExpressions") or ()
+    )
+    return selector_matches(labels, (selector.get("matchLabels") or {}).items(), expressions)
 
 
 def _inactive_reason(name: str, setup: QueueSetup, in_cycle: set[str]) -> str | None:

@@ -6,6 +6,9 @@ from typing import Any, cast
 
 import pytest
 
+from compiler.apiserver.cel.cases_test import VARS as _VARS
+from compiler.apiserver.cel.cases_test import compile_error_test, error_test, value_test
+from compiler.apiserver.cel.cases_test import evaluate as _eval
 from compiler.apiserver.cel.engine import CelCompileError, CelEvalError
 from compiler.apiserver.cel.k8s import (
     K8sProgram,
@@ -14,13 +17,6 @@ from compiler.apiserver.cel.k8s import (
     references,
     rewrite_variables,
 )
-
-_VARS = {"self": "dyn"}
-
-
-def _eval(source: str, value: Any = None) -> Any:
-    return k8s_engine().compile(source, _VARS).evaluate({"self": value})  # type: ignore[arg-type]
-
 
 VALUES: list[tuple[str, Any]] = [
     # sets (cel-go extension)
@@ -34,11 +30,7 @@ VALUES: list[tuple[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "expected"), VALUES)
-def test_values(source: str, expected: Any) -> None:
-    result = _eval(source)
-    assert result == expected
-    assert type(result) is type(expected)
+test_values = value_test(VALUES)
 
 
 ERRORS: list[tuple[str, str]] = [
@@ -46,11 +38,7 @@ ERRORS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "message"), ERRORS)
-def test_errors(source: str, message: str) -> None:
-    with pytest.raises(CelEvalError) as raised:
-        _eval(source)
-    assert message in str(raised.value)
+test_errors = error_test(ERRORS)
 
 
 COMPILE_ERRORS: list[tuple[str, str]] = [
@@ -59,11 +47,7 @@ COMPILE_ERRORS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "message"), COMPILE_ERRORS)
-def test_compile_errors(source: str, message: str) -> None:
-    with pytest.raises(CelCompileError) as raised:
-        k8s_engine().compile(source, _VARS)  # type: ignore[arg-type]
-    assert message in str(raised.value)
+test_compile_errors = compile_error_test(COMPILE_ERRORS)
 
 
 def test_compile_error_keeps_the_column_of_a_variable_reference() -> None:

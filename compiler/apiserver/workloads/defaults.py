@@ -2,11 +2,12 @@
 (k8s.io/kubernetes ``pkg/apis/core/v1/defaults.go``, ``pkg/apis/batch/v1/defaults.go``
 and their generated ``+default`` markers), before it validates.
 
-Only the defaults validation can see are applied; each is idempotent, so an object that
-is already defaulted (as the JobSet and Job controllers' objects are once stored) passes
-unchanged. Not applied: the defaults of volume sources other than the common ones (they
-are not validated). The rounding of requests and limits to a milli-unit is applied where
-they are compared (``pod.resource_quantity``).
+This is the one place these defaults live: validation (``validate_job``,
+``validate_pod``) and the expansion below the JobSet (``compiler.expand.apiserver``, which
+stores what it creates) both call it. Each default is idempotent, so an object that is
+already defaulted (as the JobSet and Job controllers' objects are once stored) passes
+unchanged. The rounding of requests and limits to a milli-unit is applied where they are
+compared (``pod.resource_quantity``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from typing import Any
 
 from .pod import aggregate
 
-__all__ = ["default_job", "default_pod", "default_pod_spec", "drop_disabled_fields", "image_tag"]
+__all__ = [
+    "default_job",
+    "default_job_spec",
+    "default_pod",
+    "default_pod_spec",
+    "default_pod_workload",
+    "drop_disabled_fields",
+    "image_tag",
+    "requests_from_limits",
+]
 
 _ALNUM = "[a-z0-9]+"
 _PATH_COMPONENT = f"{_ALNUM}(?:(?:[._]|__|[-]+){_ALNUM})*"
@@ -38,7 +48,9 @@ def image_tag(image: str) -> str:
     if _IDENTIFIER.match(image):
         return ""
     first = image.partition("/")[0]
-    domain_like = "." in first or ":" in first or first == "localhost"
+    # splitDockerDomain: a first component with a dot, a colon or an upper-case letter, or
+    # localhost, names a registry
+    domain_like = "." in first or ":" in first or first == "localhost" or first.lower() != first
     match = _REFERENCE.match(image)
     if match is None or len(image.split("@")[0].split(":")[0]) > 255:
         return ""
@@ -62,9 +74,13 @@ def _probe(probe: dict[str, Any] | None) -> None:
         if not probe.get(key):
             probe[key] = value
     _handler(probe)
+    grpc = probe.get("grpc")
+    if isinstance(grpc, dict) and grpc.get("service") is None:
+        grpc["service"] = ""
 
 
 def _handler(handler: dict[str, Any] | None) -> None:
+    """An HTTP-get action's path and scheme (a lifecycle handler has no gRPC action)."""
     if not isinstance(handler, dict):
         return
     http = handler.get("httpGet")
@@ -73,9 +89,6 @@ def _handler(handler: dict[str, Any] | None) -> None:
             http["path"] = "/"
         if not http.get("scheme"):
             http["scheme"] = "HTTP"
-    grpc = handler.get("grpc")
-    if isinstance(grpc, dict) and grpc.get("service") is None:
-        grpc["service"] = ""
 
 
 def _container(container: dict[str, Any]) -> None:
@@ -95,6 +108,9 @@ def _container(container: dict[str, Any]) -> None:
             field_ref = source.get("fieldRef")
             if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
                 field_ref["apiVersion"] = "v1"
+            file_ref = source.get("fileKeyRef")
+            if isinstance(file_ref, dict) and file_ref.get("optional") is None:
+                file_ref["optional"] = False
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
         _probe(container.get(key))
     lifecycle = container.get("lifecycle")
@@ -141,6 +157,42 @@ def _volume(volume: dict[str, Any]) -> None:
     host_path = volume.get("hostPath")
     if isinstance(host_path, dict) and host_path.get("type") is None:
         host_path["type"] = ""
+    _other_volume_sources(volume)
+
+
+# the generated defaults of the less common sources: (source, field, value)
+_SOURCE_DEFAULTS: tuple[tuple[str, str, Any], ...] = (
+    ("iscsi", "iscsiInterface", "default"),
+    ("rbd", "pool", "rbd"),
+    ("rbd", "user", "admin"),
+    ("rbd", "keyring", "/etc/ceph/keyring"),
+    ("scaleIO", "storageMode", "ThinProvisioned"),
+    ("scaleIO", "fsType", "xfs"),
+)
+_AZURE_DISK_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("cachingMode", "ReadWrite"),
+    ("fsType", "ext4"),
+    ("readOnly", False),
+    ("kind", "Shared"),
+)
+
+
+def _other_volume_sources(volume: dict[str, Any]) -> None:
+    """iSCSI, RBD, ScaleIO and Azure disk defaults; an ephemeral claim's volume mode."""
+    for key, field, value in _SOURCE_DEFAULTS:
+        source = volume.get(key)
+        if isinstance(source, dict) and not source.get(field):
+            source[field] = value
+    disk = volume.get("azureDisk")
+    if isinstance(disk, dict):
+        for key, default in _AZURE_DISK_DEFAULTS:
+            if disk.get(key) is None:
+                disk[key] = default
+    ephemeral = volume.get("ephemeral")
+    template = ephemeral.get("volumeClaimTemplate") if isinstance(ephemeral, dict) else None
+    claim = template.get("spec") if isinstance(template, dict) else None
+    if isinstance(claim, dict) and claim.get("volumeMode") is None:
+        claim["volumeMode"] = "Filesystem"
 
 
 def default_pod_spec(spec: dict[str, Any]) -> None:
@@ -158,7 +210,7 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
     for volume in spec.get("volumes") or []:
         if isinstance(volume, dict):
             _volume(volume)
-    for key in ("initContainers", "containers"):
+    for key in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(key) or []:
             if isinstance(container, dict):
                 _container(container)
@@ -198,9 +250,8 @@ def _pod_level_resources(spec: dict[str, Any]) -> None:
         resources["requests"] = pod_requests
 
 
-def default_pod(pod: dict[str, Any]) -> None:
-    """``SetObjectDefaults_Pod``: a container's limits are its requests where it has none."""
-    spec = pod.setdefault("spec", {})
+def requests_from_limits(spec: dict[str, Any]) -> None:
+    """A container's limits are its requests where it has none."""
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             resources = container.get("resources") if isinstance(container, dict) else None
@@ -211,7 +262,19 @@ def default_pod(pod: dict[str, Any]) -> None:
                 requests = resources["requests"] = {}
             for name, value in resources["limits"].items():
                 requests.setdefault(name, value)
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """``SetObjectDefaults_Pod``: requests from limits, pod-level resources, the rest."""
+    spec = pod.setdefault("spec", {})
+    requests_from_limits(spec)
     _pod_level_resources(spec)
+    default_pod_workload(spec)
+
+
+def default_pod_workload(spec: dict[str, Any]) -> None:
+    """A Pod's spec defaults after its resources: service links, host-network ports, then
+    ``default_pod_spec``."""
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork"):
@@ -228,6 +291,16 @@ def default_job(job: dict[str, Any]) -> None:
     labels map itself (one map: labels the API server adds to the template later show
     in both)."""
     spec = job.setdefault("spec", {})
+    template = spec.setdefault("template", {})
+    template_meta = template.setdefault("metadata", {})
+    meta = job.setdefault("metadata", {})
+    if template_meta.get("labels") is not None and not meta.get("labels"):
+        meta["labels"] = template_meta["labels"]
+    default_job_spec(spec)
+
+
+def default_job_spec(spec: dict[str, Any]) -> None:
+    """A Job spec's defaults, its pod template's included (not the Job's labels)."""
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
         spec["parallelism"] = 1
@@ -235,11 +308,6 @@ def default_job(job: dict[str, Any]) -> None:
         spec["parallelism"] = 1
     if spec.get("backoffLimit") is None:
         spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
-    template = spec.setdefault("template", {})
-    template_meta = template.setdefault("metadata", {})
-    meta = job.setdefault("metadata", {})
-    if template_meta.get("labels") is not None and not meta.get("labels"):
-        meta["labels"] = template_meta["labels"]
     if spec.get("completionMode") is None:
         spec["completionMode"] = "NonIndexed"
     if spec.get("suspend") is None:
@@ -254,7 +322,7 @@ def default_job(job: dict[str, Any]) -> None:
         for pattern in (rule or {}).get("onPodConditions") or []:
             if isinstance(pattern, dict) and not pattern.get("status"):
                 pattern["status"] = "True"
-    default_pod_spec(template.setdefault("spec", {}))
+    default_pod_spec(spec.setdefault("template", {}).setdefault("spec", {}))
 
 
 def drop_disabled_fields(spec: dict[str, Any]) -> None:

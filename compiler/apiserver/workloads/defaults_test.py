@@ -25,6 +25,7 @@ from compiler.apiserver.workloads.defaults import (
         ("localhost:5000/x:dev", "dev"),
         ("busybox@sha256:" + "a" * 64, ""),
         ("Busybox", ""),  # not a reference: IfNotPresent
+        ("UPPER/case", "latest"),  # an upper-case first component is a registry host
         ("", ""),
         ("a" * 64, ""),  # an image ID
     ],

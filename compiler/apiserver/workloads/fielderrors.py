@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import FieldError, JsonPath
+from compiler.kube.fielderror import TYPE_TEXT
 from compiler.kube.gotext import go_json, go_quote
 
 __all__ = [
@@ -87,24 +88,13 @@ def as_json(value: Any) -> Value:
 
 OMIT = Value(None, "")  # field.OmitValueType{}: the type text alone
 
-_TEXT = {
-    "FieldValueNotFound": "Not found",
-    "FieldValueRequired": "Required value",
-    "FieldValueDuplicate": "Duplicate value",
-    "FieldValueInvalid": "Invalid value",
-    "FieldValueNotSupported": "Unsupported value",
-    "FieldValueForbidden": "Forbidden",
-    "FieldValueTooLong": "Too long",
-    "FieldValueTooMany": "Too many",
-}
-
 
 def _json_path(path: Path) -> JsonPath:
     return tuple(str(s) if isinstance(s, Key) else s for s in path)
 
 
 def _error(kind: str, path: Path, value: Value | None, detail: str) -> FieldError:
-    body = _TEXT[kind]
+    body = TYPE_TEXT[kind]
     if value is not None and value is not OMIT:
         body = f"{body}: {value.text}"
     if detail:

@@ -350,23 +350,24 @@ def _projection(projected: Mapping[str, Any], path: Path) -> list[FieldError]:
     return errors
 
 
+def _single_kind(
+    obj: Mapping[str, Any], kinds: tuple[str, ...], path: Path, what: str
+) -> tuple[str | None, list[FieldError]]:
+    """The first of ``kinds`` that ``obj`` sets, and a "more than 1" error for each later one
+    it sets too; the API server validates the first one before it reports these."""
+    present = [kind for kind in kinds if obj.get(kind) is not None]
+    extra = [forbidden((*path, k), f"may not specify more than 1 {what}") for k in present[1:]]
+    return (present[0] if present else None), extra
+
+
 def _volume_source(volume: Mapping[str, Any], path: Path) -> list[FieldError]:
-    errors: list[FieldError] = []
-    count = 0
-    for kind in _SOURCES:
-        source = volume.get(kind)
-        if source is None:
-            continue
-        if count:
-            errors.append(forbidden((*path, kind), "may not specify more than 1 volume type"))
-            continue
-        count += 1
-        # Go validates a GCE persistent disk under the path "persistentDisk"
-        sub = "persistentDisk" if kind == "gcePersistentDisk" else kind
-        errors += _source_errors(kind, source if isinstance(source, dict) else {}, (*path, sub))
-    if not count:
-        errors.append(required(path, "must specify a volume type"))
-    return errors
+    kind, extra = _single_kind(volume, _SOURCES, path, "volume type")
+    if kind is None:
+        return [required(path, "must specify a volume type")]
+    source = volume[kind]
+    # Go validates a GCE persistent disk under the path "persistentDisk"
+    sub = "persistentDisk" if kind == "gcePersistentDisk" else kind
+    return [*_source_errors(kind, source if isinstance(source, dict) else {}, (*path, sub)), *extra]
 
 
 def _volumes(
@@ -597,10 +598,7 @@ def _config_key(key: str, path: Path) -> list[FieldError]:
 
 def _key_selector(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
     name = _s(ref.get("name"))
-    errors = [
-        invalid((*path, "name"), as_string(name), m)
-        for m in meta.name_is_dns_subdomain(name, False)
-    ]
+    errors = _dns_subdomain(name, (*path, "name"))
     key = _s(ref.get("key"))
     if not key:
         errors.append(required((*path, "key")))
@@ -1127,49 +1125,46 @@ def _port_or_name(port: Any, path: Path) -> list[FieldError]:
 def _handler(
     handler: Mapping[str, Any], kinds: tuple[str, ...], grace: int | None, path: Path
 ) -> list[FieldError]:
+    kind, extra = _single_kind(handler, kinds, path, "handler type")
+    if kind is None:
+        return [required(path, "must specify a handler type")]
+    action = handler[kind]
+    action = action if isinstance(action, dict) else {}
+    return [*_handler_action(kind, action, grace, (*path, kind)), *extra]
+
+
+def _handler_action(
+    kind: str, action: Mapping[str, Any], grace: int | None, at: Path
+) -> list[FieldError]:
+    """One handler's fields (``exec``, ``httpGet``, ``tcpSocket``, ``grpc`` or ``sleep``)."""
     errors: list[FieldError] = []
-    count = 0
-    for kind in kinds:
-        action = handler.get(kind)
-        if action is None:
-            continue
-        if count:
-            errors.append(forbidden((*path, kind), "may not specify more than 1 handler type"))
-            continue
-        count += 1
-        action = action if isinstance(action, dict) else {}
-        at = (*path, kind)
-        if kind == "exec":
-            if not action.get("command"):
-                errors.append(required((*at, "command")))
-        elif kind == "httpGet":
-            if not _s(action.get("path")):
-                errors.append(required((*at, "path")))
-            errors += _port_or_name(action.get("port"), (*at, "port"))
-            scheme = _s(action.get("scheme"))
-            if scheme not in ("HTTP", "HTTPS"):
-                errors.append(not_supported((*at, "scheme"), as_json(scheme), ("HTTP", "HTTPS")))
-            for j, header in enumerate(_dicts(action.get("httpHeaders"))):
-                header_name = _s(header.get("name"))
-                found = [
-                    invalid((*at, "httpHeaders"), as_string(header_name), m)
-                    for m in names.http_header_name(header_name)
-                ]
-                headers = (*at, "httpHeaders")
-                errors += relocated(found, headers, (*headers, j, "name"))
-        elif kind == "tcpSocket":
-            errors += _port_or_name(action.get("port"), (*at, "port"))
-        elif kind == "grpc":
-            errors += _port_or_name(_i(action.get("port")), (*at, "port"))
-        elif kind == "sleep":
-            seconds = _i(action.get("seconds"))
-            if grace is not None and not 0 <= seconds <= grace:
-                detail = (
-                    f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"
-                )
-                errors.append(invalid(at, as_number(seconds), detail))
-    if not count:
-        errors.append(required(path, "must specify a handler type"))
+    if kind == "exec":
+        if not action.get("command"):
+            errors.append(required((*at, "command")))
+    elif kind == "httpGet":
+        if not _s(action.get("path")):
+            errors.append(required((*at, "path")))
+        errors += _port_or_name(action.get("port"), (*at, "port"))
+        scheme = _s(action.get("scheme"))
+        if scheme not in ("HTTP", "HTTPS"):
+            errors.append(not_supported((*at, "scheme"), as_json(scheme), ("HTTP", "HTTPS")))
+        for j, header in enumerate(_dicts(action.get("httpHeaders"))):
+            header_name = _s(header.get("name"))
+            found = [
+                invalid((*at, "httpHeaders"), as_string(header_name), m)
+                for m in names.http_header_name(header_name)
+            ]
+            headers = (*at, "httpHeaders")
+            errors += relocated(found, headers, (*headers, j, "name"))
+    elif kind == "tcpSocket":
+        errors += _port_or_name(action.get("port"), (*at, "port"))
+    elif kind == "grpc":
+        errors += _port_or_name(_i(action.get("port")), (*at, "port"))
+    elif kind == "sleep":
+        seconds = _i(action.get("seconds"))
+        if grace is not None and not 0 <= seconds <= grace:
+            detail = f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+            errors.append(invalid(at, as_number(seconds), detail))
     return errors
 
 
@@ -1497,10 +1492,7 @@ def _node_field_requirement(req: Mapping[str, Any], path: Path) -> list[FieldErr
         errors.append(invalid((*path, "key"), as_string(key), "not a valid field selector key"))
     else:
         for i, value in enumerate(values):
-            errors += [
-                invalid((*path, "values", i), as_string(value), m)
-                for m in meta.name_is_dns_subdomain(value, False)
-            ]
+            errors += _dns_subdomain(value, (*path, "values", i))
     return errors
 
 
@@ -1747,7 +1739,30 @@ def validate_pod_spec(
     spec: Mapping[str, Any], pod_name: str | None, path: Path, opts: PodOptions
 ) -> list[FieldError]:
     """``ValidatePodSpec`` of a defaulted v1 pod spec (``pod_name``: the Pod's, None in a
-    template)."""
+    template). The steps run in the API server's order, which is the order of the errors."""
+    errors = _pod_spec_containers(spec, path, opts)
+    errors += _pod_resources(spec, path)
+    errors += _host_network(spec, path, opts)
+    dns_policy = _s(spec.get("dnsPolicy"))
+    errors += _pod_spec_policies(spec, dns_policy, path)
+    errors += meta.labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
+    errors += _pod_security_context(spec.get("securityContext"), spec, (*path, "securityContext"))
+    errors += _affinity(spec.get("affinity"), (*path, "affinity"))
+    errors += _dns_config(spec.get("dnsConfig"), dns_policy, (*path, "dnsConfig"))
+    errors += _pod_spec_gates(spec, path)
+    errors += _topology_spread(
+        _dicts(spec.get("topologySpreadConstraints")), (*path, "topologySpreadConstraints")
+    )
+    errors += _hostname_override(spec, path)
+    errors += _pod_spec_names(spec, path)
+    errors += _tolerations(_dicts(spec.get("tolerations")), (*path, "tolerations"))
+    errors += _host_aliases(_dicts(spec.get("hostAliases")), (*path, "hostAliases"))
+    errors += _pod_spec_priority(spec, path)
+    return errors
+
+
+def _pod_spec_containers(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[FieldError]:
+    """The grace period, the volumes, then the containers and init containers that mount them."""
     errors: list[FieldError] = []
     grace_value = spec.get("terminationGracePeriodSeconds")
     if grace_value is None:
@@ -1769,8 +1784,12 @@ def validate_pod_spec(
         host_users,
         opts,
     )
-    errors += _pod_resources(spec, path)
-    errors += _host_network(spec, path, opts)
+    return errors
+
+
+def _pod_spec_policies(spec: Mapping[str, Any], dns_policy: str, path: Path) -> list[FieldError]:
+    """The restart policy and the DNS policy: required, one of the known values."""
+    errors: list[FieldError] = []
     restart = _s(spec.get("restartPolicy"))
     if not restart:
         errors.append(required((*path, "restartPolicy")))
@@ -1780,16 +1799,17 @@ def validate_pod_spec(
                 (*path, "restartPolicy"), as_json(restart), ("Always", "OnFailure", "Never")
             )
         )
-    dns_policy = _s(spec.get("dnsPolicy"))
     dns_policies = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
     if not dns_policy:
         errors.append(required((*path, "dnsPolicy")))
     elif dns_policy not in dns_policies:
         errors.append(not_supported((*path, "dnsPolicy"), as_json(dns_policy), dns_policies))
-    errors += meta.labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
-    errors += _pod_security_context(spec.get("securityContext"), spec, (*path, "securityContext"))
-    errors += _affinity(spec.get("affinity"), (*path, "affinity"))
-    errors += _dns_config(spec.get("dnsConfig"), dns_policy, (*path, "dnsConfig"))
+    return errors
+
+
+def _pod_spec_gates(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """Readiness gates' condition types; scheduling gates' names, each once."""
+    errors: list[FieldError] = []
     for i, gate in enumerate(_dicts(spec.get("readinessGates"))):
         errors += _qualified_name(
             _s(gate.get("conditionType")), (*path, "readinessGates", i, "conditionType")
@@ -1801,17 +1821,16 @@ def validate_pod_spec(
         if gate_name in gates:
             errors.append(duplicate((*path, "schedulingGates", i), as_string(gate_name)))
         gates.add(gate_name)
-    errors += _topology_spread(
-        _dicts(spec.get("topologySpreadConstraints")), (*path, "topologySpreadConstraints")
-    )
-    errors += _hostname_override(spec, path)
+    return errors
+
+
+def _pod_spec_names(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """The service account and node names, the active deadline, the hostname and subdomain."""
+    errors: list[FieldError] = []
     for key in ("serviceAccountName", "nodeName"):
         value = _s(spec.get(key))
         if value:
-            errors += [
-                invalid((*path, key), as_string(value), m)
-                for m in meta.name_is_dns_subdomain(value, False)
-            ]
+            errors += _dns_subdomain(value, (*path, key))
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and not 1 <= int(deadline) <= _INT32_MAX:
         detail = names.inclusive_range(1, _INT32_MAX)
@@ -1820,20 +1839,18 @@ def validate_pod_spec(
         value = _s(spec.get(key))
         if value:
             errors += _dns_label(value, (*path, key))
-    errors += _tolerations(_dicts(spec.get("tolerations")), (*path, "tolerations"))
-    errors += _host_aliases(_dicts(spec.get("hostAliases")), (*path, "hostAliases"))
+    return errors
+
+
+def _pod_spec_priority(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """The priority and runtime class names and the preemption policy."""
+    errors: list[FieldError] = []
     priority_class = _s(spec.get("priorityClassName"))
     if priority_class:
-        errors += [
-            invalid((*path, "priorityClassName"), as_string(priority_class), m)
-            for m in meta.name_is_dns_subdomain(priority_class, False)
-        ]
+        errors += _dns_subdomain(priority_class, (*path, "priorityClassName"))
     runtime_class = spec.get("runtimeClassName")
     if runtime_class is not None:
-        errors += [
-            invalid((*path, "runtimeClassName"), as_string(_s(runtime_class)), m)
-            for m in meta.name_is_dns_subdomain(_s(runtime_class), False)
-        ]
+        errors += _dns_subdomain(_s(runtime_class), (*path, "runtimeClassName"))
     preemption = spec.get("preemptionPolicy")
     if preemption is not None:
         supported = ("PreemptLowerPriority", "Never")

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from compiler.apiserver.cel.engine import CelCompileError, CelEvalError
-from compiler.apiserver.cel.k8s import k8s_engine
-
-_VARS = {"self": "dyn"}
-
-
-def _eval(source: str, value: Any = None) -> Any:
-    return k8s_engine().compile(source, _VARS).evaluate({"self": value})  # type: ignore[arg-type]
-
+from compiler.apiserver.cel.cases_test import compile_error_test, error_test, value_test
 
 VALUES: list[tuple[str, Any]] = [
     ('url("https://user@example.com:8080/a%2Fb?x=1#f").getScheme()', "https"),
@@ -33,11 +23,7 @@ VALUES: list[tuple[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "expected"), VALUES)
-def test_values(source: str, expected: Any) -> None:
-    result = _eval(source)
-    assert result == expected
-    assert type(result) is type(expected)
+test_values = value_test(VALUES)
 
 
 ERRORS: list[tuple[str, str]] = [
@@ -53,11 +39,7 @@ ERRORS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "message"), ERRORS)
-def test_errors(source: str, message: str) -> None:
-    with pytest.raises(CelEvalError) as raised:
-        _eval(source)
-    assert message in str(raised.value)
+test_errors = error_test(ERRORS)
 
 
 COMPILE_ERRORS: list[tuple[str, str]] = [
@@ -65,8 +47,4 @@ COMPILE_ERRORS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("source", "message"), COMPILE_ERRORS)
-def test_compile_errors(source: str, message: str) -> None:
-    with pytest.raises(CelCompileError) as raised:
-        k8s_engine().compile(source, _VARS)  # type: ignore[arg-type]
-    assert message in str(raised.value)
+test_compile_errors = compile_error_test(COMPILE_ERRORS)
