@@ -93,7 +93,8 @@ def job_pods(job: Mapping[str, Any], *, last_only: bool = False) -> list[dict[st
     for index in indexes[-1:] if last_only else indexes:
         labels = dict(template_meta.get("labels") or {})
         annotations = dict(template_meta.get("annotations") or {})
-        this_spec = copy.deepcopy(pod_spec)
+        # the template is this call's own copy: the one Pod made may take it
+        this_spec = pod_spec if last_only else copy.deepcopy(pod_spec)
         if indexed:
             annotations[n.COMPLETION_INDEX] = str(index)
             labels[n.COMPLETION_INDEX] = str(index)
