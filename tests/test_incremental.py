@@ -669,3 +669,29 @@ def test_a_stream_without_the_cache_writes_no_file_per_object(
     objects = whole[1].out.count("\nkind: ")
     # a pack and its index for the parent and each worker (two clusters, two each)
     assert len(files) == 2 and max(files) <= 2 * 5 < objects
+
+
+@pytest.mark.parametrize("layout", ["one job file", "runtimes and jobs in one file"])
+def test_single_file_layouts_render_as_a_whole_render_does(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    layout: str,
+) -> None:
+    """Every TrainJob in one multi-document file (a generated sweep), and that file also
+    holding the runtimes: cached, -j 2 and --no-cache renders give the whole render's bytes
+    (today as one chunk; document ranges within a file must keep this)."""
+    jobs = sorted((project / "jobs").glob("*.yaml"))
+    documents = [path.read_text() for path in jobs]
+    if layout != "one job file":  # the MPI runtime moved in with the jobs
+        documents.append((project / "runtimes" / "mpi.yaml").read_text())
+        (project / "runtimes" / "mpi.yaml").unlink()
+    for path in jobs:
+        path.unlink()
+    (project / "jobs" / "all.yaml").write_text("---\n".join(documents))
+    whole, cached, fresh, _ = renders(layout.split()[0])
+    assert whole[0] == 0, whole[2]
+    assert len(whole[3]) > 20
+    assert cached == whole and fresh == whole
+    edit(project / "jobs" / "all.yaml", 'value: "job-1-0"', 'value: "x"')
+    whole, cached, fresh, _ = renders(layout.split()[0] + "-edited")
+    assert whole[0] == 0 and cached == whole and fresh == whole
