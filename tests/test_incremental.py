@@ -11,7 +11,8 @@ chunk machinery at all.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -618,15 +619,79 @@ def test_argocd_generate_by_chunks_survives_a_removed_blob(
     capsys.readouterr()
     expected = (main(command), capsys.readouterr())
     assert expected[0] == 0 and expected[1].out.startswith("# cluster: production\n")
-    real = blobs.BlobStore.read
+    real = blobs.PackStore.read  # generate's store: nothing reads it after the run
     reads: list[str] = []
 
-    def removed_at_read(self: blobs.BlobStore, digest: str) -> bytes:
+    def removed_at_read(self: blobs.PackStore, digest: str) -> bytes:
         if not reads:
-            Path(self.path(digest)).unlink()
+            for pack in self.root.glob("*.pack"):
+                pack.unlink()
         reads.append(digest)
         return real(self, digest)
 
-    monkeypatch.setattr(blobs.BlobStore, "read", removed_at_read)
+    monkeypatch.setattr(blobs.PackStore, "read", removed_at_read)
     assert (main(command), capsys.readouterr()) == expected
     assert reads
+
+
+def test_a_stream_without_the_cache_writes_no_file_per_object(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--no-cache -o -``: nothing will read the blobs back after the run, so they go to
+    a pack per process (two files each: the pack and its index), not a file per object
+    (issue 28: a quarter of a render); the stream is the whole render's."""
+    from compiler.plan import driver
+
+    monkeypatch.setattr(incremental, "CHUNK_JOBS", 1)
+    real_store = blobs.blob_store
+    files: list[int] = []
+
+    @contextmanager
+    def counted(*args: Any, **kwargs: Any) -> Iterator[blobs.BlobStore]:
+        with real_store(*args, **kwargs) as store:
+            yield store
+            files.append(sum(1 for p in store.root.rglob("*") if p.is_file()))
+
+    monkeypatch.setattr(driver, "blob_store", counted)
+    command = ["render", "--project", str(project / "trainc.yaml"), "-o", "-", "--no-cache"]
+    outcomes = []
+    for jobs in ("1", "2"):
+        capsys.readouterr()
+        code = main([*command, "-j", jobs])
+        outcomes.append((code, capsys.readouterr()))
+    monkeypatch.setattr(incremental, "run_parts", lambda *a, **k: None)
+    capsys.readouterr()
+    whole = (main([*command, "-j", "1"]), capsys.readouterr())
+    assert outcomes == [whole, whole]
+    objects = whole[1].out.count("\nkind: ")
+    # a pack and its index for the parent and each worker (two clusters, two each)
+    assert len(files) == 2 and max(files) <= 2 * 5 < objects
+
+
+@pytest.mark.parametrize("layout", ["one job file", "runtimes and jobs in one file"])
+def test_single_file_layouts_render_as_a_whole_render_does(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    layout: str,
+) -> None:
+    """Every TrainJob in one multi-document file (a generated sweep), and that file also
+    holding the runtimes: cached, -j 2 and --no-cache renders give the whole render's bytes
+    (today as one chunk; document ranges within a file must keep this)."""
+    jobs = sorted((project / "jobs").glob("*.yaml"))
+    documents = [path.read_text() for path in jobs]
+    if layout != "one job file":  # the MPI runtime moved in with the jobs
+        documents.append((project / "runtimes" / "mpi.yaml").read_text())
+        (project / "runtimes" / "mpi.yaml").unlink()
+    for path in jobs:
+        path.unlink()
+    (project / "jobs" / "all.yaml").write_text("---\n".join(documents))
+    whole, cached, fresh, _ = renders(layout.split()[0])
+    assert whole[0] == 0, whole[2]
+    assert len(whole[3]) > 20
+    assert cached == whole and fresh == whole
+    edit(project / "jobs" / "all.yaml", 'value: "job-1-0"', 'value: "x"')
+    whole, cached, fresh, _ = renders(layout.split()[0] + "-edited")
+    assert whole[0] == 0 and cached == whole and fresh == whole

@@ -192,8 +192,8 @@ def downstream_problems(
         if "Job" in checks and (errors := checks["Job"](job)):
             problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime)
             continue  # the Job is never created: no Pods
-        pods = job_pods(job)
-        if pods and "Pod" in checks:
+        pods = job_pods(job, last_only=True) if "Pod" in checks else []
+        if pods:
             pod = mutate_pod(create_pod(pods[-1]))
             if errors := checks["Pod"](pod):
                 problems += _refusal("Pod", pod, errors, index, rendered, trainjob, runtime)

@@ -78,3 +78,8 @@ def test_non_indexed_pods() -> None:
     assert [p["metadata"]["generateName"] for p in pods] == ["demo-node-0-", "demo-node-0-"]
     assert "hostname" not in pods[0]["spec"]
     assert "env" not in pods[0]["spec"]["containers"][0]
+
+
+def test_the_last_pod_alone_is_the_last_of_all() -> None:
+    for job in (_job(), _job(completionMode="NonIndexed", parallelism=2), _job(suspend=True)):
+        assert job_pods(job, last_only=True) == job_pods(job)[-1:]

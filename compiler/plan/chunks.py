@@ -334,7 +334,7 @@ def chunk_contents(
 
 def store_objects(objects: Sequence[RenderedObject], store: BlobStore) -> list[ObjectFile]:
     """Serialise ``objects`` into ``store``; what is kept of each is its :class:`ObjectFile`."""
-    return [
+    files = [
         ObjectFile(
             obj.sort_key,
             obj.relative_path,
@@ -344,6 +344,8 @@ def store_objects(objects: Sequence[RenderedObject], store: BlobStore) -> list[O
         )
         for obj in objects
     ]
+    store.flush()  # readable by the parent when this is a worker (a PackStore's)
+    return files
 
 
 def render_chunk(

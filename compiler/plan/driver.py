@@ -195,7 +195,8 @@ def _render_by_chunks(
     try:
         for _ in range(2):
             try:
-                with blob_store(cache, near) as store:
+                # a stream without the cache: blobs nothing links to or keeps, in packs
+                with blob_store(cache, near, packed=not files) as store:
                     parts: list[PartBuild] = []
                     for plan in plans:
                         part = chunks.run_parts(
@@ -280,7 +281,7 @@ def _check_and_render_by_chunks(plan: BuildPlan, jobs: int) -> Generated:
     from compiler.plan import check_chunks
 
     rendered: list[list[ObjectFile]] = []
-    with blob_store(None, None) as store:
+    with blob_store(None, None, packed=True) as store:
 
         def check_one(one: BuildPlan) -> CheckResult:
             checked = check_chunks.check_and_store_parts(one, jobs, store)

@@ -250,3 +250,16 @@ def test_wrongly_typed_objects_are_decode_errors_never_tracebacks() -> None:
             except ServerPanic:
                 pass
     assert decode_errors > 50  # the test reaches the decoding failures
+
+
+def test_the_server_copy_is_deep_whatever_the_data_holds() -> None:
+    from collections import OrderedDict
+
+    from compiler.apiserver.workloads import _copy
+
+    shared = {"a": [1]}
+    for data in ({"x": shared, "y": shared}, {"x": OrderedDict(a=[1]), "y": shared}):
+        copied = _copy(data)
+        assert copied == data
+        copied["x"]["a"].append(2)
+        assert shared == {"a": [1]} and data["x"]["a"] == [1]
