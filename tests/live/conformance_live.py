@@ -56,6 +56,7 @@ import argparse
 import copy
 import importlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -66,6 +67,7 @@ from pathlib import Path
 
 import yaml
 
+from compiler.upstream.artifacts import cache_root
 from tests.conformance import downstream, trainc_side
 from tests.conformance.cases import REPO, Case, all_cases, message_key
 from tests.conformance.normalise import first_difference, normalise
@@ -924,6 +926,10 @@ def main(argv: list[str] | None = None) -> int:
         "below each object case's Trainer objects in its downstream.yaml (pod depth)",
     )
     args = parser.parse_args(argv)
+    # the checkout's upstream cache first, as the test suite reads it (conftest.py): the
+    # trainc-upstream package ships no examples/, and the cases reading them would vanish
+    if (cache_root() / "upstream").is_dir():
+        os.environ.setdefault("TRAINC_CACHE", str(cache_root()))
     if args.record_downstream and args.depth != "pods":
         parser.error("--record-downstream needs the pod depth (the JobSet and Job controllers)")
     cases = all_cases()
