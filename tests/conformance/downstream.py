@@ -134,13 +134,15 @@ def downstream_difference(
     said = [event_key(p.message) for p in problems if is_downstream(p) and p.field_path is None]
     if recorded is None:
         if said:
-            return "trainc refuses below the JobSet, the golden has no downstream.yaml:\n" + (
-                "\n".join(said)
+            return (
+                "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
+                + ("\n".join(said))
             )
         return None
     if not said:
-        return "downstream.yaml records refusals, trainc renders: " + "; ".join(
-            r.message for r in recorded
+        return (
+            "the cluster refused below the JobSet (downstream.yaml), trainc renders: "
+            + "; ".join(r.message for r in recorded)
         )
     missing = [
         line

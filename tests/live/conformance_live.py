@@ -588,10 +588,12 @@ def compare(
         _golden_messages(case),
     )
     if live.workloads is not None and expand is not None:
-        if actual.downstream and (live.workloads.failures or live.creation_failures):
-            # both refuse below the JobSet: the refusals compared, as the goldens do
+        refused = downstream_refusals(live)
+        if actual.objects is not None and (actual.downstream or refused):
+            # a refusal below the JobSet on either side: the refusals compared, as the
+            # goldens' downstream.yaml is (none recorded: trainc must refuse nothing)
             verdict.pods_difference = downstream.downstream_difference(
-                downstream_refusals(live), actual.downstream, actual.objects or []
+                refused or None, actual.downstream, actual.objects
             )
         else:
             verdict.pods_difference = pods_difference(live, actual.objects, expand, env_random)

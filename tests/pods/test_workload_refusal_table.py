@@ -74,6 +74,7 @@ def _key_position(path: Path, keys: tuple[str | int, ...]) -> tuple[int, int]:
     the field was written, or, for a field the API server requires and nobody wrote, the
     field that should hold it."""
     node = yaml.compose(path.read_text())
+    assert node is not None, path
     position = (node.start_mark.line + 1, node.start_mark.column + 1)
     for key in keys:
         if isinstance(node, yaml.MappingNode):
