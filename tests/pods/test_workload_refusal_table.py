@@ -151,3 +151,56 @@ def test_trainjob_names_as_the_cluster_answered(
     line, column = _key_position(job_file, ("metadata", "name"))
     for event in named["events"]:
         assert f"{job_file}:{line}:{column}: TrainJob {NAMESPACE}/{name}: {event}" in err, err
+
+
+TOLERATION_ROW = next(row for row in REFUSED if row["name"] == "toleration-exists-with-value")
+OVERLAY = """\
+apiVersion: trainc.dev/v1alpha1
+kind: Overlay
+metadata: {name: platform}
+layer: cluster
+patches:
+  - target: {kind: JobSet}
+    patch:
+      spec:
+        replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    tolerations:
+                      - {key: nvidia.com/gpu, operator: Exists, value: present}
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: compiler.expand.downstream locates a field error with locate_output "
+    "(TrainJob and runtime only); a field an output overlay wrote is pointed at the runtime's "
+    "pod spec, not at the overlay's patch (the message and exit 2 are right)",
+)
+def test_a_cluster_overlay_that_adds_the_bad_toleration_is_located_at_its_patch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27's toleration row, the toleration written by a cluster overlay."""
+    folder, _ = _inputs(tmp_path, {"container": {}, "pod": {}})
+    overlay = tmp_path / "platform.yaml"
+    overlay.write_text(OVERLAY)
+    project = tmp_path / "trainc.yaml"
+    project.write_text(
+        f"inputs:\n  runtimes: [{folder}/runtime.yaml]\n  jobs: [{folder}/job.yaml]\n"
+        "output: rendered\nclusters:\n  - name: prod\n    trainer: v2.3.0\n"
+        f"    overlays: [{overlay}]\n"
+    )
+    code, _, err = _render(capsys, "--project", str(project))
+    assert code == 2, err
+    job = FIXTURE["job"]
+    event = f'job "{job}" creation failed with error: {TOLERATION_ROW["job"]["message"]}'
+    assert event in err
+    cause = TOLERATION_ROW["job"]["causes"][0]
+    keys = ("patches", 0, "patch", "spec", "replicatedJobs", 0, "template", "spec", "template")
+    line, _ = _key_position(overlay, (*keys, "spec", "tolerations", 0))
+    assert f"{overlay}:{line}:" in err and f"{cause['field']}: {cause['message']}" in err, err
+    located = [entry for entry in err.splitlines() if entry.startswith(f"{overlay}:{line}:")]
+    assert any(cause["message"] in entry for entry in located), err
