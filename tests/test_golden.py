@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compiler.upstream.versions import TRAINER_VERSIONS
-from tests.conformance import trainc_side
+from tests.conformance import downstream, trainc_side
 from tests.conformance.cases import Case, all_cases, message_key
 from tests.conformance.compare import rejection_difference, trainc_error_difference
 from tests.conformance.normalise import first_difference, normalise
@@ -46,12 +46,34 @@ def test_golden_case(case: Case) -> None:
             normalise(expected, random_env), normalise(actual.objects, random_env)
         )
         assert difference is None, difference
+        # below the Trainer's objects: what the real controllers refused (downstream.yaml)
+        difference = downstream.downstream_difference(
+            downstream.read(case.downstream_path), actual.downstream, actual.objects
+        )
+        assert difference is None, difference
+        unlocated = [p for p in actual.downstream if p.location is None or p.location.line <= 0]
+        assert unlocated == [], unlocated
     else:
         difference = rejection_difference(expected.get("errors", []), actual)
         assert difference is None, difference
 
 
 LIVE_CASES = [case for case in CASES if case.live_messages]
+
+
+def test_downstream_goldens_sit_beside_trainer_objects() -> None:
+    """A downstream.yaml records refusals below objects the Trainer created: never beside
+    an error golden, never on a release trainc does not check below the JobSet, and never
+    empty (the recording removes it where the controllers created everything)."""
+    from compiler.expand.downstream import BELOW_THE_JOBSET
+
+    for case in VERSIONED_CASES:
+        refusals = downstream.read(case.downstream_path)
+        if refusals is None:
+            continue
+        assert case.expected_objects_path.exists(), case.downstream_path
+        assert BELOW_THE_JOBSET.on(case.version), case.downstream_path
+        assert refusals, case.downstream_path
 
 
 def test_every_error_golden_records_the_real_messages() -> None:
@@ -87,14 +109,16 @@ def test_server_defaults_are_what_the_api_server_stores(case: Case) -> None:
     """``render --server-defaults`` writes what the API server stores: the golden with
     the defaults kube-apiserver v1.34.4 applied on create (tests/live/conformance_live.py
     SERVER_DEFAULTS, read back from the live control plane)."""
-    from compiler.plan.build_plan import plan_for_paths
-    from compiler.plan.stages import run
     from tests.live.conformance_live import with_server_defaults
 
     _, expected = case.expectation()
-    plan = plan_for_paths([str(p) for p in case.inputs], owner_uid=case.owner_uid)
-    build = run(plan)
-    assert build.problems == []
+    build = trainc_side.build(list(case.inputs), case.owner_uid)
+    # the refusals below the JobSet are the golden's downstream.yaml (test_golden_case)
+    assert [p for p in build.problems if not downstream.is_downstream(p)] == []
+    difference = downstream.downstream_difference(
+        downstream.read(case.downstream_path), build.problems, expected
+    )
+    assert difference is None, difference
     stored = [o.data for o in build.stored_objects()]
     random_env = case.env_order_random
     difference = first_difference(

@@ -22,6 +22,10 @@ Expectations, written by ``make goldens`` from the oracle's answer:
   (kube-apiserver, etcd and the Trainer controller of tests/live) said, word for word
   but for the times and Go pointer addresses in it (:func:`message_key`), and which
   versions said it: the messages trainc must print; or
+- beside expected.yaml, ``downstream.yaml``: the refusals the real controllers reported
+  below the Trainer's objects (the JobSet webhook's denial, the API server's refusal of a
+  Job or Pod), written by ``make conformance-live ARGS=--record-downstream``
+  (tests.conformance.downstream); or
 - ``expectTraincError: {line, column, contains}`` in case.yaml, only for input no upstream
   component can read (a YAML syntax error): where the error must point.
 
@@ -74,6 +78,11 @@ class Case:
     @property
     def expected_errors_path(self) -> Path:
         return self.expectation_dir / "expected-errors.json"
+
+    @property
+    def downstream_path(self) -> Path:
+        """What the live control plane reported below the JobSet (tests.conformance.downstream)."""
+        return self.expectation_dir / "downstream.yaml"
 
     @property
     def env_order_random(self) -> bool:

@@ -3,8 +3,10 @@ on every emulated Trainer release the case applies to (each release's own oracle
 
 Prints one line per case and release, and closes with one line per release,
 ``conformance v2.2.0: X/Y cases identical``. A rejected case is identical when both
-reject and name the same field paths. ``--trainer VERSION`` (repeatable) limits the
-releases.
+reject and name the same field paths; an accepted case's refusals below the JobSet
+(trainc's downstream rules) must be those the real controllers reported
+(``downstream.yaml``, tests.conformance.downstream). ``--trainer VERSION`` (repeatable)
+limits the releases.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from compiler.upstream.versions import TRAINER_VERSIONS
 from tests.conformance import oracle, trainc_side
 from tests.conformance.cases import Case, all_cases
+from tests.conformance.downstream import downstream_difference
+from tests.conformance.downstream import read as read_downstream
 from tests.conformance.normalise import first_difference, normalise, rejection_fields
 
 
@@ -25,7 +29,14 @@ def compare_case(case: Case) -> str | None:
         return trainc_error_difference(case)
     expected = oracle.render(list(case.inputs), case.owner_uid, case.version)
     actual = trainc_side.render(list(case.inputs), case.owner_uid, case.version)
-    return compare_answers(expected, actual, case.env_order_random)
+    difference = compare_answers(expected, actual, case.env_order_random)
+    if difference is None and expected.objects is not None:
+        # below the Trainer's objects, which the oracle does not reach: the real
+        # controllers' refusals, recorded live in downstream.yaml
+        difference = downstream_difference(
+            read_downstream(case.downstream_path), actual.downstream, actual.objects or []
+        )
+    return difference
 
 
 def compare_answers(

@@ -56,6 +56,7 @@ import argparse
 import copy
 import importlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -66,7 +67,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.conformance import trainc_side
+from compiler.upstream.artifacts import cache_root
+from tests.conformance import downstream, trainc_side
 from tests.conformance.cases import REPO, Case, all_cases, message_key
 from tests.conformance.normalise import first_difference, normalise
 from tests.live import workloads
@@ -536,7 +538,8 @@ def compare(
     elif live.creation_failures and not live.objects:
         # Admitted, but the controller cannot create its objects: trainc must refuse too.
         kind = "creation-failure"
-        if actual.objects is None:
+        # trainc's JobSet webhook refusal: the Trainer's objects rendered, the JobSet denied
+        if actual.objects is None or any(p.rule == "jobset-webhook" for p in actual.downstream):
             difference = None
         else:
             difference = (
@@ -585,7 +588,15 @@ def compare(
         _golden_messages(case),
     )
     if live.workloads is not None and expand is not None:
-        verdict.pods_difference = pods_difference(live, actual.objects, expand, env_random)
+        refused = downstream_refusals(live)
+        if actual.objects is not None and (actual.downstream or refused):
+            # a refusal below the JobSet on either side: the refusals compared, as the
+            # goldens' downstream.yaml is (none recorded: trainc must refuse nothing)
+            verdict.pods_difference = downstream.downstream_difference(
+                refused or None, actual.downstream, actual.objects
+            )
+        else:
+            verdict.pods_difference = pods_difference(live, actual.objects, expand, env_random)
         verdict.pods_identical = verdict.pods_difference is None
     return verdict
 
@@ -676,6 +687,50 @@ def write_goldens(verdicts: list[Verdict], versions: dict[str, str]) -> int:
         case.expected_errors_path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         written += 1
     return written
+
+
+_JOBSET_WEBHOOK = 'admission webhook "vjobset.kb.io"'
+
+
+def downstream_refusals(live: LiveAnswer) -> list[downstream.Refusal]:
+    """What the real controllers reported below the Trainer's objects: the JobSet
+    webhook's denial (the Trainer's event on the TrainJob) and the JobSet and Job
+    controllers' refused creates (their events), in a stable order."""
+    refusals = [
+        downstream.Refusal(f"TrainJob {failure['trainJob']}", CREATION_FAILED, event)
+        for failure in live.creation_failures
+        for event in failure["events"]
+        if _JOBSET_WEBHOOK in event
+    ]
+    for failure in live.workloads.failures if live.workloads is not None else []:
+        # "<Kind> <namespace>/<name>: <reason>: <message>" (tests/live/workloads.py)
+        subject, reason, message = failure.split(": ", 2)
+        refusals.append(downstream.Refusal(subject, reason, message))
+    return sorted(refusals, key=lambda r: (r.object, r.reason, r.message))
+
+
+def record_downstream(verdicts: list[Verdict], versions: dict[str, str]) -> tuple[int, int]:
+    """Write each object case's downstream.yaml from what the cluster reported (remove it
+    where the controllers created everything); (written, removed). A case whose wait
+    timed out, or whose Trainer objects the cluster did not create, is left as it is."""
+    by_name = {case.name: case for case in all_cases()}
+    written = removed = 0
+    for verdict in verdicts:
+        case = by_name[verdict.name]
+        live = verdict.live
+        created = live.workloads
+        if case.expectation()[0] != "objects" or created is None or created.timed_out:
+            continue
+        if live.timed_out or live.rejections:
+            continue
+        refusals = downstream_refusals(live)
+        if refusals:
+            downstream.write(case.downstream_path, refusals, versions)
+            written += 1
+        elif case.downstream_path.exists():
+            case.downstream_path.unlink()
+            removed += 1
+    return written, removed
 
 
 def _golden_difference(case: Case, live: LiveAnswer, env_random: bool) -> str | None:
@@ -866,7 +921,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="record what the control plane said in each error case's expected-errors.json",
     )
+    parser.add_argument(
+        "--record-downstream",
+        action="store_true",
+        help="record what the JobSet webhook and the JobSet and Job controllers refused "
+        "below each object case's Trainer objects in its downstream.yaml (pod depth)",
+    )
     args = parser.parse_args(argv)
+    # the checkout's upstream cache first, as the test suite reads it (conftest.py): the
+    # trainc-upstream package ships no examples/, and the cases reading them would vanish
+    if (cache_root() / "upstream").is_dir():
+        os.environ.setdefault("TRAINC_CACHE", str(cache_root()))
+    if args.record_downstream and args.depth != "pods":
+        parser.error("--record-downstream needs the pod depth (the JobSet and Job controllers)")
     cases = all_cases()
     if args.cases:
         wanted = set(args.cases)
@@ -938,6 +1005,16 @@ def main(argv: list[str] | None = None) -> int:
             "harness": "tests/live",
         }
         print(f"live messages recorded in {write_goldens(verdicts, versions)} error goldens")
+    if args.record_downstream:
+        below = {
+            "kube-apiserver": artifacts.versions["kube-apiserver"],
+            "kube-controller-manager": artifacts.versions["kube-controller-manager"],
+            "sigs.k8s.io/jobset": artifacts.versions["jobset"],
+            "github.com/kubeflow/trainer/v2": artifacts.versions["trainer"],
+            "harness": "tests/live",
+        }
+        written, removed = record_downstream(verdicts, below)
+        print(f"downstream.yaml: {written} written, {removed} removed")
     identical = sum(v.identical for v in verdicts)
     byte_identical = sum(v.byte_identical for v in verdicts)
     errors = [v for v in verdicts if v.live.rejections or v.live.creation_failures]

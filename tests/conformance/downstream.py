@@ -1,0 +1,175 @@
+"""What happens below the JobSet, as a golden records it: ``golden/<case>/downstream.yaml``.
+
+expected.yaml holds the Trainer's objects (the oracle's fact). Below them, on Trainer
+v2.3.0 (``BELOW_THE_JOBSET``), the JobSet webhook may deny the JobSet, or the API server
+may refuse a Job the JobSet controller creates (or a Pod the Job controller creates).
+downstream.yaml records those refusals as the real controllers reported them, written
+only by the live control plane (``make conformance-live ARGS=--record-downstream``),
+never from trainc's output::
+
+    refusals:
+    - object: JobSet default/gpu-requests        # the object the event is about
+      reason: JobCreationFailed                  # the event's reason
+      message: 'job "gpu-requests-node-0" creation failed with error: Job.batch ...'
+
+trainc's render problems of the downstream rules (``jobset-webhook``, ``downstream``:
+compiler/expand/refusal.py and downstream.py) are held to these events by
+:func:`downstream_difference`. Each recorded event must be one of trainc's, word for word
+(trainc may add a hint after it); normalised on both sides only by :func:`event_key`:
+what :func:`~tests.conformance.cases.message_key` masks, and the five random characters
+of a generated Pod name. trainc may say more than the cluster did in one case only: the
+JobSet controller creates the replicated jobs in order and stops at the first whose Jobs
+are refused (``reconcileReplicatedJobs``), so a refusal of a later replicated job of that
+JobSet is never reported by the cluster; trainc reports every replicated job's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.errors import Problem
+from tests.conformance.cases import message_key
+
+DOWNSTREAM_RULES = frozenset({"jobset-webhook", "downstream"})
+FILE_NAME = "downstream.yaml"
+# A Pod's generated name in the API server's answer: the prefix, then five random characters.
+_POD_NAME = re.compile(r'(Pod "[a-z0-9.-]+-)[a-z0-9]{5}(")')
+_JOB_EVENT = re.compile(r'^job "([^"]+)" creation failed with error: ')
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One event a real controller reported about a refusal below the JobSet."""
+
+    object: str  # "<Kind> <namespace>/<name>"
+    reason: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"object": self.object, "reason": self.reason, "message": self.message}
+
+
+def event_key(text: str) -> str:
+    """An event as compared: what changes from run to run masked.
+
+    >>> event_key('Error creating: Pod "llm-node-0-0-x7k2p" is invalid')
+    'Error creating: Pod "llm-node-0-0-<random>" is invalid'
+    """
+    return _POD_NAME.sub(r"\1<random>\2", message_key(text))
+
+
+def is_downstream(problem: Problem) -> bool:
+    return problem.rule in DOWNSTREAM_RULES
+
+
+def read(path: Path) -> list[Refusal] | None:
+    """The refusals a downstream.yaml records; None when there is no such file."""
+    if not path.is_file():
+        return None
+    document = yaml.safe_load(path.read_text()) or {}
+    return [
+        Refusal(str(r["object"]), str(r["reason"]), str(r["message"]))
+        for r in document.get("refusals") or []
+    ]
+
+
+def header(versions: dict[str, str]) -> str:
+    said = ", ".join(f"{k} {v}" for k, v in versions.items())
+    return (
+        f"# Recorded from the live control plane (tests/live): {said}.\n"
+        "# What the real controllers reported below the JobSet for this case's inputs.\n"
+        "# Rewrite with `make conformance-live ARGS=--record-downstream`; do not edit by hand.\n"
+    )
+
+
+def write(path: Path, refusals: Sequence[Refusal], versions: dict[str, str]) -> None:
+    document = {"producedBy": versions, "refusals": [r.as_dict() for r in refusals]}
+    text = yaml.safe_dump(document, sort_keys=False, width=10_000, allow_unicode=True)
+    path.write_text(header(versions) + text)
+
+
+def _replicated_job_order(objects: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """``namespace/jobset`` -> its replicated jobs' names, in the JobSet's order."""
+    order: dict[str, list[str]] = {}
+    for obj in objects:
+        if obj.get("kind") != "JobSet":
+            continue
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
+        rjobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+        order[key] = [str(r.get("name", "")) for r in rjobs]
+    return order
+
+
+def _rjob_index(jobset: str, job_name: str, rjobs: list[str]) -> int | None:
+    """The replicated job a Job ``<jobset>-<rjob>-<index>`` belongs to (its position)."""
+    name = jobset.split("/", 1)[1]
+    for index, rjob in sorted(enumerate(rjobs), key=lambda pair: -len(pair[1])):
+        if re.fullmatch(re.escape(f"{name}-{rjob}-") + r"\d+", job_name):
+            return index
+    return None
+
+
+def _event_lines(refusal: Refusal) -> list[str]:
+    """A JobCreationFailed event joins the refused Jobs of one replicated job with a
+    newline (Go's errors.Join, in the controller's random order): one line each."""
+    return [event_key(line) for line in refusal.message.split("\n") if line]
+
+
+def downstream_difference(
+    recorded: list[Refusal] | None,
+    problems: Iterable[Problem],
+    objects: Iterable[dict[str, Any]],
+) -> str | None:
+    """trainc's downstream problems against the recorded refusals; None when they agree.
+
+    ``problems``: trainc's render problems (those of the downstream rules are compared);
+    ``objects``: the Trainer's objects (the JobSets' replicated-job order)."""
+    said = [event_key(p.message) for p in problems if is_downstream(p) and p.field_path is None]
+    if recorded is None:
+        if said:
+            return (
+                "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
+                + ("\n".join(said))
+            )
+        return None
+    if not said:
+        return (
+            "the cluster refused below the JobSet (downstream.yaml), trainc renders: "
+            + "; ".join(r.message for r in recorded)
+        )
+    missing = [
+        line
+        for r in recorded
+        for line in _event_lines(r)
+        if not any(s.startswith(line) for s in said)
+    ]
+    if missing:
+        return "\n".join(["recorded, not in trainc's output:", *missing, "trainc:", *said])
+    matched = {s for s in said for r in recorded for line in _event_lines(r) if s.startswith(line)}
+    order = _replicated_job_order(objects)
+    stopped: dict[str, int] = {}  # jobset -> the replicated job the controller stopped at
+    for refusal in recorded:
+        kind, _, jobset = refusal.object.partition(" ")
+        for line in _event_lines(refusal):
+            job = _JOB_EVENT.match(line)
+            if kind == "JobSet" and job and jobset in order:
+                index = _rjob_index(jobset, job.group(1), order[jobset])
+                if index is not None:
+                    stopped[jobset] = min(stopped.get(jobset, index), index)
+    for extra in (s for s in said if s not in matched):
+        job = _JOB_EVENT.match(extra)
+        later = job is not None and any(
+            (index := _rjob_index(jobset, job.group(1), order[jobset])) is not None
+            and index > stopped[jobset]
+            for jobset in stopped
+        )
+        if not later:
+            return "trainc refuses what the cluster did not report:\n" + extra
+    return None

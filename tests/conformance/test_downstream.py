@@ -1,0 +1,97 @@
+"""The comparison of trainc's refusals below the JobSet with a golden's downstream.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import ObjectRef, Problem, SourceLocation
+from tests.conformance.downstream import Refusal, downstream_difference, event_key, read, write
+
+_INVALID = (
+    'Job.batch "{job}" is invalid: spec.template.spec.containers[0].resources.limits: '
+    "Required value: Limit must be set for non overcommitable resources"
+)
+
+
+def _event(job: str) -> str:
+    return f'job "{job}" creation failed with error: ' + _INVALID.format(job=job)
+
+
+def _problem(message: str, field: str | None = None, rule: str = "downstream") -> Problem:
+    return Problem(
+        message,
+        SourceLocation("job.yaml", 4, 3),
+        ObjectRef("TrainJob", "ds", "default"),
+        field,
+        rule,
+    )
+
+
+def _trainc(*jobs: str) -> list[Problem]:
+    """trainc's problems for refused Jobs: a field error, then the event with its hint."""
+    problems = []
+    for job in jobs:
+        problems.append(_problem("Required value", "spec.template.spec.containers[0]"))
+        problems.append(_problem(_event(job) + " (the API server refuses the Job ...)"))
+    return problems
+
+
+JOBSET: list[dict[str, Any]] = [
+    {
+        "kind": "JobSet",
+        "metadata": {"name": "ds", "namespace": "default"},
+        "spec": {"replicatedJobs": [{"name": "node"}, {"name": "launcher"}]},
+    }
+]
+RECORDED = [Refusal("JobSet default/ds", "JobCreationFailed", _event("ds-node-0"))]
+
+
+def test_the_recorded_event_said_by_trainc_agrees() -> None:
+    assert downstream_difference(RECORDED, _trainc("ds-node-0"), JOBSET) is None
+
+
+def test_a_refusal_without_downstream_yaml_is_a_difference() -> None:
+    difference = downstream_difference(None, _trainc("ds-node-0"), JOBSET)
+    assert difference is not None and "the cluster did not" in difference
+
+
+def test_downstream_yaml_without_a_refusal_from_trainc_is_a_difference() -> None:
+    difference = downstream_difference(RECORDED, [], JOBSET)
+    assert difference is not None and "trainc renders" in difference
+
+
+def test_other_rules_are_not_compared() -> None:
+    assert downstream_difference(None, [_problem("x", rule="scheduler")], JOBSET) is None
+
+
+def test_another_message_is_a_difference() -> None:
+    other = [_problem(_event("ds-node-0").replace("Limit must", "limit must"))]
+    assert downstream_difference(RECORDED, other, JOBSET) is not None
+
+
+def test_a_later_replicated_job_the_controller_never_reached_may_be_reported() -> None:
+    # the controller stops at node (replicated job 0); trainc also reports the launcher
+    assert downstream_difference(RECORDED, _trainc("ds-node-0", "ds-launcher-0"), JOBSET) is None
+
+
+def test_an_earlier_replicated_job_the_controller_created_may_not() -> None:
+    recorded = [Refusal("JobSet default/ds", "JobCreationFailed", _event("ds-launcher-0"))]
+    difference = downstream_difference(recorded, _trainc("ds-node-0", "ds-launcher-0"), JOBSET)
+    assert difference is not None and "ds-node-0" in difference
+
+
+def test_a_pods_random_suffix_is_masked() -> None:
+    live = 'Error creating: Pod "ds-node-0-0-x7k2p" is invalid: spec.containers[0].image'
+    ours = 'Error creating: Pod "ds-node-0-0-00000" is invalid: spec.containers[0].image'
+    assert event_key(live) == event_key(ours)
+    recorded = [Refusal("Job default/ds-node-0", "FailedCreate", live)]
+    assert downstream_difference(recorded, [_problem(ours + " (hint)")], JOBSET) is None
+
+
+def test_write_then_read(tmp_path: Path) -> None:
+    path = tmp_path / "downstream.yaml"
+    write(path, RECORDED, {"kube-apiserver": "v1.34.4"})
+    assert path.read_text().startswith("# Recorded from the live control plane")
+    assert read(path) == RECORDED
+    assert read(tmp_path / "absent.yaml") is None
