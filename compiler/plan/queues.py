@@ -66,19 +66,20 @@ def _jobsets_to_kueue(cluster: ClusterTarget | None) -> bool:
 def queue_delivery_problems(
     cluster: ClusterTarget, summaries: list[TrainJobSummary]
 ) -> list[Problem]:
-    """Queued TrainJobs whose resolved JobSets would bypass the cluster's Kueue."""
-    if (
-        cluster.has_scheduler("kueue") is not True
-        or cluster.delivery != "resolved"
-        or cluster.kueue_jobsets
-    ):
+    """Queued TrainJobs whose resolved JobSets would bypass the cluster's Kueue: delivered
+    resolved, or written into a rendered folder whose ``kustomization.yaml`` a Flux
+    Kustomization applies (``gitops: {kustomization: true}``), whatever ``delivery`` says."""
+    if cluster.has_scheduler("kueue") is not True or cluster.kueue_jobsets:
+        return []
+    by_flux = cluster.delivery != "resolved"
+    if by_flux and not (cluster.gitops is not None and cluster.gitops.kustomization):
         return []
     problems = []
     for summary in summaries:
         job = summary.trainjob
         queue = queue_name(job) if job is not None and not summary.skipped else None
         if job is not None and queue is not None:
-            problems.append(bypass_problem(job, cluster.name, queue))
+            problems.append(bypass_problem(job, cluster.name, queue, by_flux=by_flux))
     return problems
 
 

@@ -48,14 +48,24 @@ _KUEUE_LABELS = (QUEUE_LABEL, PRIORITY_CLASS_LABEL)
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
-def bypass_problem(trainjob: Manifest, cluster: str, queue: str) -> Problem:
-    """The error for a queued TrainJob delivered resolved to a cluster that runs Kueue."""
+def bypass_problem(trainjob: Manifest, cluster: str, queue: str, by_flux: bool = False) -> Problem:
+    """The error for a queued TrainJob delivered resolved to a cluster that runs Kueue
+    (``by_flux``: through the rendered folder's kustomization.yaml, whatever ``delivery``)."""
+    if by_flux:
+        how = (
+            "writes its resolved JobSets with a kustomization.yaml (`gitops: {kustomization: "
+            "true}`) for Flux to apply, where they would start at once, outside every "
+            "quota: point Flux at the TrainJobs instead and drop `kustomization`, or set "
+        )
+    else:
+        how = (
+            "delivers resolved JobSets, which would start at once, outside every quota: set "
+            "`delivery: trainjobs` on the cluster in trainc.yaml, or "
+        )
     return Problem(
-        f"names Kueue queue {queue!r}, but cluster {cluster!r} runs Kueue and delivers "
-        "resolved JobSets, which would start at once, outside every quota: set `delivery: "
-        "trainjobs` on the cluster in trainc.yaml, or `kueue: {jobSets: true}` (suspended, "
-        "queue-labelled JobSets for Kueue's JobSet integration, which Kueue's "
-        "integrations.frameworks must list)",
+        f"names Kueue queue {queue!r}, but cluster {cluster!r} runs Kueue and {how}"
+        "`kueue: {jobSets: true}` (suspended, queue-labelled JobSets for Kueue's JobSet "
+        "integration, which Kueue's integrations.frameworks must list)",
         trainjob.locate(("metadata", "labels", QUEUE_LABEL)),
         trainjob.ref,
         f"metadata.labels[{QUEUE_LABEL}]",

@@ -152,6 +152,24 @@ def test_a_queued_trainjob_never_goes_out_resolved_to_a_cluster_with_kueue(
     assert "delivery: trainjobs" in lines[0] and "jobSets: true" in lines[0]
 
 
+def test_a_flux_kustomization_of_the_rendered_folder_is_a_resolved_delivery(
+    tmp_path: Path,
+) -> None:
+    """``delivery: trainjobs`` says what apply and Argo CD push; a kustomization.yaml in
+    the rendered folder hands Flux the resolved JobSets all the same: refused too."""
+    root = repo(tmp_path, "    delivery: trainjobs\n    gitops: {kustomization: true}\n")
+    result = trainc("render", cwd=root)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if "small" in line]
+    assert lines and "jobs/small.yaml:7:5: TrainJob team/small: " in lines[0]
+    assert "kustomization" in lines[0] and "jobSets: true" in lines[0]
+    assert not (root / "rendered").exists()  # nothing half-written
+    opted_in = repo(
+        tmp_path / "opt-in", "    gitops: {kustomization: true}\n    kueue: {jobSets: true}\n"
+    )
+    assert trainc("render", cwd=opted_in).returncode == 0
+
+
 def test_the_jobset_opt_in_delivers_suspended_queue_labelled_jobsets(tmp_path: Path) -> None:
     root = repo(tmp_path, "    kueue: {jobSets: true}\n")
     result = trainc("render", "-o", "-", cwd=root)
