@@ -29,7 +29,13 @@ def _project(tmp_path: Path, ns: str) -> Path:
         "spec:\n  runtimeRef: {name: rt, kind: TrainingRuntime}\n"
         "  trainer:\n    numNodes: 1\n"
     )
-    write(tmp_path / "inputs", {"runtime.yaml": runtime(ns), "a.yaml": trainjob})
+    # the runtime's own toleration: Kueue adds the flavor's to it, and a toleration
+    # list is atomic, so the whole list becomes Kueue's
+    pod = "                spec:\n"
+    own = pod + "                  tolerations: [{key: spot, operator: Exists}]\n"
+    text = runtime(ns).replace(pod, own, 1)
+    assert own in text
+    write(tmp_path / "inputs", {"runtime.yaml": text, "a.yaml": trainjob})
     project = tmp_path / "trainc.yaml"
     project.write_text(
         "inputs:\n  runtimes: [inputs/runtime.yaml]\n  jobs: [inputs/a.yaml]\n"
@@ -85,7 +91,10 @@ def test_apply_again_leaves_kueues_admission_alone(
         assert live["spec"]["suspend"] is False  # not re-suspended, not removed
         pod = live["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
         assert pod["nodeSelector"]["cloud.example/flavor"] == "a100"
-        assert {"key": "gpu", "operator": "Exists"} in pod["tolerations"]
+        assert pod["tolerations"] == [
+            {"key": "spot", "operator": "Exists"},
+            {"key": "gpu", "operator": "Exists"},
+        ]
 
         # a forced apply takes over nothing Kueue set either
         forced = trainc(*argv, "--force-conflicts")
