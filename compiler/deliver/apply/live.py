@@ -27,16 +27,17 @@ from typing import Any
 
 from compiler.deliver.diff import MERGE_KEYS, FieldChange, diff_values, format_path
 
-__all__ = ["changes", "format_path", "owned_fields", "project"]
+__all__ = ["changes", "format_path", "owned_fields", "project", "without_fields"]
 
 Json = dict[str, Any]
 
 
-def owned_fields(live: Mapping[str, Any], manager: str) -> Json:
-    """The union of ``manager``'s Apply field sets on ``live`` (``{}`` when none)."""
+def owned_fields(live: Mapping[str, Any], manager: str, operation: str | None = "Apply") -> Json:
+    """The union of ``manager``'s field sets on ``live`` (``{}`` when none): its Apply
+    sets, or those of ``operation`` (``None``: every operation, Update included)."""
     owned: Json = {}
     for entry in (live.get("metadata") or {}).get("managedFields") or []:
-        if entry.get("manager") == manager and entry.get("operation") == "Apply":
+        if entry.get("manager") == manager and operation in (None, entry.get("operation")):
             _merge(owned, entry.get("fieldsV1") or {})
     return owned
 
@@ -105,3 +106,63 @@ def changes(
 ) -> list[FieldChange]:
     """The field changes applying ``desired`` would make to ``live``."""
     return diff_values(project(dict(live), dict(desired), owned), dict(desired))
+
+
+_CHILD_PREFIXES = ("f:", "k:", "v:", "i:")
+
+
+def _is_leaf(field_set: Mapping[str, Any]) -> bool:
+    """A field set entry that owns a whole value (a scalar, an atomic list or map)."""
+    return not any(key.startswith(_CHILD_PREFIXES) for key in field_set)
+
+
+def _item_field_set(owned: Mapping[str, Any] | None, item: Mapping[str, Any]) -> Json | None:
+    """The ``k:{...}`` entry of ``owned`` whose key fields ``item`` has (a list-map item)."""
+    for key, keys in _owned_item_keys(owned).items():
+        if all(item.get(name) == value for name, value in keys.items()):
+            found: Json = (owned or {})[key]
+            return found
+    return None
+
+
+def without_fields(desired: Any, theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> Any:
+    """``desired`` (a copy) without the values another manager owns whole (``theirs``,
+    its fieldsV1 set) that ``ours`` does not: an apply that leaves them out removes
+    nothing (apply removes only the fields its own manager owned), and sends no value
+    to conflict with the other manager's.
+
+    >>> desired = {"spec": {"suspend": True, "parallel": 2, "labels": {"a": "1"}}}
+    >>> theirs = {"f:spec": {"f:suspend": {}, "f:labels": {"f:b": {}}}}
+    >>> without_fields(desired, theirs, {"f:spec": {"f:parallel": {}}})
+    {'spec': {'parallel': 2, 'labels': {'a': '1'}}}
+    >>> without_fields(desired, theirs, {"f:spec": {"f:suspend": {}}})["spec"]["suspend"]
+    True
+    """
+    if isinstance(desired, dict):
+        out: Json = {}
+        for key, value in desired.items():
+            their = theirs.get(f"f:{key}")
+            our = ours.get(f"f:{key}")
+            if their is not None and our is None and _is_leaf(their):
+                continue
+            if their is None:
+                out[key] = value
+                continue
+            kept = without_fields(value, their, our or {})
+            if kept == {} and value != {}:
+                continue  # everything in it was theirs: no empty map that says otherwise
+            out[key] = kept
+        return out
+    if isinstance(desired, list):
+        items: list[Any] = []
+        for item in desired:
+            their_item = _item_field_set(theirs, item) if isinstance(item, dict) else None
+            if their_item is None:
+                items.append(item)
+                continue
+            kept_item = without_fields(item, their_item, _item_field_set(ours, item) or {})
+            # the item's merge key names it: it always goes with the item
+            keys = next(k for k in _owned_item_keys(theirs).values() if item.items() >= k.items())
+            items.append({**keys, **kept_item})
+        return items
+    return desired

@@ -23,6 +23,7 @@ from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan
 from compiler.deliver.apply.run import LiveIndex
 from compiler.deliver.diff import ObjectChange, RenderDiff, TrainJobDiff
+from compiler.queue.delivery import left_to_kueue
 
 __all__ = ["live_diff"]
 
@@ -50,6 +51,8 @@ def live_diff(connection: Connection, plan: ApplyPlan, field_manager: str) -> Re
                 desired.api_version, desired.kind, namespace, desired.name, "added"
             )
         else:
+            # what Kueue set on admission is not a change an apply would make
+            obj = dict(left_to_kueue(obj, live, field_manager))
             found = changes(obj, live, owned_fields(live, field_manager))
             if not found:
                 continue

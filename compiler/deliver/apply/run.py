@@ -63,6 +63,7 @@ from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
+from compiler.queue.delivery import left_to_kueue
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINING_RUNTIME_KIND,
@@ -300,6 +301,7 @@ class _Run:
         if self.unchecked(desired.title, namespace):
             return
         status_prefix = ""
+        obj: Json = desired.obj  # what is sent: all of it when the apply creates the object
         if live is not None:
             owned = owned_fields(live, options.field_manager)
             kept = None if self.applyset is not None else kept_membership(desired.obj, live, owned)
@@ -307,14 +309,16 @@ class _Run:
                 metadata = desired.obj.setdefault("metadata", {})
                 metadata.setdefault("labels", {})[PART_OF_LABEL] = kept
                 self.kept[kept] = self.kept.get(kept, 0) + 1
-            found = changes(desired.obj, live, owned)
+            # what Kueue set on admission (spec.suspend: false, ...) stays Kueue's
+            obj = dict(left_to_kueue(desired.obj, live, options.field_manager))
+            found = changes(obj, live, owned)
             # an object this manager never applied is applied once, to own its fields
             if not found and owned:
                 self._remember(desired, live)
                 self.record(desired.title, "unchanged")
                 return
             if desired.kind == "JobSet":
-                fields = forbidden_fields(desired.obj, live, found)
+                fields = forbidden_fields(obj, live, found)
                 if fields:
                     if not options.recreate:
                         self.record(desired.title, "failed", refusal(fields))
@@ -325,12 +329,13 @@ class _Run:
                         return
                     self._delete(resource, namespace, desired.name, wait=True)
                     live = None
+                    obj = desired.obj
                     status_prefix = "re"
         try:
             applied = server_side_apply(
                 self.connection,
                 resource,
-                desired.obj,
+                obj,
                 field_manager=options.field_manager,
                 force=options.force_conflicts,
                 dry_run=options.dry_run,
