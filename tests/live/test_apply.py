@@ -675,7 +675,13 @@ def test_wait_failed_jobset_is_exit_1(control_plane: ControlPlane, tmp_path: Pat
 
 
 def test_every_rendered_golden_accepted_with_server_dry_run(control_plane: ControlPlane) -> None:
-    cases = [c for c in all_cases() if c.expected_objects_path.exists()]
+    # A case whose Jobs the real cluster refuses (downstream.yaml) renders with exit 2:
+    # there is nothing to apply, and the golden test compares its refusals.
+    cases = [
+        c
+        for c in all_cases()
+        if c.expected_objects_path.exists() and not c.downstream_path.exists()
+    ]
     assert len(cases) > 100
     failures = []
     with admin(control_plane) as client:
