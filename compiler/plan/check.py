@@ -53,7 +53,7 @@ from compiler.model.build import Build, Stage
 from compiler.model.check import CheckResult
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths
-from compiler.plan.katib import katib_relabel, katib_relabel_findings, katib_trials
+from compiler.plan.katib import katib_relabel, katib_relabel_findings
 from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
@@ -260,8 +260,7 @@ def evaluate_cue(build: Build) -> None:
 
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
-    katib_trials,
-    *RENDER_STAGES[1:],
+    *RENDER_STAGES[1:-1],  # not katib_outputs: the trials' objects are checked too
     check_queues,
     katib_relabel,
     findings_of_problems,

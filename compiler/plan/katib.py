@@ -6,12 +6,22 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 
 from __future__ import annotations
 
+import copy
+
+from compiler.katib.experiment import is_experiment, set_default
 from compiler.katib.inputs import TrialJob, experiment_inputs, relabel, relabel_findings
 from compiler.katib.peak import peak, peak_text, trial_requests
 from compiler.kube.quantity import Quantity
 from compiler.model.build import Build
+from compiler.model.objects import RenderedObject
 
-__all__ = ["katib_relabel", "katib_relabel_findings", "katib_trials"]
+__all__ = [
+    "katib_outputs",
+    "katib_relabel",
+    "katib_relabel_findings",
+    "katib_relabel_problems",
+    "katib_trials",
+]
 
 
 def katib_trials(build: Build) -> None:
@@ -63,3 +73,37 @@ def peak_notes(build: Build) -> list[str]:
             f"{peak_text(peak(costs, parallel))}"
         )
     return notes
+
+
+def katib_relabel_problems(build: Build) -> None:
+    """The render chain's relabelling: problems about a trial, told as the Experiment's
+    (``check`` relabels again after its own stages, and notes the peak)."""
+    if build.katib_trials:
+        build.problems = relabel(build.problems, build.katib_trials)
+        build.warnings = relabel(build.warnings, build.katib_trials)
+
+
+def katib_outputs(build: Build) -> None:
+    """The render's output (render chain only; ``check`` keeps the trials' objects to
+    check them): each Experiment passed through, as written with its namespace filled
+    in, and as the API server stores it (Katib's defaulting webhook applied); the
+    trials' summaries and outputs moved apart, for ``render --expand trials``.
+
+    Reads ``loaded.others``, ``katib_trials``, ``summaries``, ``outputs``; sets
+    ``passed``, ``trial_summaries``, ``trial_outputs``."""
+    for manifest in build.loaded.others:
+        if not is_experiment(manifest.data):
+            continue
+        data = copy.deepcopy(manifest.data)
+        namespace = manifest.namespace or build.plan.default_namespace
+        data.setdefault("metadata", {})["namespace"] = namespace
+        rendered = RenderedObject(namespace, manifest.name, data)
+        build.passed.append((rendered, set_default(copy.deepcopy(data))))
+    trials = {(t.manifest.namespace or "", t.manifest.name) for t in build.katib_trials}
+    if not trials:
+        return
+    build.trial_summaries = [s for s in build.summaries if (s.namespace, s.name) in trials]
+    build.summaries = [s for s in build.summaries if (s.namespace, s.name) not in trials]
+    kept = [o for o in build.outputs if (o.summary.namespace, o.summary.name) not in trials]
+    build.trial_outputs = [o for o in build.outputs if o not in kept]
+    build.outputs = kept
