@@ -38,9 +38,12 @@ def katib_trials(build: Build) -> None:
 
 def katib_relabel(build: Build) -> None:
     """Problems about a trial's TrainJob or its outputs, told as the Experiment's."""
+    from compiler.plan.stages import warning_order  # stages imports this module
+
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
-        build.warnings = relabel(build.warnings, build.katib_trials)
+        # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
+        build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
         build.notes += peak_notes(build)
 
 
@@ -78,9 +81,12 @@ def peak_notes(build: Build) -> list[str]:
 def katib_relabel_problems(build: Build) -> None:
     """The render chain's relabelling: problems about a trial, told as the Experiment's
     (``check`` relabels again after its own stages, and notes the peak)."""
+    from compiler.plan.stages import warning_order  # stages imports this module
+
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
-        build.warnings = relabel(build.warnings, build.katib_trials)
+        # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
+        build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
 
 
 def katib_outputs(build: Build) -> None:
