@@ -367,6 +367,12 @@ def render_chunk(
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
+    # Katib trials' TrainJobs (out of ``loaded`` at the chain's end): a clash with a
+    # TrainJob of another chunk makes the render whole, which names it
+    result.identities += [
+        (t.manifest.api_version.partition("/")[0], t.manifest.namespace or "", t.manifest.name)
+        for t in build.katib_trials
+    ]
     result.objects = store_objects(build.stored_objects() if stored else build.objects, store)
     result.summaries = [
         JobSummary(

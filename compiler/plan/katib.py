@@ -14,6 +14,7 @@ from compiler.katib.peak import peak, peak_text, trial_requests
 from compiler.kube.quantity import Quantity
 from compiler.model.build import Build
 from compiler.model.objects import RenderedObject
+from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
     "katib_outputs",
@@ -95,8 +96,8 @@ def katib_outputs(build: Build) -> None:
     in, and as the API server stores it (Katib's defaulting webhook applied); the
     trials' summaries and outputs moved apart, for ``render --expand trials``.
 
-    Reads ``loaded.others``, ``katib_trials``, ``summaries``, ``outputs``; sets
-    ``passed``, ``trial_summaries``, ``trial_outputs``."""
+    Reads ``loaded``, ``katib_trials``, ``summaries``, ``outputs``; sets ``passed``,
+    ``trial_summaries``, ``trial_outputs``; takes the trials' TrainJobs out of ``loaded``."""
     for manifest in build.loaded.others:
         if not is_experiment(manifest.data):
             continue
@@ -113,3 +114,9 @@ def katib_outputs(build: Build) -> None:
     kept = [o for o in build.outputs if (o.summary.namespace, o.summary.name) not in trials]
     build.trial_outputs = [o for o in build.outputs if o not in kept]
     build.outputs = kept
+    # nor are the trials' TrainJobs inputs to deliver (--emit trainjobs): Katib makes them
+    build.loaded.objects = [
+        m
+        for m in build.loaded.objects
+        if m.kind != TRAINJOB_KIND or (m.namespace or "", m.name) not in trials
+    ]

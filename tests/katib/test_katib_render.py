@@ -113,3 +113,14 @@ def test_an_experiment_katib_refuses_fails_the_render(
     code, docs, err = _render(capsys, str(_setup(tmp_path, yaml.safe_dump(exp))), "-o", "-")
     assert code == 2 and docs == []
     assert "spec.parallelTrialCount: Invalid value: 20" in err
+
+
+def test_emit_trainjobs_delivers_the_experiment_not_its_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = _render(capsys, str(_grid(tmp_path / "in")), "-o", "-", "--emit", "trainjobs")
+    assert code == 0, err
+    assert [d["kind"] for d in docs] == [
+        "ClusterTrainingRuntime",
+        "Experiment",
+    ]  # Katib makes the trials
