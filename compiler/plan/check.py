@@ -260,7 +260,7 @@ def evaluate_cue(build: Build) -> None:
 
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
-    *RENDER_STAGES[1:-1],  # not katib_outputs: the trials' objects are checked too
+    *RENDER_STAGES[1:-1],  # katib_outputs last: the policies check the trials' objects
     check_queues,
     katib_relabel,
     findings_of_problems,
@@ -268,6 +268,7 @@ CHECK_STAGES: tuple[Stage, ...] = (
     evaluate_policies,
     evaluate_cue,
     katib_relabel_findings,
+    RENDER_STAGES[-1],  # katib_outputs: what is delivered (argocd generate) is render's
 )
 
 

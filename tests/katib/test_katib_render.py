@@ -124,3 +124,21 @@ def test_emit_trainjobs_delivers_the_experiment_not_its_trials(
         "ClusterTrainingRuntime",
         "Experiment",
     ]  # Katib makes the trials
+
+
+def test_argocd_generate_delivers_the_experiment_not_its_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _grid(tmp_path / "in")
+    (tmp_path / "trainc.yaml").write_text(
+        "inputs:\n  runtimes: [in/runtime.yaml]\n  jobs: [in/experiment.yaml]\n"
+        "output: rendered\nclusters:\n  - name: c\n    namespaces:\n      - name: kubeflow\n"
+    )
+    capsys.readouterr()
+    code = main(
+        ["argocd", "generate", "--project", str(tmp_path / "trainc.yaml"), "--cluster", "c"]
+    )
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    docs = [d for d in yaml.safe_load_all(out.out) if d]
+    assert [d["kind"] for d in docs] == ["Experiment"]  # not the 6 trials' JobSets
