@@ -95,6 +95,33 @@ patches:
 """
 
 
+# a Katib Experiment among the job files: passed through, its trials checked, in its chunk
+EXPERIMENT = """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: tune, namespace: vision}
+spec:
+  maxTrialCount: 4
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: grid}
+  parameters:
+    - {name: lr, parameterType: categorical, feasibleSpace: {list: ["0.1", "0.2"]}}
+  trialTemplate:
+    primaryContainerName: node
+    trialParameters:
+      - {name: lr, reference: lr}
+    trialSpec:
+      apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      spec:
+        runtimeRef: {name: torch-gang}
+        trainer:
+          numNodes: 1
+          env:
+            - {name: LR, value: "${trialParameters.lr}"}
+"""
+
+
 def job_file(index: int) -> str:
     namespace = "audio" if index == 3 else "vision"
     return "---\n".join(
@@ -248,6 +275,7 @@ CHANGES: list[tuple[str, Callable[[Path], None]]] = [
             "  - name: staging\n    trainer: v2.2.0",
         ),
     ),
+    ("experiment", lambda p: (p / "jobs" / "tune.yaml").write_text(EXPERIMENT)),
     ("an error", lambda p: edit(p / "jobs" / "jobs-4.yaml", "numNodes: ", "numNodes: -")),
 ]
 
@@ -277,6 +305,9 @@ def test_every_kind_of_change_renders_as_a_whole_render_does(
         if label == "trainjob":  # the changed file alone, in each cluster
             assert [p.rendered for p in parts if p is not None] == [1, 1]
             assert in_place == [True]  # its few files replaced in the folder written before
+        if label == "experiment":  # passed through, in one chunk of its own
+            assert [p.rendered for p in parts if p is not None] == [1, 1]
+            assert "production/vision/kubeflow.org_Experiment_tune.yaml" in whole[3], label
         if label in ("runtime", "overlay", "upstream", "trainer release"):
             assert sum(p.rendered for p in parts if p is not None) >= 5, label
     assert whole[0] == 2 and "jobs-4.yaml" in whole[2]  # the last change is an error

@@ -9,6 +9,7 @@ trainc render -q --staged   (the pre-commit hook: exit 1 when the output folder 
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ from compiler.errors import EXIT_OK, UsageError, listing
 
 if TYPE_CHECKING:
     from compiler.model.build import Build
-    from compiler.model.objects import RenderedObject
+    from compiler.model.objects import AdmittedOutput, RenderedObject
     from compiler.model.parts import PartBuild
     from compiler.model.plan import BuildPlan
     from compiler.plan.driver import Rendered
@@ -79,11 +80,13 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument(
         "--expand",
-        choices=("jobs", "pods"),
+        type=_expand_depths,
+        metavar="trials,jobs|pods",
         help="also write what each JobSet becomes in a cluster: its Jobs and headless Service "
-        "(jobs), and the Pods the Job controller creates (pods); on stdout after each "
-        "TrainJob's objects, with -o DIR into DIR.expanded/ (annotated trainc.dev/expanded: "
-        "never applied); see the manual's 'Below the JobSet'",
+        "(jobs), and the Pods the Job controller creates (pods); trials: each planned Katib "
+        "trial's TrainJob and its objects, after its Experiment; a comma list (trials,pods); "
+        "on stdout after each TrainJob's objects, with -o DIR into DIR.expanded/ (annotated "
+        "trainc.dev/expanded: never applied); see the manual's 'Below the JobSet'",
     )
     add_jobs(parser)
     add_no_cache(
@@ -91,6 +94,21 @@ def add_parser(commands: Commands) -> None:
         "render every TrainJob again (default: reuse what $TRAINC_CACHE/render holds "
         "for unchanged inputs; the output is the same either way)",
     )
+
+
+_DEPTHS = ("trials", "jobs", "pods")
+
+
+def _expand_depths(value: str) -> tuple[str, ...]:
+    """``--expand``'s comma list, in a fixed order (``pods`` includes ``jobs``)."""
+    given = {v.strip() for v in value.split(",")}
+    unknown = sorted(given - set(_DEPTHS))
+    if unknown or not given:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown) or value!r}: not one of {', '.join(_DEPTHS)} "
+            "(a comma list, for example trials,pods)"
+        )
+    return tuple(d for d in _DEPTHS if d in given and not (d == "jobs" and "pods" in given))
 
 
 def _secret_notes(build: Build) -> None:
@@ -186,7 +204,7 @@ def _write_builds(
         said.warn_all(build.warnings, build.plan.cluster_name)
     report_problems(p for build in builds for p in build.problems)
     for build in builds:
-        _warn_if_empty(args, build.plan.cluster_name, len(build.summaries))
+        _warn_if_empty(args, build.plan.cluster_name, len(build.summaries) + len(build.passed))
     if args.emit == "trainjobs":
         if args.server_defaults:
             raise UsageError("trainc render: --server-defaults is for --emit resolved")
@@ -197,7 +215,11 @@ def _write_builds(
         id(build): build.stored_objects() if args.server_defaults else build.objects
         for build in builds
     }
-    expanded = {id(build): _expansion(build, args.expand) for build in builds if args.expand}
+    expanded = {
+        id(build): _expansion(build, args.expand, args.server_defaults)
+        for build in builds
+        if args.expand
+    }
     # Provenance is per cluster: refuse before anything is written.
     provenance = None
     if args.provenance:
@@ -237,7 +259,9 @@ def _write_builds(
                 folder = _expanded_folder(output) / (build.plan.cluster_name or "")
                 written = write_directory(expanded[id(build)], folder)
                 if not args.quiet:
-                    note(f"{written} expanded objects ({args.expand}) written to {folder}")
+                    note(
+                        f"{written} expanded objects ({','.join(args.expand)}) written to {folder}"
+                    )
         else:
             output = Path(args.output)
             build = builds[0]
@@ -246,7 +270,9 @@ def _write_builds(
                 folder = _expanded_folder(output)
                 written = write_directory(expanded[id(build)], folder)
                 if not args.quiet:
-                    note(f"{written} expanded objects ({args.expand}) written to {folder}")
+                    note(
+                        f"{written} expanded objects ({','.join(args.expand)}) written to {folder}"
+                    )
         if put_provenance is not None:
             put_provenance()
     if not args.quiet:
@@ -254,23 +280,50 @@ def _write_builds(
     return EXIT_OK
 
 
-def _expansion(build: Build, depth: str) -> list[RenderedObject]:
+def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[RenderedObject]:
     """What each stored JobSet of ``build`` becomes (:func:`compiler.expand.expand`),
-    each object marked as expanded (never to be applied)."""
+    and with ``trials`` each Katib trial's TrainJob and its objects (``stored``: as the
+    server stores them), filed under its Experiment; each object marked as expanded
+    (never to be applied)."""
     from compiler.emit.output import planned_files
+    from compiler.expand.downstream import mark_expanded
+    from compiler.model.objects import RenderedObject
+
+    depth = next((d for d in depths if d != "trials"), None)
+    out = [] if depth is None else _jobsets_expanded(build.outputs, depth)
+    if "trials" in depths:
+        for trial in build.katib_trials:
+            experiment = trial.experiment
+            owner = (experiment.namespace or build.plan.default_namespace, experiment.name)
+            key = (trial.manifest.namespace or "", trial.manifest.name)
+            outputs = [
+                o for o in build.trial_outputs if (o.summary.namespace, o.summary.name) == key
+            ]
+            objects = [copy.deepcopy(trial.manifest.data)]
+            objects += [
+                copy.deepcopy(o.stored if stored and o.stored is not None else o.rendered.data)
+                for o in outputs
+            ]
+            objects += [e.data for e in _jobsets_expanded(outputs, depth)] if depth else []
+            out += [RenderedObject(*owner, mark_expanded(obj, "trials")) for obj in objects]
+    planned_files(out)  # two objects on one path: refused before anything is written
+    return out
+
+
+def _jobsets_expanded(outputs: list[AdmittedOutput], depth: str) -> list[RenderedObject]:
+    """What each stored JobSet among ``outputs`` becomes at ``depth``, marked expanded."""
     from compiler.expand import expand
     from compiler.expand.downstream import mark_expanded
     from compiler.model.objects import RenderedObject
 
     out = []
-    for output in build.outputs:
+    for output in outputs:
         data = output.stored
         if data is None or data.get("kind") != "JobSet":
             continue  # a JobSet the server refuses is a problem reported already
         summary = output.summary
         for obj in expand([data], "pods" if depth == "pods" else "jobs"):
             out.append(RenderedObject(summary.namespace, summary.name, mark_expanded(obj, depth)))
-    planned_files(out)  # two objects on one path: refused before anything is written
     return out
 
 

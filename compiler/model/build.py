@@ -62,10 +62,16 @@ class Build:
     checked: list[PolicyObject] = field(default_factory=list)  # inputs, then outputs
     # Katib trials whose TrainJobs joined the inputs (compiler.plan.katib)
     katib_trials: list[Any] = field(default_factory=list)
+    # the render chain's end (compiler.plan.katib.katib_outputs): inputs written out as
+    # they are (Experiments: what GitOps applies), each with its stored form; and the
+    # trials' renders, kept apart (only ``render --expand trials`` writes them)
+    passed: list[tuple[RenderedObject, dict[str, Any]]] = field(default_factory=list)
+    trial_summaries: list[TrainJobSummary] = field(default_factory=list)
+    trial_outputs: list[AdmittedOutput] = field(default_factory=list)
 
     @property
     def objects(self) -> list[RenderedObject]:
-        return [o for s in self.summaries for o in s.objects]
+        return [o for s in self.summaries for o in s.objects] + [o for o, _ in self.passed]
 
     @property
     def secret_requirements(self) -> list[SecretRequirement]:
@@ -77,7 +83,7 @@ class Build:
         return [
             replace(o.rendered, data=o.stored) if o.stored is not None else o.rendered
             for o in self.outputs
-        ]
+        ] + [replace(o, data=stored) for o, stored in self.passed]
 
     @property
     def crds(self) -> CrdSet:

@@ -53,7 +53,7 @@ from compiler.model.build import Build, Stage
 from compiler.model.check import CheckResult
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths
-from compiler.plan.katib import katib_relabel, katib_relabel_findings, katib_trials
+from compiler.plan.katib import katib_relabel, katib_relabel_findings
 from compiler.plan.queues import check_queues
 from compiler.plan.stages import RENDER_STAGES, load_with_policies, run
 from compiler.policy.cue import CueUnavailable, run_cue
@@ -260,8 +260,7 @@ def evaluate_cue(build: Build) -> None:
 
 CHECK_STAGES: tuple[Stage, ...] = (
     load_with_policies,
-    katib_trials,
-    *RENDER_STAGES[1:],
+    *RENDER_STAGES[1:-1],  # katib_outputs last: the policies check the trials' objects
     check_queues,
     katib_relabel,
     findings_of_problems,
@@ -269,6 +268,7 @@ CHECK_STAGES: tuple[Stage, ...] = (
     evaluate_policies,
     evaluate_cue,
     katib_relabel_findings,
+    RENDER_STAGES[-1],  # katib_outputs: what is delivered (argocd generate) is render's
 )
 
 

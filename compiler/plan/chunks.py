@@ -50,6 +50,7 @@ from compiler.emit.blobs import BlobStore, remember
 from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
+from compiler.katib.experiment import is_experiment
 from compiler.load.discover import discover_collect
 from compiler.load.loader import LoadResult, load_texts_collect
 from compiler.model.build import Build, Stage
@@ -80,6 +81,7 @@ MAX_CHUNK_JOBS = 1000  # a chunk is cut here whatever the names say (memory)
 CACHE_FORMAT = "2"  # bump when ChunkResult changes shape
 
 # a top-level kind in block style; anything else (flow style, quoted) makes a context file
+_JOB_KINDS = (b"TrainJob", b"Experiment")
 _KIND_LINE = re.compile(rb"^kind:[ \t]*([^\s#]*)[ \t]*(?:#.*)?\r?$", re.MULTILINE)
 _UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
 
@@ -131,7 +133,9 @@ def _classify(display: str, data: bytes) -> InputFile:
     if lines and plain == lines:
         return InputFile(display, data, plain)
     kinds = _KIND_LINE.findall(data)
-    jobs = len(kinds) if kinds and all(kind == b"TrainJob" for kind in kinds) else 0
+    # a Katib Experiment renders (itself, its trials checked) like a TrainJob: a job
+    # file, in one chunk, not context that every chunk would write out again
+    jobs = len(kinds) if kinds and all(kind in _JOB_KINDS for kind in kinds) else 0
     return InputFile(display, data, jobs)
 
 
@@ -321,7 +325,7 @@ def chunk_contents(
     """(whether the chunk's own files held other kinds than TrainJob, the identities
     (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
     foreign = any(
-        m.source.file in own_names and m.kind != TRAINJOB_KIND
+        m.source.file in own_names and m.kind != TRAINJOB_KIND and not is_experiment(m.data)
         for m in (*loaded.objects, *loaded.rejected, *loaded.others)
     )
     identities = [
@@ -363,6 +367,12 @@ def render_chunk(
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
+    # Katib trials' TrainJobs (out of ``loaded`` at the chain's end): a clash with a
+    # TrainJob of another chunk makes the render whole, which names it
+    result.identities += [
+        (t.manifest.api_version.partition("/")[0], t.manifest.namespace or "", t.manifest.name)
+        for t in build.katib_trials
+    ]
     result.objects = store_objects(build.stored_objects() if stored else build.objects, store)
     result.summaries = [
         JobSummary(

@@ -6,12 +6,23 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 
 from __future__ import annotations
 
+import copy
+
+from compiler.katib.experiment import is_experiment, set_default
 from compiler.katib.inputs import TrialJob, experiment_inputs, relabel, relabel_findings
 from compiler.katib.peak import peak, peak_text, trial_requests
 from compiler.kube.quantity import Quantity
 from compiler.model.build import Build
+from compiler.model.objects import RenderedObject
+from compiler.upstream.names import TRAINJOB_KIND
 
-__all__ = ["katib_relabel", "katib_relabel_findings", "katib_trials"]
+__all__ = [
+    "katib_outputs",
+    "katib_relabel",
+    "katib_relabel_findings",
+    "katib_relabel_problems",
+    "katib_trials",
+]
 
 
 def katib_trials(build: Build) -> None:
@@ -28,9 +39,12 @@ def katib_trials(build: Build) -> None:
 
 def katib_relabel(build: Build) -> None:
     """Problems about a trial's TrainJob or its outputs, told as the Experiment's."""
+    from compiler.plan.stages import warning_order  # stages imports this module
+
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
-        build.warnings = relabel(build.warnings, build.katib_trials)
+        # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
+        build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
         build.notes += peak_notes(build)
 
 
@@ -63,3 +77,46 @@ def peak_notes(build: Build) -> list[str]:
             f"{peak_text(peak(costs, parallel))}"
         )
     return notes
+
+
+def katib_relabel_problems(build: Build) -> None:
+    """The render chain's relabelling: problems about a trial, told as the Experiment's
+    (``check`` relabels again after its own stages, and notes the peak)."""
+    from compiler.plan.stages import warning_order  # stages imports this module
+
+    if build.katib_trials:
+        build.problems = relabel(build.problems, build.katib_trials)
+        # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
+        build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
+
+
+def katib_outputs(build: Build) -> None:
+    """The render's output (render chain only; ``check`` keeps the trials' objects to
+    check them): each Experiment passed through, as written with its namespace filled
+    in, and as the API server stores it (Katib's defaulting webhook applied); the
+    trials' summaries and outputs moved apart, for ``render --expand trials``.
+
+    Reads ``loaded``, ``katib_trials``, ``summaries``, ``outputs``; sets ``passed``,
+    ``trial_summaries``, ``trial_outputs``; takes the trials' TrainJobs out of ``loaded``."""
+    for manifest in build.loaded.others:
+        if not is_experiment(manifest.data):
+            continue
+        data = copy.deepcopy(manifest.data)
+        namespace = manifest.namespace or build.plan.default_namespace
+        data.setdefault("metadata", {})["namespace"] = namespace
+        rendered = RenderedObject(namespace, manifest.name, data)
+        build.passed.append((rendered, set_default(copy.deepcopy(data))))
+    trials = {(t.manifest.namespace or "", t.manifest.name) for t in build.katib_trials}
+    if not trials:
+        return
+    build.trial_summaries = [s for s in build.summaries if (s.namespace, s.name) in trials]
+    build.summaries = [s for s in build.summaries if (s.namespace, s.name) not in trials]
+    kept = [o for o in build.outputs if (o.summary.namespace, o.summary.name) not in trials]
+    build.trial_outputs = [o for o in build.outputs if o not in kept]
+    build.outputs = kept
+    # nor are the trials' TrainJobs inputs to deliver (--emit trainjobs): Katib makes them
+    build.loaded.objects = [
+        m
+        for m in build.loaded.objects
+        if m.kind != TRAINJOB_KIND or (m.namespace or "", m.name) not in trials
+    ]

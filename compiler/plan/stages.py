@@ -57,6 +57,7 @@ from compiler.plan.compile import (
     trainjob_name_problems,
 )
 from compiler.plan.gitops import annotate_for_gitops
+from compiler.plan.katib import katib_outputs, katib_relabel_problems, katib_trials
 from compiler.plan.outputs import admit_output, output_crds
 from compiler.plan.queues import queue_delivery_problems, queue_jobsets
 from compiler.render.framework import RenderOptions
@@ -428,6 +429,7 @@ def check_cluster(build: Build) -> None:
 
 RENDER_STAGES: tuple[Stage, ...] = (
     load,
+    katib_trials,
     load_overlays_of_cluster,
     overlay_inputs,
     admit,
@@ -439,6 +441,8 @@ RENDER_STAGES: tuple[Stage, ...] = (
     admit_outputs,
     check_downstream,
     check_cluster,
+    katib_relabel_problems,
+    katib_outputs,  # the last: check's chain runs the others, not this (plan/check.py)
 )
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from compiler.model.build import Build
+from compiler.model.objects import RenderedObject
 from compiler.plan.check import check_paths
 from compiler.upstream.artifacts import katib_upstream, upstream
 
@@ -40,10 +42,15 @@ def _errors(tmp_path: Path) -> list[str]:
     ]
 
 
+def _trial_objects(build: Build) -> list[RenderedObject]:
+    """What the trials rendered to (checked; not delivered: Katib creates them)."""
+    return [o for s in build.trial_summaries for o in s.objects]
+
+
 def test_katib_example_checks_clean(tmp_path: Path) -> None:
     result = check_paths([str(_setup(tmp_path))])
     assert [f.message for f in result.findings] == []
-    kinds = [o.data["kind"] for o in result.builds[0].objects]
+    kinds = [o.data["kind"] for o in _trial_objects(result.builds[0])]
     assert kinds.count("JobSet") == 3  # the corners of two doubles
 
 
@@ -72,8 +79,9 @@ def test_grid_3x2_is_six_trainjobs_six_jobsets(tmp_path: Path) -> None:
     build = result.builds[0]
     assert [f.message for f in result.findings] == []
     assert len(build.katib_trials) == 6
-    assert len([o for o in build.loaded.objects if o.kind == "TrainJob"]) == 6
-    assert [o.data["kind"] for o in build.objects].count("JobSet") == 6
+    assert len(build.trial_summaries) == 6  # the trials' TrainJobs, rendered
+    assert [o.data["kind"] for o in _trial_objects(build)].count("JobSet") == 6
+    assert [o.data["kind"] for o in build.objects] == ["Experiment"]  # what is delivered
 
 
 BAD = """\
@@ -200,7 +208,7 @@ def test_configmap_template_works_like_an_inline_one(tmp_path: Path) -> None:
     ]
     result = check_paths([str(tmp_path)])
     assert len(result.builds[0].katib_trials) == 2  # the two nodes=1 trials were admitted
-    assert [o.data["kind"] for o in result.builds[0].objects].count("JobSet") == 2
+    assert [o.data["kind"] for o in _trial_objects(result.builds[0])].count("JobSet") == 2
 
 
 def test_cli_trials_and_seed_add_samples(tmp_path: Path) -> None:

@@ -1,0 +1,144 @@
+"""trainc render with Katib Experiments: the Experiment is passed through (as written, or
+with --server-defaults as Katib's defaulting webhook stores it); --expand trials adds each
+planned trial's TrainJob and its objects after it (a 3x2 grid: 6 TrainJobs, 6 JobSets);
+an Experiment Katib refuses, or a trial that fails the chain, fails the render (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from compiler.cli import main
+from tests.katib.test_katib_check import BAD, _example, _setup
+
+
+def _grid(tmp_path: Path) -> Path:
+    tmp_path.mkdir()
+    exp = _example()
+    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
+    exp["spec"]["parameters"] = [
+        {
+            "name": "lr",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.01", "0.05", "0.1"]},
+        },
+        {
+            "name": "momentum",
+            "parameterType": "categorical",
+            "feasibleSpace": {"list": ["0.5", "0.9"]},
+        },
+    ]
+    return _setup(tmp_path, yaml.safe_dump(exp))
+
+
+def _render(
+    capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, list[dict[str, Any]], str]:
+    capsys.readouterr()
+    code = main(["render", *args])
+    out = capsys.readouterr()
+    return code, [d for d in yaml.safe_load_all(out.out) if d], out.err
+
+
+def test_render_passes_the_experiment_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = _grid(tmp_path / "in")
+    code, docs, err = _render(capsys, str(inputs), "-o", "-")
+    assert code == 0, err
+    written = yaml.safe_load((inputs / "experiment.yaml").read_text())
+    written["metadata"]["namespace"] = "kubeflow"
+    assert docs == [written]  # as written: no trial's objects without --expand trials
+    code, docs, err = _render(capsys, str(inputs), "-o", "-", "--server-defaults")
+    assert code == 0, err
+    [stored] = docs
+    assert stored["spec"]["resumePolicy"] == "Never"  # Katib's defaulting webhook
+    assert stored["spec"]["trialTemplate"]["successCondition"]
+    out = tmp_path / "out"
+    assert main(["render", str(inputs), "-o", str(out), "-q"]) == 0
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml"))
+    assert files == ["kubeflow/kubeflow.org_Experiment_torch-distributed-example.yaml"]
+
+
+def test_expand_trials_writes_six_trainjobs_and_six_jobsets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = _grid(tmp_path / "in")
+    code, docs, err = _render(capsys, str(inputs), "-o", "-", "--expand", "trials")
+    assert code == 0, err
+    kinds = [d["kind"] for d in docs]
+    assert kinds[0] == "Experiment"
+    assert kinds[1:] == ["TrainJob", "JobSet"] * 6  # each trial's TrainJob, then its JobSet
+    names = [d["metadata"]["name"] for d in docs[1:]]
+    assert len(set(names)) == 6 and all(n.startswith("torch-distributed-example-") for n in names)
+    assert all(d["metadata"]["annotations"]["trainc.dev/expanded"] == "trials" for d in docs[1:])
+    assert "trainc.dev/expanded" not in (docs[0]["metadata"].get("annotations") or {})
+    code, docs, err = _render(capsys, str(inputs), "-o", "-", "--expand", "trials,pods")
+    assert code == 0, err
+    kinds = [d["kind"] for d in docs]
+    assert (kinds.count("TrainJob"), kinds.count("JobSet"), kinds.count("Pod")) == (6, 6, 12)
+    out = tmp_path / "out"
+    assert main(["render", str(inputs), "-o", str(out), "--expand", "trials", "-q"]) == 0
+    expanded = sorted(p.name.split("_")[1] for p in (tmp_path / "out.expanded").rglob("*.yaml"))
+    assert expanded == ["JobSet"] * 6 + ["TrainJob"] * 6
+    # what --expand wrote is refused as input, by every verb
+    code, _, err = _render(capsys, str(tmp_path / "out.expanded"), str(inputs), "-o", "-")
+    assert code == 2 and "trainc.dev/expanded" in err
+
+
+def test_expand_refuses_an_unknown_depth(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["render", ".", "--expand", "trials,nodes"])
+    assert exit_.value.code == 2
+    assert "'nodes': not one of trials, jobs, pods" in capsys.readouterr().err
+
+
+def test_a_failing_trial_fails_the_render(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = _render(capsys, str(_setup(tmp_path, BAD)), "-o", "-")
+    assert code == 2 and docs == []
+    assert "trial nodes=1, gpus=1: spec.trainer.numNodes" in err
+    assert "experiment.yaml:22:" in err
+
+
+def test_an_experiment_katib_refuses_fails_the_render(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exp = _example()
+    exp["spec"]["parallelTrialCount"] = 20
+    code, docs, err = _render(capsys, str(_setup(tmp_path, yaml.safe_dump(exp))), "-o", "-")
+    assert code == 2 and docs == []
+    assert "spec.parallelTrialCount: Invalid value: 20" in err
+
+
+def test_emit_trainjobs_delivers_the_experiment_not_its_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = _render(capsys, str(_grid(tmp_path / "in")), "-o", "-", "--emit", "trainjobs")
+    assert code == 0, err
+    assert [d["kind"] for d in docs] == [
+        "ClusterTrainingRuntime",
+        "Experiment",
+    ]  # Katib makes the trials
+
+
+def test_argocd_generate_delivers_the_experiment_not_its_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _grid(tmp_path / "in")
+    (tmp_path / "trainc.yaml").write_text(
+        "inputs:\n  runtimes: [in/runtime.yaml]\n  jobs: [in/experiment.yaml]\n"
+        "output: rendered\nclusters:\n  - name: c\n    namespaces:\n      - name: kubeflow\n"
+    )
+    capsys.readouterr()
+    code = main(
+        ["argocd", "generate", "--project", str(tmp_path / "trainc.yaml"), "--cluster", "c"]
+    )
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    docs = [d for d in yaml.safe_load_all(out.out) if d]
+    assert [d["kind"] for d in docs] == ["Experiment"]  # not the 6 trials' JobSets
