@@ -23,10 +23,8 @@ Kueue admits the JobSet with a JSON merge patch (``clientutil.Patch`` in
 merges the flavor's node selector, tolerations, labels and annotations into each pod
 template). It names no field manager, so the API server names it after Kueue's user
 agent: ``kueue`` (:data:`KUEUE_MANAGER`), an Update that takes every value it changes
-away from trainc's apply. :func:`left_to_kueue` leaves those values out of a later apply:
-omitted, they stay (apply removes only what its own manager owns), and nothing is sent
-that would re-suspend the JobSet or conflict with Kueue. Before admission trainc still
-owns ``spec.suspend: true`` and keeps sending it.
+away from trainc's apply; :func:`compiler.deliver.apply.kueue.left_to_kueue` leaves those
+values out of a later apply.
 
     >>> js = {"metadata": {"name": "llm"}, "spec": {"suspend": False}}
     >>> out = for_jobset_integration(js, {QUEUE_LABEL: "research"})
@@ -42,7 +40,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.apiserver.manifest import Manifest
-from compiler.deliver.apply.live import owned_fields, without_fields
 from compiler.errors import Problem
 from compiler.queue.verdict import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RULE
 
@@ -52,7 +49,6 @@ __all__ = [
     "bypass_problem",
     "for_jobset_integration",
     "jobset_integration_problems",
-    "left_to_kueue",
 ]
 
 # the field manager of Kueue's writes: the API server's default, its user agent
@@ -124,19 +120,3 @@ def jobset_integration_problems(jobset: Manifest) -> list[str]:
     if any(o.get("kind") == "TrainJob" for o in jobset.metadata.get("ownerReferences") or ()):
         problems.append("the JobSet is owned by a TrainJob: Kueue leaves it to its owner")
     return problems
-
-
-def left_to_kueue(
-    desired: Mapping[str, Any], live: Mapping[str, Any], manager: str
-) -> Mapping[str, Any]:
-    """``desired`` without the values Kueue set on its ``live`` version and ``manager``
-    (trainc's field manager) no longer owns: ``desired`` itself for anything but a queued
-    JobSet, or when Kueue set nothing."""
-    labels = (desired.get("metadata") or {}).get("labels") or {}
-    if desired.get("kind") != "JobSet" or not labels.get(QUEUE_LABEL):
-        return desired
-    theirs = owned_fields(live, KUEUE_MANAGER, operation=None)
-    if not theirs:
-        return desired
-    kept: dict[str, Any] = without_fields(dict(desired), theirs, owned_fields(live, manager))
-    return kept

@@ -19,11 +19,11 @@ from typing import Any
 from compiler.deliver.apply.applyset import PART_OF_LABEL, applyset_id, kept_membership
 from compiler.deliver.apply.client import Connection
 from compiler.deliver.apply.immutable import forbidden_fields, refusal
+from compiler.deliver.apply.kueue import left_to_kueue
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan
 from compiler.deliver.apply.run import LiveIndex
 from compiler.deliver.diff import ObjectChange, RenderDiff, TrainJobDiff
-from compiler.queue.delivery import left_to_kueue
 
 __all__ = ["live_diff"]
 

@@ -59,11 +59,11 @@ from compiler.deliver.apply.client import (
     denied_by_admission,
 )
 from compiler.deliver.apply.immutable import forbidden_fields, refusal
+from compiler.deliver.apply.kueue import left_to_kueue
 from compiler.deliver.apply.live import changes, owned_fields
 from compiler.deliver.apply.plan import ApplyPlan, Desired, Required
 from compiler.deliver.apply.secrets import secret_object
 from compiler.deliver.apply.ssa import ApplyFailure, server_side_apply
-from compiler.queue.delivery import left_to_kueue
 from compiler.upstream.names import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     TRAINING_RUNTIME_KIND,

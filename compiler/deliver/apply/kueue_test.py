@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.queue.delivery import KUEUE_MANAGER, left_to_kueue
+from compiler.deliver.apply.kueue import left_to_kueue
+from compiler.queue.delivery import KUEUE_MANAGER
 from compiler.queue.verdict import QUEUE_LABEL
 
 
