@@ -1,6 +1,7 @@
 """``trainc diff``: what a change does to the rendered output, against a git revision.
 
-trainc diff --base REV [PATH...] [--format text|markdown] [--output FILE] [--exit-code]
+trainc diff --base REV [PATH...] [--expand jobs|pods] [--format text|markdown] [--output FILE]
+            [--exit-code]
 trainc diff --live [PATH...] [--kubeconfig FILE] [--context NAME]   (against the cluster)
 trainc diff --between-versions OLD NEW [PATH...]   (the same inputs on two Trainer releases)
 """
@@ -54,9 +55,18 @@ def add_parser(commands: Commands) -> None:
     parser.add_argument(
         "--no-impact", action="store_true", help="skip the per-input impact section"
     )
+    parser.add_argument(
+        "--expand",
+        choices=("jobs", "pods"),
+        help="with --base, compare below each JobSet too: the Jobs and headless Service "
+        "the JobSet controller creates (jobs), and the Pods the Job controller creates "
+        "(pods), as 'trainc render --expand' writes them",
+    )
 
 
 def run_verb(args: argparse.Namespace) -> int:
+    if args.expand is not None and not args.base:
+        raise UsageError("trainc diff: --expand applies to --base only")
     if args.between_versions:
         return _between_versions(args)
     if args.live:
@@ -73,6 +83,7 @@ def run_verb(args: argparse.Namespace) -> int:
         impact=not args.no_impact,
         project_file=args.project,
         clusters=args.cluster,
+        expand=args.expand,
     )
     text = render_markdown(result) if args.format == "markdown" else render_text(result)
     if args.output is None:

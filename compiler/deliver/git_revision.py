@@ -34,6 +34,7 @@ from compiler.deliver.diff import (
     compute_impact,
     diff_renders,
     read_changes,
+    with_expansion,
 )
 from compiler.emit.blobs import BlobStore
 from compiler.errors import InputError, SetupError, sorted_problems
@@ -267,12 +268,15 @@ def diff_against(
     impact: bool = True,
     project_file: Path | None = None,
     clusters: list[str] | None = None,
+    expand: str | None = None,
 ) -> RenderDiff:
     """Diff what the working tree renders against what revision ``rev`` renders.
 
     ``paths`` are relative to ``cwd``; none means project mode (``project_file``,
     default the nearest ``trainc.yaml``; ``clusters``, default all). With ``impact``,
     each changed input file is rendered on its own to say which TrainJobs it changes.
+    With ``expand`` (``jobs`` or ``pods``), both sides are compared at that depth too:
+    the Jobs, Services and Pods each JobSet becomes (:func:`with_expansion`).
     """
     cwd = (cwd or Path.cwd()).resolve()
     root = git_toplevel(cwd)
@@ -304,7 +308,7 @@ def diff_against(
 
     try:
         return driver.renders(
-            lambda renderer: _diff_trees(rev, root, commit, target, impact, renderer)
+            lambda renderer: _diff_trees(rev, root, commit, target, impact, renderer, expand)
         )
     except OSError as error:  # a full disk, a read-only temporary folder, ...
         where = f" ({error.filename})" if error.filename else ""
@@ -315,10 +319,16 @@ def diff_against(
 
 
 def _diff_trees(
-    rev: str, root: Path, commit: str, target: Target, impact: bool, renderer: Renderer
+    rev: str,
+    root: Path,
+    commit: str,
+    target: Target,
+    impact: bool,
+    renderer: Renderer,
+    expand: str | None = None,
 ) -> RenderDiff:
     """Render ``target`` at ``commit`` and in the work tree at ``root`` (by ``renderer``),
-    and diff them."""
+    and diff them (with ``expand``: at that depth below each JobSet as well)."""
 
     def render(tree: Path) -> StoredRenders:
         return render_target(tree, target, renderer)
@@ -326,7 +336,10 @@ def _diff_trees(
     head = render(root)
     with base_worktree(root, commit) as tree:
         base = render(tree)
-        result = diff_renders(*read_changes(base, head, _read_object(renderer.store)), rev)
+        before, after = read_changes(base, head, _read_object(renderer.store))
+        if expand is not None:  # an unchanged JobSet expands the same: changed ones only
+            before, after = with_expansion(before, expand), with_expansion(after, expand)
+        result = diff_renders(before, after, rev)
         # Kueue: what the queued TrainJobs request per ClusterQueue, before and after
         result.quota = quota_changes(target_plans(tree, target), target_plans(root, target))
         if not impact:

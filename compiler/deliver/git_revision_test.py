@@ -254,3 +254,44 @@ def test_blobs_pruned_while_diffing_are_rendered_again(
     assert main(["diff", "--base", "HEAD", "inputs"]) == 0
     assert capsys.readouterr() == expected
     assert pruned
+
+
+def _pods(diff: object, status: str) -> list[str]:
+    return sorted(
+        o.name
+        for t in diff.trainjobs  # type: ignore[attr-defined]
+        for o in t.objects
+        if o.kind == "Pod" and o.status == status
+    )
+
+
+def test_expand_pods_shows_the_pods_a_change_adds_and_the_env_it_changes(
+    example_repo: Path,
+) -> None:
+    _edit(example_repo, RESNET, "numNodes: 4", "numNodes: 8")
+    assert _pods(diff_against("HEAD", ["inputs"], cwd=example_repo, impact=False), "added") == []
+    diff = diff_against("HEAD", ["inputs"], cwd=example_repo, impact=False, expand="pods")
+    added = _pods(diff, "added")
+    assert len(added) == 4 and all(name.startswith("resnet-node-0-") for name in added), added
+    kinds = {(o.kind, o.status) for t in diff.trainjobs for o in t.objects}
+    assert ("Pod", "changed") in kinds  # PET_NNODES in each of the first four
+    changed = [
+        f
+        for t in diff.trainjobs
+        for o in t.objects
+        if o.kind == "Pod" and o.status == "changed"
+        for f in o.fields
+    ]
+    assert any("PET_NNODES" in format_path(f.path) and f.new == "8" for f in changed), changed
+
+
+def test_expand_jobs_adds_no_pods(example_repo: Path) -> None:
+    _edit(example_repo, RESNET, "numNodes: 4", "numNodes: 8")
+    diff = diff_against("HEAD", ["inputs"], cwd=example_repo, impact=False, expand="jobs")
+    kinds = {o.kind for t in diff.trainjobs for o in t.objects}
+    assert "Job" in kinds and "Pod" not in kinds, kinds
+
+
+def test_diff_expand_is_for_base_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--live", "--expand", "pods"]) == 2
+    assert "--expand applies to --base only" in capsys.readouterr().err

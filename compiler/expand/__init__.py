@@ -26,7 +26,14 @@ from typing import Any, Literal
 from compiler.apiserver.crds import load_crd
 from compiler.apiserver.structural import Schema, admit_schema
 from compiler.errors import FieldError
-from compiler.expand.apiserver import create_job, create_pod, create_service
+from compiler.expand.apiserver import (
+    NO_CLASSES,
+    PriorityClasses,
+    create_job,
+    create_pod,
+    create_service,
+    priority_classes,
+)
 from compiler.expand.job_controller import job_pods
 from compiler.expand.jobset_controller import construct_jobs, headless_service
 from compiler.expand.jobset_webhook import default_jobset, denial, patched, validate_create
@@ -100,8 +107,13 @@ def admit_jobset(jobset: Mapping[str, Any]) -> dict[str, Any]:
     return mutated
 
 
-def expand_jobset(jobset: Mapping[str, Any], depth: Depth) -> list[dict[str, Any]]:
-    """The Jobs, the Service and (depth ``pods``) the Pods one JobSet becomes."""
+def expand_jobset(
+    jobset: Mapping[str, Any],
+    depth: Depth,
+    classes: PriorityClasses = NO_CLASSES,
+) -> list[dict[str, Any]]:
+    """The Jobs, the Service and (depth ``pods``) the Pods one JobSet becomes, on a
+    cluster with the PriorityClasses ``classes`` besides the system ones."""
     admitted = admit_jobset(jobset)
     jobs = [create_job(job) for job in construct_jobs(admitted)]
     out: list[dict[str, Any]] = list(jobs)
@@ -113,7 +125,7 @@ def expand_jobset(jobset: Mapping[str, Any], depth: Depth) -> list[dict[str, Any
             prefixes: Counter[str] = Counter()  # a NonIndexed Job's Pods share one
             for pod in job_pods(job):
                 prefix = str(pod["metadata"].get("generateName", ""))
-                out.append(mutate_pod(create_pod(pod, prefixes[prefix])))
+                out.append(mutate_pod(create_pod(pod, prefixes[prefix], classes)))
                 prefixes[prefix] += 1
     return [_go_order(obj) for obj in out]
 
@@ -136,14 +148,17 @@ def expand(objects: Sequence[Mapping[str, Any]], depth: Depth) -> list[dict[str,
 
     For each JobSet among ``objects``: its Jobs (replicated-job order, then index), its
     headless Service, and with ``depth="pods"`` the Pods the Job controller creates
-    first (Job order, then completion index). Raises :class:`JobSetRefused`.
+    first (Job order, then completion index). The PriorityClass objects among
+    ``objects`` are the cluster's: the Priority admission plugin gives a Pod that names
+    one its value (and so the JobSet priority label). Raises :class:`JobSetRefused`.
     """
     if depth not in DEPTHS:
         raise ValueError(f"depth must be one of {', '.join(DEPTHS)}, not {depth!r}")
+    classes = priority_classes(objects)
     out: list[dict[str, Any]] = []
     for obj in objects:
         if obj.get("kind") == "JobSet" and str(obj.get("apiVersion", "")).startswith(
             "jobset.x-k8s.io/"
         ):
-            out.extend(expand_jobset(obj, depth))
+            out.extend(expand_jobset(obj, depth, classes))
     return out

@@ -23,23 +23,27 @@ admission plugins add):
   ``clusterIPs: [None]``, ``ipFamilies: [IPv4]``, ``ipFamilyPolicy: SingleStack``;
 * **admission** (the default plugins): ``ServiceAccount`` (``serviceAccountName:
   default`` and the ``kube-api-access-<suffix>`` token volume mounted in each container
-  unless automounting is off), ``Priority`` (priority 0 and ``PreemptLowerPriority``
-  when the Pod names no PriorityClass and the cluster has no global default; the
-  values of the two ``system-`` classes every cluster has),
+  unless automounting is off), ``Priority`` (the value and preemption policy of the
+  PriorityClass the Pod names, among the two ``system-`` classes every cluster has and
+  the PriorityClasses given as the cluster's (:class:`PriorityClasses`, the inputs');
+  a Pod that names none gets the global-default class given, else priority 0 and
+  ``PreemptLowerPriority``),
   ``DefaultTolerationSeconds`` (``not-ready`` and ``unreachable`` for 300 s).
 
 Left out, and why: quantity rounding to milli units (``SetDefaults_ResourceList``
 changes only values finer than 1m, which nobody writes); pod-level resource defaults
 (``spec.resources``, not rendered by the Trainer); the priority of a Pod that names a
-PriorityClass other than the system ones (its value lives in the cluster: left unset,
-with no JobSet priority label); a LimitRange's defaults and a cluster's global-default PriorityClass (objects
-in the cluster, none on a plain one); server-set metadata (``creationTimestamp``,
+PriorityClass neither a system one nor given (its value lives in the cluster: left
+unset, with no JobSet priority label); a LimitRange's defaults (objects in the
+cluster, none on a plain one); server-set metadata (``creationTimestamp``,
 ``resourceVersion``, ``generation``, ``managedFields``) and ``status``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from compiler.apiserver.workloads.defaults import (
     default_job_spec,
@@ -222,14 +226,55 @@ SYSTEM_PRIORITY_CLASSES = {
 }
 
 
-def _priority(pod: dict[str, Any]) -> None:
-    """The Priority plugin on a cluster without a global-default PriorityClass."""
+class PriorityClass(NamedTuple):
+    """What the Priority plugin reads of a ``scheduling.k8s.io`` PriorityClass."""
+
+    value: int
+    preemption_policy: str = "PreemptLowerPriority"  # the PriorityClass default
+    global_default: bool = False
+
+
+PriorityClasses = Mapping[str, PriorityClass]
+NO_CLASSES: PriorityClasses = MappingProxyType({})  # a cluster with only the system ones
+
+
+def priority_classes(objects: Iterable[Mapping[str, Any]]) -> dict[str, PriorityClass]:
+    """The PriorityClasses among ``objects`` (a cluster's), by name."""
+    out: dict[str, PriorityClass] = {}
+    for obj in objects:
+        if obj.get("kind") != "PriorityClass" or not str(obj.get("apiVersion", "")).startswith(
+            "scheduling.k8s.io/"
+        ):
+            continue
+        value = obj.get("value")
+        name = (obj.get("metadata") or {}).get("name")
+        if isinstance(value, int) and name:
+            out[str(name)] = PriorityClass(
+                value,
+                str(obj.get("preemptionPolicy") or "PreemptLowerPriority"),
+                obj.get("globalDefault") is True,
+            )
+    return out
+
+
+def _priority(pod: dict[str, Any], classes: PriorityClasses) -> None:
+    """The Priority plugin, on a cluster with the system classes and ``classes``."""
     spec = pod["spec"]
+    known = {name: PriorityClass(v) for name, v in SYSTEM_PRIORITY_CLASSES.items()}
+    known.update(classes)
     name = spec.get("priorityClassName")
-    if name and name not in SYSTEM_PRIORITY_CLASSES:
+    if not name:
+        default = next((c for c, pc in sorted(classes.items()) if pc.global_default), None)
+        if default is None:
+            spec.setdefault("priority", 0)
+            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            return
+        spec["priorityClassName"] = name = default
+    found = known.get(str(name))
+    if found is None:
         return  # the class's value is in the cluster (left out, see the module doc)
-    spec.setdefault("priority", SYSTEM_PRIORITY_CLASSES.get(name or "", 0))
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", found.value)
+    spec.setdefault("preemptionPolicy", found.preemption_policy)
 
 
 def _tolerates(tolerations: list[dict[str, Any]], key: str) -> bool:
@@ -267,15 +312,21 @@ def default_pod(pod: dict[str, Any], ordinal: int = 0) -> dict[str, Any]:
     return pod
 
 
-def admit_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """What a plain cluster's built-in admission plugins add to a defaulted Pod."""
+def admit_pod(pod: dict[str, Any], classes: PriorityClasses = NO_CLASSES) -> dict[str, Any]:
+    """What a plain cluster's built-in admission plugins add to a defaulted Pod, with
+    ``classes`` the cluster's PriorityClasses besides the system ones."""
     _service_account(pod)
-    _priority(pod)
+    _priority(pod, classes)
     _default_toleration_seconds(pod)
     stored_pod_spec(pod["spec"])
     return pod
 
 
-def create_pod(pod: dict[str, Any], ordinal: int = 0) -> dict[str, Any]:
-    """A Pod as the API server stores it, before any webhook: defaults, then admission."""
-    return admit_pod(default_pod(pod, ordinal))
+def create_pod(
+    pod: dict[str, Any],
+    ordinal: int = 0,
+    classes: PriorityClasses = NO_CLASSES,
+) -> dict[str, Any]:
+    """A Pod as the API server stores it, before any webhook: defaults, then admission
+    (``classes``: the cluster's PriorityClasses besides the system ones)."""
+    return admit_pod(default_pod(pod, ordinal), classes)

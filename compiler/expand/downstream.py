@@ -10,7 +10,9 @@ would refuse is a render error worded as the component that creates it reports i
     Error creating: Pod "<pod>" is invalid: ...                                 (Job controller)
 
 each field error located at the input that wrote the field (the pod template of the
-replicated job, as the runtime, a runtime patch or an overlay wrote it). The Jobs of
+replicated job, as the runtime, a runtime patch or an overlay wrote it; a field an
+output overlay's strategic patch wrote, with the value it has, at that patch's line:
+:func:`overlay_location`). The Jobs of
 one replicated job differ only in their index, and so do a Job's Pods: the last Job
 and its last Pod (the longest names) stand for the others.
 
@@ -28,11 +30,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from compiler.apiserver.manifest import Manifest
-from compiler.errors import FieldError, JsonPath, ObjectRef, Problem
+from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.expand import JobSetRefused, webhook_errors
 from compiler.expand.apiserver import create_job, create_pod
 from compiler.expand.job_controller import job_pods
@@ -43,6 +45,9 @@ from compiler.expand.refusal import refusal_problems
 from compiler.provenance.locate import locate_output
 from compiler.upstream.versions import Gate
 
+if TYPE_CHECKING:  # overlays are loaded only by plans that have some
+    from compiler.overlay.overlays import Overlay
+
 __all__ = [
     "BELOW_THE_JOBSET",
     "EXPANDED_ANNOTATION",
@@ -50,6 +55,7 @@ __all__ = [
     "downstream_problems",
     "expanded_input_problems",
     "mark_expanded",
+    "overlay_location",
     "workload_checks",
 ]
 
@@ -115,6 +121,60 @@ def _jobset_path(kind: str, rjob_index: int, path: JsonPath) -> JsonPath:
     return (*base, *path)
 
 
+_NOT_WRITTEN = object()
+
+
+def _patched_value(body: Any, output: Any, path: JsonPath) -> tuple[Any, JsonPath]:
+    """The value a strategic patch ``body`` writes at ``output``'s ``path``, and its path in
+    the body; ``_NOT_WRITTEN`` when the body does not reach it. A list item is matched by
+    its ``name`` (the merge key of the lists a pod template patch names: replicated jobs,
+    containers, volumes, env), else by its index (a list the patch replaces)."""
+    at: JsonPath = ()
+    for key in path:
+        if isinstance(key, str):
+            if not isinstance(body, dict) or not isinstance(output, dict) or key not in body:
+                return _NOT_WRITTEN, at
+            body, output, at = body[key], output.get(key), (*at, key)
+            continue
+        if not isinstance(body, list) or not isinstance(output, list) or key >= len(output):
+            return _NOT_WRITTEN, at
+        item = output[key]
+        name = item.get("name") if isinstance(item, dict) else None
+        if name is not None:
+            found = [i for i, b in enumerate(body) if isinstance(b, dict) and b.get("name") == name]
+            index = found[-1] if found else None
+        else:
+            index = key if key < len(body) else None
+        if index is None:
+            return _NOT_WRITTEN, at
+        body, output, at = body[index], item, (*at, index)
+    if isinstance(body, dict | list) or body == output:
+        return body, at
+    return _NOT_WRITTEN, at  # a later patch or layer changed the value
+
+
+def overlay_location(
+    overlays: Sequence[Overlay], output: Mapping[str, Any], path: JsonPath
+) -> SourceLocation | None:
+    """Where the last output overlay patch that wrote field ``path`` of ``output`` (as
+    it is after every overlay) wrote it; None when no strategic output patch did."""
+    from compiler.overlay.overlays import ordered
+
+    found: SourceLocation | None = None
+    for overlay in ordered(overlays):
+        if not overlay.applies_in(output):
+            continue
+        for patch in overlay.patches:
+            if patch.stage != "output" or patch.type != "strategic":
+                continue
+            if not patch.target.matches(output):
+                continue
+            value, at = _patched_value(patch.body, output, path)
+            if value is not _NOT_WRITTEN:
+                found = patch.body_location(at)
+    return found
+
+
 def _refusal(
     kind: str,
     obj: Mapping[str, Any],
@@ -123,6 +183,7 @@ def _refusal(
     rendered: dict[str, Any],
     trainjob: Manifest,
     runtime: Manifest | None,
+    overlays: Sequence[Overlay],
 ) -> list[Problem]:
     name = str((obj.get("metadata") or {}).get("name", ""))
     ref = ObjectRef(kind, name, (obj.get("metadata") or {}).get("namespace"))
@@ -134,12 +195,19 @@ def _refusal(
         else f"Error creating: {invalid}"
     )
     details = (("renderedFrom", str(trainjob.ref)),)
+
+    def locate(path: JsonPath) -> SourceLocation:
+        if not path:
+            return trainjob.locate(())
+        at = _jobset_path(kind, rjob_index, path)
+        return overlay_location(overlays, rendered, at) or locate_output(
+            rendered, at, trainjob, runtime
+        )
+
     problems = [
         Problem(
             error.message,
-            locate_output(rendered, _jobset_path(kind, rjob_index, error.path), trainjob, runtime)
-            if error.path
-            else trainjob.locate(()),
+            locate(error.path),
             ref,
             error.field,
             DOWNSTREAM_RULE,
@@ -169,9 +237,11 @@ def downstream_problems(
     trainjob: Manifest,
     runtime: Manifest | None,
     version: str,
+    overlays: Sequence[Overlay] = (),
 ) -> list[Problem]:
     """What the cluster refuses below one JobSet (``stored``: with its CRD defaults;
-    ``rendered``: as rendered, to locate fields in the inputs), on Trainer ``version``."""
+    ``rendered``: as rendered, to locate fields in the inputs and in the ``overlays``
+    that patched it), on Trainer ``version``."""
     if not BELOW_THE_JOBSET.on(version):
         return []
     errors = webhook_errors(stored)
@@ -190,11 +260,13 @@ def downstream_problems(
             continue
         job = create_job(construct_job(admitted, rjob, replicas - 1))
         if "Job" in checks and (errors := checks["Job"](job)):
-            problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime)
+            problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime, overlays)
             continue  # the Job is never created: no Pods
         pods = job_pods(job, last_only=True) if "Pod" in checks else []
         if pods:
             pod = mutate_pod(create_pod(pods[-1]))
             if errors := checks["Pod"](pod):
-                problems += _refusal("Pod", pod, errors, index, rendered, trainjob, runtime)
+                problems += _refusal(
+                    "Pod", pod, errors, index, rendered, trainjob, runtime, overlays
+                )
     return problems

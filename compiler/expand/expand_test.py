@@ -82,3 +82,36 @@ def test_pods_of_a_non_indexed_job_get_numbered_placeholders() -> None:
         "demo-node-0-00002",
     ]
     assert len({p["metadata"]["uid"] for p in pods}) == 3
+
+
+def _priority_class(name: str, value: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        **extra,
+    }
+
+
+def test_a_pod_of_an_input_priority_class_gets_its_value_and_the_jobset_priority_label() -> None:
+    jobset = _jobset()
+    pod_spec = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod_spec["priorityClassName"] = "batch-high"
+    high = _priority_class("batch-high", 100000, preemptionPolicy="Never")
+    pods = [o for o in expand([high, jobset], "pods") if o["kind"] == "Pod"]
+    assert [p["spec"]["priority"] for p in pods] == [100000, 100000]
+    assert pods[0]["spec"]["preemptionPolicy"] == "Never"
+    assert pods[0]["metadata"]["labels"]["jobset.sigs.k8s.io/priority"] == "100000"
+    # a class the inputs do not declare: its value is the cluster's, left unset
+    unknown = [o for o in expand([jobset], "pods") if o["kind"] == "Pod"]
+    assert "priority" not in unknown[0]["spec"]
+    assert "jobset.sigs.k8s.io/priority" not in unknown[0]["metadata"]["labels"]
+
+
+def test_a_global_default_priority_class_is_given_to_a_pod_that_names_none() -> None:
+    default = _priority_class("everyday", 50, globalDefault=True)
+    pod = next(o for o in expand([default, _jobset()], "pods") if o["kind"] == "Pod")
+    assert pod["spec"]["priorityClassName"] == "everyday"
+    assert pod["spec"]["priority"] == 50
+    assert pod["metadata"]["labels"]["jobset.sigs.k8s.io/priority"] == "50"

@@ -16,7 +16,10 @@ Both come out as the controller's Go types marshal them (``go_roundtrip``). The 
 is the defaulted one (:func:`compiler.expand.jobset_webhook.default_jobset`), with
 its :func:`~compiler.expand.names.placeholder_uid` and ``status.restarts`` 0 (a new
 JobSet). ``dependsOn`` and an ``InOrder`` startup policy only delay when later Jobs
-are created; every Job is listed.
+are created; every Job is listed, except in a suspended JobSet: there a replicated job
+that ``dependsOn`` another is not created (``reconcileReplicatedJobs`` waits for its
+dependencies to be Ready or Complete, and a suspended Job's Pods never start), until
+the JobSet is resumed.
 """
 
 from __future__ import annotations
@@ -182,11 +185,19 @@ def _add_claim_volumes(jobset: Mapping[str, Any], pod_spec: dict[str, Any]) -> N
                 )
 
 
+def created(jobset: Mapping[str, Any], rjob: Mapping[str, Any]) -> bool:
+    """Whether the controller creates the Jobs of ``rjob`` for a new ``jobset``: not
+    those that wait on a dependency while the JobSet is suspended."""
+    return not ((jobset.get("spec") or {}).get("suspend") is True and rjob.get("dependsOn"))
+
+
 def construct_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every Job of ``jobset``, in replicated-job order then by index."""
+    """Every Job the controller creates for ``jobset``, in replicated-job order then by
+    index (:func:`created`)."""
     return [
         construct_job(jobset, rjob, index)
         for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []
+        if created(jobset, rjob)
         for index in range(_replicas(rjob))
     ]
 

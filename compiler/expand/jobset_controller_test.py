@@ -74,3 +74,17 @@ def test_headless_service() -> None:
     off["spec"]["network"]["enableDNSHostnames"] = False
     assert headless_service(off) is None
     assert "subdomain" not in construct_jobs(off)[0]["spec"]["template"]["spec"]
+
+
+def test_a_suspended_jobset_waits_with_the_jobs_that_depend_on_others() -> None:
+    jobset = _jobset()
+    jobset["spec"]["replicatedJobs"][1]["dependsOn"] = [{"name": "init", "status": "Complete"}]
+    assert [j["metadata"]["name"] for j in construct_jobs(jobset)] == [
+        "demo-init-0",
+        "demo-node-0",
+        "demo-node-1",
+    ]
+    jobset["spec"]["suspend"] = True
+    jobs = construct_jobs(jobset)
+    assert [j["metadata"]["name"] for j in jobs] == ["demo-init-0"]
+    assert jobs[0]["spec"]["suspend"] is True

@@ -342,7 +342,12 @@ def check_downstream(build: Build) -> None:
         if output.stored is None or trainjob is None or data.get("kind") != "JobSet":
             continue
         build.problems += downstream_problems(
-            output.stored, data, trainjob, output.summary.runtime, build.plan.trainer_version
+            output.stored,
+            data,
+            trainjob,
+            output.summary.runtime,
+            build.plan.trainer_version,
+            build.overlays,  # a bad field an output overlay wrote: at its patch line
         )
 
 

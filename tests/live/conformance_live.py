@@ -596,7 +596,10 @@ def compare(
                 refused or None, actual.downstream, actual.objects
             )
         else:
-            verdict.pods_difference = pods_difference(live, actual.objects, expand, env_random)
+            classes = [d for d in _documents(case) if d.get("kind") == "PriorityClass"]
+            verdict.pods_difference = pods_difference(
+                live, actual.objects, expand, env_random, classes
+            )
         verdict.pods_identical = verdict.pods_difference is None
     return verdict
 
@@ -610,10 +613,15 @@ def by_trainjob(objects: list[Json]) -> list[list[Json]]:
 
 
 def pods_difference(
-    live: LiveAnswer, rendered: list[Json] | None, expand: Expand, env_random: bool
+    live: LiveAnswer,
+    rendered: list[Json] | None,
+    expand: Expand,
+    env_random: bool,
+    classes: list[Json] | None = None,
 ) -> str | None:
     """The controllers' Jobs, Services and Pods against ``expand(objects, "pods")`` of
-    each TrainJob's rendered objects; None when identical (or both refuse)."""
+    each TrainJob's rendered objects, with the case's PriorityClasses (``classes``, the
+    cluster's); None when identical (or both refuse)."""
     assert live.workloads is not None
     created = live.workloads
     failures = "; ".join(created.failures)
@@ -626,7 +634,7 @@ def pods_difference(
     expanded: list[Json] = []
     try:
         for group in by_trainjob(rendered):
-            expanded += expand(group, "pods")
+            expanded += expand([*(classes or []), *group], "pods")
     except Exception as error:  # expand's refusal (or a bug): compared with the cluster's
         if failures:
             return None

@@ -174,12 +174,6 @@ patches:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: compiler.expand.downstream locates a field error with locate_output "
-    "(TrainJob and runtime only); a field an output overlay wrote is pointed at the runtime's "
-    "pod spec, not at the overlay's patch (the message and exit 2 are right)",
-)
 def test_a_cluster_overlay_that_adds_the_bad_toleration_is_located_at_its_patch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -37,6 +37,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -163,8 +164,12 @@ func runOne(raw json.RawMessage) result {
 	// dependsOn and an InOrder startup hold back later replicated jobs until earlier
 	// ones are ready, which a fake client never reports; neither changes how a Job is
 	// built, so the oracle lifts them to see every Job the controller will create.
-	for i := range js.Spec.ReplicatedJobs {
-		js.Spec.ReplicatedJobs[i].DependsOn = nil
+	// A suspended JobSet's dependencies never run, so there dependsOn stays: the
+	// controller creates none of the Jobs that wait on them.
+	if !ptr.Deref(js.Spec.Suspend, false) {
+		for i := range js.Spec.ReplicatedJobs {
+			js.Spec.ReplicatedJobs[i].DependsOn = nil
+		}
 	}
 	js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.AnyOrder}
 
