@@ -290,7 +290,9 @@ def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[Rend
     from compiler.model.objects import RenderedObject
 
     depth = next((d for d in depths if d != "trials"), None)
-    out = [] if depth is None else _jobsets_expanded(build.outputs, depth)
+    # the PriorityClasses among the inputs are the cluster's (a Pod's priority, its label)
+    classes = [m.data for m in build.loaded.others if m.kind == "PriorityClass"]
+    out = [] if depth is None else _jobsets_expanded(build.outputs, depth, classes)
     if "trials" in depths:
         for trial in build.katib_trials:
             experiment = trial.experiment
@@ -304,14 +306,17 @@ def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[Rend
                 copy.deepcopy(o.stored if stored and o.stored is not None else o.rendered.data)
                 for o in outputs
             ]
-            objects += [e.data for e in _jobsets_expanded(outputs, depth)] if depth else []
+            objects += [e.data for e in _jobsets_expanded(outputs, depth, classes)] if depth else []
             out += [RenderedObject(*owner, mark_expanded(obj, "trials")) for obj in objects]
     planned_files(out)  # two objects on one path: refused before anything is written
     return out
 
 
-def _jobsets_expanded(outputs: list[AdmittedOutput], depth: str) -> list[RenderedObject]:
-    """What each stored JobSet among ``outputs`` becomes at ``depth``, marked expanded."""
+def _jobsets_expanded(
+    outputs: list[AdmittedOutput], depth: str, classes: list[dict[str, Any]]
+) -> list[RenderedObject]:
+    """What each stored JobSet among ``outputs`` becomes at ``depth`` on a cluster with
+    the PriorityClasses ``classes``, marked expanded."""
     from compiler.expand import expand
     from compiler.expand.downstream import mark_expanded
     from compiler.model.objects import RenderedObject
@@ -322,7 +327,7 @@ def _jobsets_expanded(outputs: list[AdmittedOutput], depth: str) -> list[Rendere
         if data is None or data.get("kind") != "JobSet":
             continue  # a JobSet the server refuses is a problem reported already
         summary = output.summary
-        for obj in expand([data], "pods" if depth == "pods" else "jobs"):
+        for obj in expand([*classes, data], "pods" if depth == "pods" else "jobs"):
             out.append(RenderedObject(summary.namespace, summary.name, mark_expanded(obj, depth)))
     return out
 

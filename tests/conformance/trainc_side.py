@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import InputError, Problem, sorted_problems
+from compiler.model.build import Build
 from compiler.plan.build_plan import plan_for_paths
-from compiler.plan.stages import Build, run
+from compiler.plan.stages import run
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 from tests.conformance.downstream import is_downstream
 

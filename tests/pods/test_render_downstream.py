@@ -175,3 +175,24 @@ def test_older_trainer_releases_are_not_checked_below_the_jobset(
     inputs = str(_inputs(tmp_path, "a" * 49))
     code, _, err = _render(capsys, inputs, "-o", "-", "--trainer", "v2.2.0")
     assert code == 0, err
+
+
+def test_expand_pods_resolves_the_input_priority_classes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PriorityClasses among the inputs are the cluster's: the Priority admission plugin
+    gives each Pod its class's value, and JobSet's pod webhook copies it into the label
+    (as the live control plane showed for this golden case)."""
+    case = (
+        Path(__file__).resolve().parents[2]
+        / "golden"
+        / "volcano-priorityclass-two-jobs-soft-topology"
+    )
+    inputs = [str(case / f) for f in ("priorityclasses.yaml", "runtime.yaml", "trainjob.yaml")]
+    code, out, err = _render(capsys, *inputs, "--expand", "pods", "-o", "-")
+    assert code == 0, err
+    pods = [d for d in yaml.safe_load_all(out) if d and d["kind"] == "Pod"]
+    assert sorted(p["spec"]["priority"] for p in pods) == [1000, 100000, 100000]
+    for pod in pods:
+        label = pod["metadata"]["labels"]["jobset.sigs.k8s.io/priority"]
+        assert label == str(pod["spec"]["priority"])
