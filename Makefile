@@ -27,6 +27,8 @@ setup: $(VENV)/.installed upstream cue kubectl
 # venv is installed again whenever it differs: a file time alone misses a copied or
 # cached .venv, or a checkout that kept an older pyproject.toml time, and the tests
 # would then find a dev extra missing. The last line checks that every test tool is there.
+# the data wheel's version, as pyproject.toml pins it: an older wheel left in $(DIST)/ is not it
+UPSTREAM_VERSION := $(shell sed -n 's/.*"trainc-upstream==\([^"]*\)".*/\1/p' pyproject.toml)
 PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
 ifneq ($(PYPROJECT_HASH),$(shell cat $(VENV)/.installed 2>/dev/null))
 .PHONY: $(VENV)/.installed
@@ -34,7 +36,7 @@ endif
 $(VENV)/.installed: pyproject.toml | upstream-wheel
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-index --no-deps --force-reinstall $(DIST)/trainc_upstream-*.whl
+	$(PY) -m pip install -q --no-index --no-deps --force-reinstall $(DIST)/trainc_upstream-$(UPSTREAM_VERSION)-py3-none-any.whl
 	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -c "import pytest, hypothesis, syrupy, pre_commit, check_jsonschema, lupa, ruamel.yaml.clibz, mkdocs, material"
 	echo $(PYPROJECT_HASH) > $@
