@@ -31,9 +31,13 @@ def reused_runtime_note(chosen: Candidate, version: str) -> Diagnostic:
             "cluster installs with the release: it is not written to the output, and render "
             "and check need it among their inputs"
         )
+        # the release and the file, not trainc's copy of it: that path is this
+        # install's (a committed report would change between machines); migrate's
+        # closing note, for this terminal, names the copy (render_command)
         workaround = (
             f"add {file} of the release the cluster runs to the runtimes trainc reads "
-            f"(trainc.yaml inputs.runtimes, or a PATH); trainc's copy: {chosen.path}"
+            f"(trainc.yaml inputs.runtimes, or a PATH); trainc carries the Trainer "
+            f"{version} release's {file}, and migrate's closing render command names it"
         )
     else:
         message = (

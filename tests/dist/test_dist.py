@@ -7,7 +7,6 @@ which reads the same releases from the Go module cache that `make setup` fills."
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -230,10 +229,13 @@ def test_a_cue_policy_without_cue_names_the_policy(installed: Installed, tmp_pat
     assert "Traceback" not in message
 
 
-def _data_root(text: bytes) -> bytes:
-    """``text`` with the folder holding a release's runtimes as ``<data>``: the installed
-    package's data, or the Go module cache for the checkout."""
-    return re.sub(rb"[^\s\"']*/(manifests/base/runtimes/)", rb"<data>/\1", text)
+def _noted_runtimes(stderr: bytes) -> list[Path]:
+    """The runtime files migrate's closing note gives to render (this install's copies);
+    none when no job reuses one."""
+    lines = [line for line in stderr.decode().splitlines() if "render it with them: " in line]
+    return [
+        Path(word) for line in lines for word in line.split("render it with them: ")[1].split()[3:]
+    ]
 
 
 def test_migrate_is_the_checkouts(installed: Installed, tmp_path: Path) -> None:
@@ -251,15 +253,22 @@ def test_migrate_is_the_checkouts(installed: Installed, tmp_path: Path) -> None:
     assert len(list(jobs.iterdir())) > 50
     reports = {}
     for version in ("v2.3.0", "v2.1.0"):
-        args = ("migrate", "v1", "--trainer", version, "--report-format", "json")
-        mine = run_installed(installed, *args, cwd=tmp_path)
-        reference = run_checkout(*args, cwd=tmp_path)
+        args = ("migrate", "v1", "--trainer", version, "--report-format", "json", "--report")
+        mine = run_installed(installed, *args, "mine.json", cwd=tmp_path)
+        reference = run_checkout(*args, "reference.json", cwd=tmp_path)
         assert mine.returncode == reference.returncode, mine.stderr.decode()[-2000:]
         assert mine.stdout == reference.stdout and b"kind: TrainJob" in mine.stdout
-        # the notes name trainc's copy of a reused upstream runtime: where each install
-        # keeps its data (compared without that folder)
-        assert _data_root(mine.stderr) == _data_root(reference.stderr)
-        reports[version] = mine.stderr
+        # the report names a reused runtime's release and file, not where an install
+        # keeps it: the same bytes on every install
+        report = (tmp_path / "mine.json").read_text(encoding="utf-8")
+        assert report == (tmp_path / "reference.json").read_text(encoding="utf-8")
+        # the closing note is for this terminal: each names its own install's copies
+        noted = _noted_runtimes(mine.stderr), _noted_runtimes(reference.stderr)
+        assert [p.name for p in noted[0]] == [p.name for p in noted[1]]
+        assert bool(noted[0]) == (version == "v2.3.0")  # v2.1.0: no job matches its runtimes
+        assert all(p.is_file() and "site-packages/trainc_upstream" in str(p) for p in noted[0])
+        assert all(p.is_file() and "site-packages" not in str(p) for p in noted[1])
+        reports[version] = report.encode()
     # jobs reuse the runtimes the release ships (its manifests/base/runtimes)
     assert b"(upstream jax_distributed.yaml) is equivalent" in reports["v2.3.0"]
     assert b"(upstream torch_distributed.yaml)" in reports["v2.1.0"]
