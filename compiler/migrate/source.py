@@ -12,6 +12,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.emitter import RoundTripEmitter, ScalarAnalysis
 from ruamel.yaml.error import ReusedAnchorWarning, YAMLError
 from ruamel.yaml.events import (
     DocumentStartEvent,
@@ -36,8 +37,26 @@ VOLCANO = "batch.volcano.sh/v1alpha1"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
 
 
+class _Emitter(RoundTripEmitter):
+    """ruamel's round-trip emitter, but a scalar with ``:`` or ``?`` in a flow
+    collection (``[{value: host:port}]``, kept from a flow-style input) is quoted.
+
+    ruamel writes such a scalar plain, as YAML 1.2 allows; libyaml's scanner (the
+    parser trainc reads the output with, and PyYAML's) refuses ``:`` inside a flow
+    plain scalar, and goyaml v2 (kubectl) ends one at ``?``: quoted, every reader
+    takes the same string."""
+
+    def analyze_scalar(self, scalar: Any) -> ScalarAnalysis:
+        analysis: ScalarAnalysis = super().analyze_scalar(scalar)
+        if ":" in scalar or "?" in scalar:
+            analysis.allow_flow_plain = False
+        return analysis
+
+
 def round_trip() -> YAML:
+    """ruamel's round trip: reads the v1 jobs, writes the migrated objects."""
     yaml = YAML(typ="rt")
+    yaml.Emitter = _Emitter
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
