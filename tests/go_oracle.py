@@ -1,5 +1,6 @@
-"""A Go oracle that answers one JSON request per line (the Kueue and Katib oracles): built
-on demand with ``go build`` (which caches) into its folder's ``bin/``."""
+"""The Go oracles of the tests (Kueue, Katib, the pods oracle's two programs): each a
+Go module built on demand with ``go build`` (which caches) into a ``bin/`` folder, then
+run with JSON on its standard input."""
 
 from __future__ import annotations
 
@@ -19,20 +20,23 @@ class OracleUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
-class JsonLinesOracle:
-    """The oracle ``name`` (for messages), its Go module ``folder`` and ``binary`` name."""
+class GoOracle:
+    """The oracle ``name`` (for messages): the Go module ``folder``, built as
+    ``binary_name`` into ``bin_dir`` (the module's ``bin/`` unless given)."""
 
     name: str
     folder: Path
     binary_name: str
+    bin_dir: Path | None = None
 
     @cached_property
     def binary(self) -> Path:
         """Build the oracle if needed; its path."""
         if shutil.which("go") is None:
             raise OracleUnavailable(f"Go is not installed: the {self.name} oracle cannot be built")
+        path = (self.bin_dir or self.folder / "bin") / self.binary_name
         result = subprocess.run(
-            ["go", "build", "-o", f"bin/{self.binary_name}", "."],
+            ["go", "build", "-o", str(path), "."],
             cwd=self.folder,
             capture_output=True,
             text=True,
@@ -43,21 +47,36 @@ class JsonLinesOracle:
             raise OracleUnavailable(
                 f"the {self.name} oracle does not build:\n{result.stderr[-3000:]}"
             )
-        return self.folder / "bin" / self.binary_name
+        return path
 
-    def ask(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The oracle's answers to ``requests``, in order."""
-        text = "".join(json.dumps(r, default=str) + "\n" for r in requests)
+    def run(self, text: str, timeout: float, *args: str) -> subprocess.CompletedProcess[str]:
+        """The oracle run with ``args`` and ``text`` on its input; it must exit 0."""
         result = subprocess.run(
-            [str(self.binary)],
+            [str(self.binary), *args],
             input=text,
             capture_output=True,
             text=True,
             check=False,
-            timeout=TIMEOUT,
+            timeout=timeout,
         )
         if result.returncode != 0:
-            raise RuntimeError(f"the {self.name} oracle failed: {result.stderr[-3000:]}")
+            raise RuntimeError(
+                f"the {self.name} oracle failed ({result.returncode}): {result.stderr[-4000:]}"
+            )
+        return result
+
+    def answer(self, payload: Any, timeout: float, *args: str) -> Any:
+        """The oracle's one JSON answer to the one JSON document ``payload``."""
+        return json.loads(self.run(json.dumps(payload), timeout, *args).stdout)
+
+
+class JsonLinesOracle(GoOracle):
+    """An oracle that answers one JSON request per line, in order."""
+
+    def ask(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The oracle's answers to ``requests``, in order."""
+        text = "".join(json.dumps(r, default=str) + "\n" for r in requests)
+        result = self.run(text, TIMEOUT)
         answers = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
         assert len(answers) == len(requests), result.stderr[-3000:]
         return answers

@@ -14,60 +14,41 @@ Kubernetes libraries, as they do in a cluster:
   through the JobSet Pod webhook.
 
 ``make pods-oracle`` builds both into ``bin/`` (git-ignored); tests build them on
-demand and skip with the reason when Go is missing.
+demand (:class:`tests.go_oracle.GoOracle`) and fail, naming ``make pods-oracle``, when
+Go is missing or a program does not build.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tests.go_oracle import GoOracle, OracleUnavailable
+
+__all__ = [
+    "OracleUnavailable",
+    "jobset_oracle",
+    "kube_oracle",
+    "oracle_binary",
+    "pod_webhook_oracle",
+    "update_oracle",
+]
+
 ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
-# program -> binary under bin/
-BUILDS = {"jobset": "jobset-oracle", "kube": "kube-oracle"}
+# program -> the oracle that builds it into the shared bin/ (as `make pods-oracle` does)
+PROGRAMS = {
+    program: GoOracle(f"pods {program}", ORACLE_DIR / program, binary, ORACLE_DIR / "bin")
+    for program, binary in (("jobset", "jobset-oracle"), ("kube", "kube-oracle"))
+}
 
 
-class OracleUnavailable(RuntimeError):
-    """Go is missing or an oracle does not build; the tests skip with this reason."""
-
-
-@cache
 def oracle_binary(program: str) -> Path:
     """Build ``program`` if needed (``go build`` caches); the binary's path."""
-    if shutil.which("go") is None:
-        raise OracleUnavailable("Go is not installed: the pods oracle cannot be built")
-    name = BUILDS[program]
-    result = subprocess.run(
-        ["go", "build", "-o", f"../bin/{name}", "."],
-        cwd=ORACLE_DIR / program,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=3600,
-    )
-    if result.returncode != 0:
-        raise OracleUnavailable(f"the pods oracle {program} does not build:\n{result.stderr}")
-    return ORACLE_DIR / "bin" / name
+    return PROGRAMS[program].binary
 
 
 def _run(program: str, payload: Any, timeout: float, *args: str) -> Any:
-    result = subprocess.run(
-        [str(oracle_binary(program)), *args],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(
-            f"{program} oracle failed ({result.returncode}):\n{result.stderr[-4000:]}"
-        )
-    return json.loads(result.stdout)
+    return PROGRAMS[program].answer(payload, timeout, *args)
 
 
 def jobset_oracle(jobsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
