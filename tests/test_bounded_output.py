@@ -13,18 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
 from compiler.errors import MAX_LISTED
 from tests.gitops.support import base_env, write_project
+from tests.support import trainc_main as trainc
 
 MIB = 1 << 20
 BOMB = "---\na: 1\n"  # one document that is no Kubernetes object, 9 bytes
-
-
-def trainc(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def plugin_generate(repo: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], int]:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import subprocess
-import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from compiler.plan.check import check_paths
 from compiler.plan.outputs import output_crds
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.artifacts import upstream
+from tests.support import trainc_process
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "check"
@@ -36,10 +35,7 @@ def rel(path: Path) -> str:
 
 
 def trainc(*args: str, cwd: Path = REPO, seed: str = "0") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}  # this checkout's code
-    return subprocess.run(
-        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
+    return trainc_process(*args, cwd=cwd, PYTHONHASHSEED=seed)
 
 
 @pytest.fixture

@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from compiler.upstream.artifacts import upstream
+from tests.support import trainc_process
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "example"
 
 
 def trainc(*args: str, seed: str = "0", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    # PYTHONPATH: the code of this checkout, also when ``cwd`` is elsewhere (an editable
-    # install may point at another worktree)
-    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
+    return trainc_process(*args, cwd=cwd, PYTHONHASHSEED=seed)
 
 
 def test_render_example_writes_one_file_per_object(tmp_path: Path) -> None:

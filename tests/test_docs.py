@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +24,7 @@ from compiler.cli import parser as trainc_parser
 from compiler.model.check import RULE_DESCRIPTIONS
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION, TRAINER_VERSIONS
 from tests.conformance.oracle import BUILDS
+from tests.support import trainc_process
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -217,10 +216,7 @@ def _sessions(text: str) -> list[tuple[str, list[str]]]:
 
 
 def _trainc(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "compiler", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
+    return trainc_process(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])

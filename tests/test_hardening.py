@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
+from tests.support import trainc_main as trainc
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "example"
@@ -28,13 +28,6 @@ spec:
   runtimeRef: {{name: torch-gang}}
   trainer: {{numNodes: 2}}
 """
-
-
-def trainc(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in-process: exit code, stdout, stderr."""
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def job(name: str = "llm", namespace: str = "team-a") -> str:

@@ -3,12 +3,12 @@ queue (render refuses a queued TrainJob going out resolved to a cluster that run
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+
+from tests.support import trainc_process
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "example"
@@ -86,16 +86,7 @@ spec:
 
 
 def trainc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "compiler", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+    return trainc_process(*args, cwd=cwd)
 
 
 def repo(root: Path, cluster: str = "") -> Path:
@@ -229,16 +220,7 @@ def test_a_delivery_chosen_on_the_command_line_is_judged_too(tmp_path: Path) -> 
     a cluster that runs Kueue are refused there as well."""
     root = repo(tmp_path, "    delivery: trainjobs\n")
     (root / ".git").mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PARAM_DELIVERY": "resolved"}
-    result = subprocess.run(
-        [sys.executable, "-m", "compiler", "argocd", "generate"],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+    result = trainc_process("argocd", "generate", cwd=root, PARAM_DELIVERY="resolved")
     assert result.returncode == 2, result.stderr
     assert "runs Kueue and delivers resolved JobSets" in result.stderr
 

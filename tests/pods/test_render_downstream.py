@@ -11,6 +11,7 @@ import yaml
 from compiler.cli import main
 from compiler.errors import FieldError
 from compiler.expand import downstream
+from tests.support import trainc_main
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -60,9 +61,7 @@ def _inputs(tmp_path: Path, name: str) -> Path:
 
 
 def _render(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["render", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return trainc_main(capsys, "render", *args)
 
 
 def test_a_name_of_48_characters_renders(

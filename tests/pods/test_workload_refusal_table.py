@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.cli import main
 from compiler.upstream.artifacts import upstream
+from tests.support import trainc_main
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = yaml.safe_load((REPO / "tests/live/fixtures/workload-refusals.yaml").read_text())
@@ -101,9 +101,7 @@ def _runtime_keys(job_field: str) -> tuple[str | int, ...]:
 
 
 def _render(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["render", *args, "-o", "-"])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return trainc_main(capsys, "render", *args, "-o", "-")
 
 
 @pytest.mark.parametrize("row", REFUSED, ids=lambda row: str(row["name"]))
