@@ -508,55 +508,29 @@ class ControlPlane:
         home = self.workdir / "trainer"
         # controller-runtime reads the webhook certificate from
         # $TMPDIR/k8s-webhook-server/serving-certs/tls.{crt,key} by default.
-        certs = home / "tmp" / "k8s-webhook-server" / "serving-certs"
-        certs.mkdir(parents=True)
-        key, crt = self.pki.issue("trainer-webhook", "trainer-webhook", server=True, client=False)
-        shutil.copy(key, certs / "tls.key")
-        shutil.copy(crt, certs / "tls.crt")
-        webhook_port, health_port = free_port(), free_port()
-        config = {
-            "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
-            "kind": "Configuration",
-            "health": {
-                "healthProbeBindAddress": f"127.0.0.1:{health_port}",
-                "readinessEndpointName": "readyz",
-                "livenessEndpointName": "healthz",
-            },
-            "metrics": {"bindAddress": "0"},
-            "webhook": {"port": webhook_port, "host": "127.0.0.1"},
-            "leaderElection": {"leaderElect": False},
-            "certManagement": {"enable": False},
-        }
-        config_file = home / "config.yaml"
-        config_file.write_text(yaml.safe_dump(config))
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(home),
-            "TMPDIR": str(home / "tmp"),
-            "KUBECONFIG": str(self.kubeconfig),
-        }
-        process = _spawn(
+        process, webhook_port = self._start_manager(
             "trainer-controller-manager",
-            [
-                str(self.artifacts.trainer_controller_manager),
-                f"--config={config_file}",
-                "--zap-log-level=info",
-            ],
+            self.artifacts.trainer_controller_manager,
             home,
-            env,
+            home / "tmp" / "k8s-webhook-server" / "serving-certs",
+            home / "tmp",
+            lambda webhook_port, health_port, certs: {
+                "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+                "kind": "Configuration",
+                "health": {
+                    "healthProbeBindAddress": f"127.0.0.1:{health_port}",
+                    "readinessEndpointName": "readyz",
+                    "livenessEndpointName": "healthz",
+                },
+                "metrics": {"bindAddress": "0"},
+                "webhook": {"port": webhook_port, "host": "127.0.0.1"},
+                "leaderElection": {"leaderElect": False},
+                "certManagement": {"enable": False},
+            },
+            "the Trainer controller manager",
+            timeout,
         )
-        self.processes.append(process)
-
-        def ready() -> bool:
-            connection = http.client.HTTPConnection("127.0.0.1", health_port, timeout=2)
-            try:
-                connection.request("GET", "/readyz")
-                return connection.getresponse().status == 200
-            finally:
-                connection.close()
-
-        _wait("the Trainer controller manager's /readyz", ready, process, timeout)
-        self._register_webhooks(webhook_port)
+        self._register(self.webhook_configurations(webhook_port))
         self.controller_started_seconds = time.monotonic() - began
         return process
 
@@ -634,42 +608,61 @@ class ControlPlane:
             client.close()
 
     def _start_jobset(self, timeout: float) -> None:
+        assert self.artifacts.jobset_controller_manager is not None
         home = self.workdir / "jobset"
-        certs = home / "certs"
+        _, webhook_port = self._start_manager(
+            "jobset-controller-manager",
+            self.artifacts.jobset_controller_manager,
+            home,
+            home / "certs",
+            home,
+            lambda webhook_port, health_port, certs: {
+                "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+                "kind": "Configuration",
+                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
+                "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
+                "metrics": {"bindAddress": "0"},
+                "leaderElection": {"leaderElect": False},
+                # Its own certificate rotation writes a Secret and patches the webhook
+                # configurations of its Deployment; here the harness's CA signs instead.
+                "internalCertManagement": {"enable": False},
+            },
+            "the JobSet controller manager",
+            timeout,
+        )
+        self._register(self.jobset_webhook_configurations(webhook_port))
+
+    def _start_manager(
+        self,
+        name: str,
+        binary: Path,
+        home: Path,
+        certs: Path,
+        tmpdir: Path,
+        config: Callable[[int, int, Path], Json],
+        what: str,
+        timeout: float,
+    ) -> tuple[Process, int]:
+        """Start the controller-runtime manager ``name`` in ``home``: its webhook serving
+        certificate (signed by the harness CA) in ``certs``, its configuration
+        ``config(webhook port, health port, certs)``; wait until its /readyz answers.
+        The process and its webhook port."""
         certs.mkdir(parents=True)
-        key, crt = self.pki.issue("jobset-webhook", "jobset-webhook", server=True, client=False)
+        webhook = name.split("-")[0] + "-webhook"  # trainer-webhook, jobset-webhook
+        key, crt = self.pki.issue(webhook, webhook, server=True, client=False)
         shutil.copy(key, certs / "tls.key")
         shutil.copy(crt, certs / "tls.crt")
         webhook_port, health_port = free_port(), free_port()
-        config = {
-            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
-            "kind": "Configuration",
-            "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
-            "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
-            "metrics": {"bindAddress": "0"},
-            "leaderElection": {"leaderElect": False},
-            # Its own certificate rotation writes a Secret and patches the webhook
-            # configurations of its Deployment; here the harness's CA signs instead.
-            "internalCertManagement": {"enable": False},
-        }
         config_file = home / "config.yaml"
-        config_file.write_text(yaml.safe_dump(config))
+        config_file.write_text(yaml.safe_dump(config(webhook_port, health_port, certs)))
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(home),
-            "TMPDIR": str(home),
+            "TMPDIR": str(tmpdir),
             "KUBECONFIG": str(self.kubeconfig),
         }
-        process = _spawn(
-            "jobset-controller-manager",
-            [
-                str(self.artifacts.jobset_controller_manager),
-                f"--config={config_file}",
-                "--zap-log-level=info",
-            ],
-            home,
-            env,
-        )
+        argv = [str(binary), f"--config={config_file}", "--zap-log-level=info"]
+        process = _spawn(name, argv, home, env)
         self.processes.append(process)
 
         def ready() -> bool:
@@ -680,10 +673,14 @@ class ControlPlane:
             finally:
                 connection.close()
 
-        _wait("the JobSet controller manager's /readyz", ready, process, timeout)
+        _wait(f"{what}'s /readyz", ready, process, timeout)
+        return process, webhook_port
+
+    def _register(self, configurations: list[Json]) -> None:
+        """Create each webhook configuration."""
         client = self.client()
         try:
-            for configuration in self.jobset_webhook_configurations(webhook_port):
+            for configuration in configurations:
                 plural = configuration["kind"].lower() + "s"
                 client.request(
                     "POST", f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration
@@ -733,17 +730,6 @@ class ControlPlane:
             "ValidatingWebhookConfiguration": base / "patch_validating.yaml",
         }
         return self._by_url(documents, patches, webhook_port)
-
-    def _register_webhooks(self, webhook_port: int) -> None:
-        client = self.client()
-        try:
-            for configuration in self.webhook_configurations(webhook_port):
-                plural = configuration["kind"].lower() + "s"
-                client.request(
-                    "POST", f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration
-                )
-        finally:
-            client.close()
 
 
 SERVICE_ACCOUNT_PATH = "/api/v1/namespaces/{namespace}/serviceaccounts/default"
