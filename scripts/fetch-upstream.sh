@@ -146,34 +146,54 @@ required_version() {
     sed -n "s|^[[:space:]]*$2 \(v[^ ]*\).*|\1|p" "$1" | head -n1
 }
 
-fetch_kueue() {
-    local OUT_DIR="$CACHE/upstream/kueue/$KUEUE_VERSION"
-    local MANIFEST="$OUT_DIR/manifest.json"
-    local inputs_sha info kueue_dir sum trainer_version jobset_version crd file work tmp crds_json
-    inputs_sha="$(printf '%s %s %s\n' "$KUEUE_MODULE" "$KUEUE_VERSION" "$KUEUE_SUM" |
+# Fetch the pinned module "$3"@"$4" (named "$1" in messages) as one zip, check it
+# against its pinned h1 sum "$5", and write $CACHE/upstream/$2/<version>/manifest.json
+# with what the function "$7" prints when given the module's folder, its sum and the
+# inputs hash (it dies, before anything is written, when a file is missing). Does
+# nothing when the manifest records the same inputs (the pin and this script) and the
+# folder it names as "$6" still has its go.mod.
+fetch_pinned() {
+    local name="$1" folder="$2" module="$3" version="$4" pinned="$5" dir_key="$6" describe="$7"
+    local out_dir="$CACHE/upstream/$folder/$version"
+    local manifest="$out_dir/manifest.json"
+    local inputs_sha info module_dir sum body work tmp
+    inputs_sha="$(printf '%s %s %s\n' "$module" "$version" "$pinned" |
         cat - "$SCRIPT" | sha256sum | cut -d' ' -f1)"
 
     # Fast path: nothing changed since the last run.
-    if [[ -f "$MANIFEST" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
-        kueue_dir="$(sed -n 's/.*"kueueDir": "\(.*\)".*/\1/p' "$MANIFEST")"
-        if [[ -f "$kueue_dir/go.mod" ]]; then
-            echo "upstream: Kueue $KUEUE_VERSION artifacts up to date in $OUT_DIR"
+    if [[ -f "$manifest" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$manifest"; then
+        module_dir="$(sed -n "s/.*\"$dir_key\": \"\(.*\)\".*/\1/p" "$manifest")"
+        if [[ -f "$module_dir/go.mod" ]]; then
+            echo "upstream: $name $version artifacts up to date in $out_dir"
             return 0
         fi
     fi
 
     # Outside any module, `go mod download MODULE@VERSION` fetches that zip alone.
     work="$(mktemp -d)"
-    if ! info="$(cd "$work" && go mod download -json "$KUEUE_MODULE@$KUEUE_VERSION" 2>&1)"; then
+    if ! info="$(cd "$work" && go mod download -json "$module@$version" 2>&1)"; then
         rm -rf "$work"
         echo "$info" >&2
-        die "'go mod download $KUEUE_MODULE@$KUEUE_VERSION' failed (network or module proxy unavailable?)"
+        die "'go mod download $module@$version' failed (network or module proxy unavailable?)"
     fi
     rm -rf "$work"
-    kueue_dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' <<<"$info")"
+    module_dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' <<<"$info")"
     sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p' <<<"$info")"
-    [[ "$sum" == "$KUEUE_SUM" ]] || die "$KUEUE_MODULE@$KUEUE_VERSION has sum $sum, pinned $KUEUE_SUM"
-    [[ -f "$kueue_dir/go.mod" ]] || die "the Kueue module directory $kueue_dir has no go.mod"
+    [[ "$sum" == "$pinned" ]] || die "$module@$version has sum $sum, pinned $pinned"
+    [[ -f "$module_dir/go.mod" ]] || die "the $name module directory $module_dir has no go.mod"
+    body="$("$describe" "$module_dir" "$sum" "$inputs_sha")"
+
+    mkdir -p "$out_dir"
+    tmp="$(mktemp "$out_dir/.manifest.XXXXXX")"
+    printf '%s\n' "$body" >"$tmp"
+    mv -f "$tmp" "$manifest"
+    echo "upstream: $name $version artifacts written to $out_dir"
+}
+
+# Kueue's manifest, given its module folder, sum and inputs hash; "trainerVersion" is
+# the Trainer release its go.mod requires.
+kueue_manifest() {
+    local kueue_dir="$1" sum="$2" inputs_sha="$3" trainer_version jobset_version crd file crds_json
     trainer_version="$(required_version "$kueue_dir/go.mod" "$TRAINER_MODULE")"
     jobset_version="$(required_version "$kueue_dir/go.mod" sigs.k8s.io/jobset)"
     [[ -n "$trainer_version" ]] || die "Kueue $KUEUE_VERSION's go.mod requires no $TRAINER_MODULE"
@@ -184,10 +204,7 @@ fetch_kueue() {
         [[ -f "$file" ]] || die "CRD file $file is missing from the module cache"
         crds_json+="${crds_json:+,$'\n'}    \"$crd.kueue.x-k8s.io\": \"$file\""
     done
-
-    mkdir -p "$OUT_DIR"
-    tmp="$(mktemp "$OUT_DIR/.manifest.XXXXXX")"
-    cat >"$tmp" <<EOF
+    cat <<EOF
 {
   "kueueVersion": "$KUEUE_VERSION",
   "kueueDir": "$kueue_dir",
@@ -200,45 +217,16 @@ $crds_json
   "inputsSha256": "$inputs_sha"
 }
 EOF
-    mv -f "$tmp" "$MANIFEST"
-    echo "upstream: Kueue $KUEUE_VERSION artifacts (it embeds Trainer $trainer_version) written to $OUT_DIR"
 }
 
-fetch_katib() {
-    local OUT_DIR="$CACHE/upstream/katib/$KATIB_VERSION"
-    local MANIFEST="$OUT_DIR/manifest.json"
-    local inputs_sha info katib_dir sum crd_file config_file work tmp
-    inputs_sha="$(printf '%s %s %s\n' "$KATIB_MODULE" "$KATIB_VERSION" "$KATIB_SUM" |
-        cat - "$SCRIPT" | sha256sum | cut -d' ' -f1)"
-
-    # Fast path: nothing changed since the last run.
-    if [[ -f "$MANIFEST" ]] && grep -q "\"inputsSha256\": \"$inputs_sha\"" "$MANIFEST"; then
-        katib_dir="$(sed -n 's/.*"katibDir": "\(.*\)".*/\1/p' "$MANIFEST")"
-        if [[ -f "$katib_dir/go.mod" ]]; then
-            echo "upstream: Katib $KATIB_VERSION artifacts up to date in $OUT_DIR"
-            return 0
-        fi
-    fi
-
-    work="$(mktemp -d)"
-    if ! info="$(cd "$work" && go mod download -json "$KATIB_MODULE@$KATIB_VERSION" 2>&1)"; then
-        rm -rf "$work"
-        echo "$info" >&2
-        die "'go mod download $KATIB_MODULE@$KATIB_VERSION' failed (network or module proxy unavailable?)"
-    fi
-    rm -rf "$work"
-    katib_dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' <<<"$info")"
-    sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p' <<<"$info")"
-    [[ "$sum" == "$KATIB_SUM" ]] || die "$KATIB_MODULE@$KATIB_VERSION has sum $sum, pinned $KATIB_SUM"
-    [[ -f "$katib_dir/go.mod" ]] || die "the Katib module directory $katib_dir has no go.mod"
+# Katib's manifest, given its module folder, sum and inputs hash.
+katib_manifest() {
+    local katib_dir="$1" sum="$2" inputs_sha="$3" crd_file config_file
     crd_file="$katib_dir/manifests/v1beta1/components/crd/experiment.yaml"
     config_file="$katib_dir/manifests/v1beta1/installs/katib-standalone/katib-config.yaml"
     [[ -f "$crd_file" ]] || die "CRD file $crd_file is missing from the module cache"
     [[ -f "$config_file" ]] || die "$config_file is missing from the module cache"
-
-    mkdir -p "$OUT_DIR"
-    tmp="$(mktemp "$OUT_DIR/.manifest.XXXXXX")"
-    cat >"$tmp" <<EOF
+    cat <<EOF
 {
   "katibVersion": "$KATIB_VERSION",
   "katibDir": "$katib_dir",
@@ -250,8 +238,14 @@ fetch_katib() {
   "inputsSha256": "$inputs_sha"
 }
 EOF
-    mv -f "$tmp" "$MANIFEST"
-    echo "upstream: Katib $KATIB_VERSION artifacts written to $OUT_DIR"
+}
+
+fetch_kueue() {
+    fetch_pinned Kueue kueue "$KUEUE_MODULE" "$KUEUE_VERSION" "$KUEUE_SUM" kueueDir kueue_manifest
+}
+
+fetch_katib() {
+    fetch_pinned Katib katib "$KATIB_MODULE" "$KATIB_VERSION" "$KATIB_SUM" katibDir katib_manifest
 }
 
 # Arguments: Trainer releases, `kueue` and/or `katib`; none: every release, Kueue, Katib.
