@@ -1,4 +1,4 @@
-"""The Go oracles of the tests (Kueue, Katib, the pods oracle's two programs): each a
+"""The Go oracles of the tests (conformance, Kueue, Katib, the pods oracle's two programs): each a
 Go module built on demand with ``go build`` (which caches) into a ``bin/`` folder, then
 run with JSON on its standard input."""
 
@@ -22,12 +22,14 @@ class OracleUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class GoOracle:
     """The oracle ``name`` (for messages): the Go module ``folder``, built as
-    ``binary_name`` into ``bin_dir`` (the module's ``bin/`` unless given)."""
+    ``binary_name`` into ``bin_dir`` (the module's ``bin/`` unless given), with the
+    extra ``go build`` flags ``build_flags``."""
 
     name: str
     folder: Path
     binary_name: str
     bin_dir: Path | None = None
+    build_flags: tuple[str, ...] = ()
 
     @cached_property
     def binary(self) -> Path:
@@ -36,7 +38,7 @@ class GoOracle:
             raise OracleUnavailable(f"Go is not installed: the {self.name} oracle cannot be built")
         path = (self.bin_dir or self.folder / "bin") / self.binary_name
         result = subprocess.run(
-            ["go", "build", "-o", str(path), "."],
+            ["go", "build", *self.build_flags, "-o", str(path), "."],
             cwd=self.folder,
             capture_output=True,
             text=True,

@@ -10,7 +10,6 @@ and the build tag of the few lines where the releases' Go APIs differ
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 import yaml
 
 from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
+from tests.go_oracle import GoOracle, OracleUnavailable
 
 ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
 ORACLE_BIN = ORACLE_DIR / "bin" / "oracle"
@@ -40,30 +40,18 @@ BUILDS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-class OracleUnavailable(RuntimeError):
-    """Go is missing or the oracle does not build; oracle-driven tests skip with this reason."""
+# Trainer version -> the oracle of that release (tests.go_oracle)
+ORACLES = {
+    version: GoOracle(f"Trainer {version} conformance", ORACLE_DIR, binary, build_flags=flags)
+    for version, (flags, binary) in BUILDS.items()
+}
 
 
-@cache
 def oracle_binary(version: str = DEFAULT_TRAINER_VERSION) -> Path:
     """Build the oracle of Trainer ``version`` if needed (``go build`` caches); its path."""
-    if shutil.which("go") is None:
-        raise OracleUnavailable("Go is not installed: the conformance oracle cannot be built")
-    if version not in BUILDS:
+    if version not in ORACLES:
         raise OracleUnavailable(f"no conformance oracle build for Trainer {version}")
-    flags, name = BUILDS[version]
-    result = subprocess.run(
-        ["go", "build", *flags, "-o", f"bin/{name}", "."],
-        cwd=ORACLE_DIR,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise OracleUnavailable(
-            f"the conformance oracle of Trainer {version} does not build:\n{result.stderr}"
-        )
-    return ORACLE_DIR / "bin" / name
+    return ORACLES[version].binary
 
 
 @dataclass
