@@ -41,10 +41,10 @@ class _Emitter(RoundTripEmitter):
     """ruamel's round-trip emitter, but a scalar with ``:`` or ``?`` in a flow
     collection (``[{value: host:port}]``, kept from a flow-style input) is quoted.
 
-    ruamel writes such a scalar plain, as YAML 1.2 allows; libyaml's scanner (the
-    parser trainc reads the output with, and PyYAML's) refuses ``:`` inside a flow
-    plain scalar, and goyaml v2 (kubectl) ends one at ``?``: quoted, every reader
-    takes the same string."""
+    ruamel writes such a scalar plain, as YAML 1.2 allows; libyaml's scanner (which
+    trainc's reader uses when ruamel's libyaml extra is installed, and PyYAML's)
+    refuses ``:`` inside a flow plain scalar, and goyaml v2 (kubectl) ends one at
+    ``?``: quoted, every reader takes the same string."""
 
     def analyze_scalar(self, scalar: Any) -> ScalarAnalysis:
         analysis: ScalarAnalysis = super().analyze_scalar(scalar)
