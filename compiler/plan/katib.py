@@ -7,21 +7,28 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 from __future__ import annotations
 
 import copy
+from typing import Any
 
+from compiler.apiserver.workloads.defaults import default_pod
+from compiler.errors import Problem
 from compiler.katib.experiment import is_experiment, set_default
+from compiler.katib.injector import WEBHOOK, InjectionRefused, inject, trial_pods
 from compiler.katib.inputs import TrialJob, experiment_inputs, relabel, relabel_findings
 from compiler.katib.peak import peak, peak_text, trial_requests
 from compiler.kube.quantity import Quantity
+from compiler.kube.roundtrip import go_roundtrip
 from compiler.model.build import Build
 from compiler.model.objects import RenderedObject
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
     "katib_outputs",
+    "katib_pod_problems",
     "katib_relabel",
     "katib_relabel_findings",
     "katib_relabel_problems",
     "katib_trials",
+    "trial_pods_injected",
 ]
 
 
@@ -86,6 +93,7 @@ def katib_relabel_problems(build: Build) -> None:
 
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
+        build.problems += katib_pod_problems(build)
         # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
         build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
 
@@ -120,3 +128,68 @@ def katib_outputs(build: Build) -> None:
         for m in build.loaded.objects
         if m.kind != TRAINJOB_KIND or (m.namespace or "", m.name) not in trials
     ]
+
+
+def _primary_template_problems(trial: TrialJob, jobset: dict[str, Any]) -> list[Problem]:
+    """Katib's pod webhook refuses every Pod of the trial without the primary container
+    (it adds ``KATIB_TRIAL_NAME`` to that container on every Pod of a trial): one error
+    per replicated job whose Pods lack it, at ``trialTemplate.primaryContainerName``."""
+    defaulted = (trial.experiment.data.get("spec") or {}).get("trialTemplate") or {}
+    name = str(defaulted.get("primaryContainerName") or "")
+    out = []
+    for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        containers = (template.get("spec") or {}).get("containers") or []
+        names = [str(c.get("name", "")) for c in containers if isinstance(c, dict)]
+        if name in names:
+            continue
+        listed = "[" + " ".join("{" + n + " ...}" for n in names) + "]"
+        message = (
+            f"{trial.prefix}the Pods of replicated job {rjob.get('name')}: admission webhook "
+            f'"{WEBHOOK}" denied the request: Unable to find primary container {name} '
+            f"in mutated pod containers {listed}"
+        )
+        location = trial.experiment.locate(("spec", "trialTemplate", "primaryContainerName"))
+        out.append(Problem(message, location, trial.experiment.ref, None, "katib"))
+    return out
+
+
+def katib_pod_problems(build: Build) -> list[Problem]:
+    """The trials' Pods Katib's pod webhook would refuse (:mod:`compiler.katib.injector`)."""
+    out: list[Problem] = []
+    for trial in build.katib_trials:
+        key = (trial.manifest.namespace or "", trial.manifest.name)
+        for output in build.outputs:
+            if (output.summary.namespace, output.summary.name) != key:
+                continue
+            stored = output.stored
+            if stored is not None and stored.get("kind") == "JobSet":
+                out += _primary_template_problems(trial, stored)
+    return out
+
+
+def trial_pods_injected(
+    trial: TrialJob, default_namespace: str, objects: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``objects`` (a trial's expanded Jobs, Services and Pods) with Katib's pod webhook
+    applied to each Pod, then the API server's defaults again (it re-defaults a Pod after
+    each webhook's patch), in Go's field order; and what trainc could not emulate."""
+    experiment = copy.deepcopy(trial.experiment.data)
+    meta = experiment.setdefault("metadata", {})
+    meta["namespace"] = meta.get("namespace") or default_namespace
+    context = trial_pods(set_default(experiment), trial.manifest.name)
+    out, notes = [], []
+    for obj in objects:
+        if obj.get("kind") != "Pod":
+            out.append(obj)
+            continue
+        try:
+            injected = inject(obj, context)
+        except InjectionRefused:
+            continue  # not created: katib_pod_problems reports it, and the render fails
+        default_pod(injected.pod)
+        pod = go_roundtrip(injected.pod, "io.k8s.api.core.v1.Pod")
+        pod.pop("status", None)  # as compiler.expand writes Pods
+        out.append(pod)
+        notes += [f"{trial.experiment.ref}: trial {trial.trial.label}: {n}" for n in injected.notes]
+    return out, notes
