@@ -7,6 +7,7 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.apiserver.workloads.defaults import default_pod
@@ -19,6 +20,7 @@ from compiler.kube.quantity import Quantity
 from compiler.kube.roundtrip import go_roundtrip
 from compiler.model.build import Build
 from compiler.model.objects import RenderedObject
+from compiler.model.plan import BuildPlan
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "katib_relabel_findings",
     "katib_relabel_problems",
     "katib_trials",
+    "peak_changes",
     "trial_pods_injected",
 ]
 
@@ -61,13 +64,24 @@ def katib_relabel_findings(build: Build) -> None:
         build.findings = relabel_findings(build.findings, build.katib_trials)
 
 
-def peak_notes(build: Build) -> list[str]:
-    """Per Experiment, the peak requests of its costliest trials at parallelTrialCount."""
-    rendered = {(s.namespace, s.name): s.objects for s in build.summaries}
+@dataclass(frozen=True)
+class ExperimentPeak:
+    """What an Experiment's costliest trials request together at ``parallelTrialCount``."""
+
+    parallel: int
+    trials: int
+    requests: dict[str, Quantity]
+
+
+def experiment_peaks(build: Build) -> dict[str, ExperimentPeak]:
+    """Per Experiment (``Experiment <namespace>/<name>``), the peak of its checked trials:
+    from check's build, or render's (where the trials' objects are set apart)."""
+    summaries = [*build.summaries, *build.trial_summaries]
+    rendered = {(s.namespace, s.name): s.objects for s in summaries}
     by_experiment: dict[int, list[TrialJob]] = {}
     for trial in build.katib_trials:
         by_experiment.setdefault(id(trial.experiment), []).append(trial)
-    notes = []
+    out = {}
     for trials in by_experiment.values():
         experiment = trials[0].experiment
         costs: list[dict[str, Quantity]] = []
@@ -77,13 +91,76 @@ def peak_notes(build: Build) -> list[str]:
         spec = experiment.data.get("spec") or {}
         parallel = spec.get("parallelTrialCount")
         parallel = parallel if isinstance(parallel, int) else 3  # Katib's default
-        taken = min(parallel, len(costs))
-        notes.append(
-            f"{experiment.ref}: peak requests at parallelTrialCount {parallel} "
-            f"(the {taken} costliest of {len(costs)} trials checked): "
-            f"{peak_text(peak(costs, parallel))}"
+        out[str(experiment.ref)] = ExperimentPeak(parallel, len(costs), peak(costs, parallel))
+    return out
+
+
+def peak_notes(build: Build) -> list[str]:
+    """Per Experiment, the peak requests of its costliest trials at parallelTrialCount."""
+    return [
+        f"{ref}: peak requests at parallelTrialCount {p.parallel} "
+        f"(the {min(p.parallel, p.trials)} costliest of {p.trials} trials checked): "
+        f"{peak_text(p.requests)}"
+        for ref, p in experiment_peaks(build).items()
+    ]
+
+
+def plan_peaks(plan: BuildPlan) -> dict[str, ExperimentPeak]:
+    """The Experiments' peaks of ``plan`` (``trainc diff``); none when its inputs hold no
+    Experiment (only loaded, then) or do not render."""
+    from compiler.plan.stages import RENDER_STAGES, load, run  # stages imports this module
+
+    if not any(is_experiment(m.data) for m in run(plan, (load,)).loaded.others):
+        return {}
+    build = run(plan, RENDER_STAGES)
+    return {} if build.problems else experiment_peaks(build)
+
+
+def _peak_line(ref: str, before: ExperimentPeak | None, after: ExperimentPeak | None) -> str:
+    if before is None or after is None:
+        side = after or before
+        assert side is not None
+        verb = "added" if before is None else "removed"
+        return (
+            f"{ref} ({verb}): peak at parallelTrialCount {side.parallel}: "
+            f"{peak_text(side.requests)}"
         )
-    return notes
+    parallel = (
+        str(after.parallel)
+        if before.parallel == after.parallel
+        else f"{before.parallel} -> {after.parallel}"
+    )
+    names = sorted({*before.requests, *after.requests})
+    zero = Quantity.zero()
+    changed = [
+        f"{name} {before.requests.get(name, zero)} -> {after.requests.get(name, zero)}"
+        for name in names
+        if before.requests.get(name, zero).as_decimal()
+        != after.requests.get(name, zero).as_decimal()
+    ]
+    return f"{ref}: peak at parallelTrialCount {parallel}: {', '.join(changed) or 'unchanged'}"
+
+
+def _same_peak(a: ExperimentPeak | None, b: ExperimentPeak | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    values = [{k: v.as_decimal() for k, v in p.requests.items() if not v.is_zero()} for p in (a, b)]
+    return a.parallel == b.parallel and values[0] == values[1]
+
+
+def peak_changes(base: list[BuildPlan], head: list[BuildPlan]) -> list[tuple[str, str]]:
+    """``trainc diff``'s Katib lines: per cluster (``""`` for PATHs), each Experiment whose
+    peak at parallelTrialCount (or that count) differs between ``base`` and ``head``."""
+    sides: dict[str, list[dict[str, ExperimentPeak]]] = {}
+    for index, plans in enumerate((base, head)):
+        for plan in plans:
+            sides.setdefault(plan.cluster_name or "", [{}, {}])[index] = plan_peaks(plan)
+    rows = []
+    for cluster, (before, after) in sorted(sides.items()):
+        for ref in sorted({*before, *after}):
+            if not _same_peak(before.get(ref), after.get(ref)):
+                rows.append((cluster, _peak_line(ref, before.get(ref), after.get(ref))))
+    return rows
 
 
 def katib_relabel_problems(build: Build) -> None:
