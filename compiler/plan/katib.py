@@ -7,6 +7,7 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from compiler.kube.roundtrip import go_roundtrip
 from compiler.model.build import Build
 from compiler.model.objects import RenderedObject
 from compiler.model.plan import BuildPlan
+from compiler.plan.gitops import hint_annotations
 from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = [
@@ -168,11 +170,80 @@ def katib_relabel_problems(build: Build) -> None:
     (``check`` relabels again after its own stages, and notes the peak)."""
     from compiler.plan.stages import warning_order  # stages imports this module
 
+    flux = flux_substitution_warnings(build)
+    if flux:
+        build.warnings = sorted([*build.warnings, *flux], key=warning_order)
     if build.katib_trials:
         build.problems = relabel(build.problems, build.katib_trials)
         build.problems += katib_pod_problems(build)
         # in the order a check by chunks merges them (plan/check_chunks.py _whole_order)
         build.warnings = sorted(relabel(build.warnings, build.katib_trials), key=warning_order)
+
+
+def _with_gitops_hints(build: Build, data: dict[str, Any]) -> dict[str, Any]:
+    """The Experiment with the cluster's GitOps annotations, as every delivered object
+    gets them (:mod:`compiler.plan.gitops`; sync wave 0, a workload's)."""
+    cluster = build.plan.cluster
+    if cluster is None or cluster.gitops is None:
+        return data
+    extra = hint_annotations(cluster.gitops, "Experiment")
+    if extra:
+        meta = data.setdefault("metadata", {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), **extra}
+    return data
+
+
+def _placeholders(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[Any, str]]:
+    """Every string holding ``${`` in ``value``, with its path, in document order."""
+    if isinstance(value, str) and "${" in value:
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _placeholders(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _placeholders(item, (*path, index))
+
+
+def flux_substitution_warnings(build: Build) -> list[Problem]:
+    """A warning per Experiment holding a Katib placeholder when Flux's substitution is
+    not off for its cluster: Flux's postBuild parser reads ``${trialParameters.lr}`` as a
+    variable ``trialParameters`` followed by a ``.`` where it wants ``}``, and the whole
+    Kustomization fails to build (``missing closing brace``)."""
+    cluster = build.plan.cluster
+    gitops = cluster.gitops if cluster is not None else None
+    if cluster is None or (gitops is not None and gitops.flux_substitute == "disabled"):
+        return []
+    out = []
+    for manifest in build.loaded.others:
+        if not is_experiment(manifest.data):
+            continue
+        spec = manifest.data.get("spec") or {}
+        found = next(_placeholders(spec, ("spec",)), None)
+        if found is None:
+            continue
+        path, text = found
+        out.append(
+            Problem(
+                f"{_field_text(path)} holds {text!r}: Flux's postBuild substitution cannot "
+                "parse a Katib placeholder (missing closing brace), so a Flux Kustomization "
+                "with postBuild that holds this Experiment fails to build; set `gitops: "
+                f"{{fluxSubstitute: disabled}}` for cluster {cluster.name!r} in "
+                f"{cluster.project_file} if Flux deploys it",
+                manifest.locate(path),
+                manifest.ref,
+                None,
+                "gitops",
+            )
+        )
+    return out
+
+
+def _field_text(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 def katib_outputs(build: Build) -> None:
@@ -189,6 +260,7 @@ def katib_outputs(build: Build) -> None:
         data = copy.deepcopy(manifest.data)
         namespace = manifest.namespace or build.plan.default_namespace
         data.setdefault("metadata", {})["namespace"] = namespace
+        data = _with_gitops_hints(build, data)
         rendered = RenderedObject(namespace, manifest.name, data)
         build.passed.append((rendered, set_default(copy.deepcopy(data))))
     trials = {(t.manifest.namespace or "", t.manifest.name) for t in build.katib_trials}

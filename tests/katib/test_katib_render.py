@@ -220,3 +220,57 @@ def test_pods_without_the_primary_container_fail_the_trial(
         "container node in mutated pod containers [{dataset-initializer ...}]"
     ) in err
     assert "experiment.yaml:31:5" in err  # trialTemplate.primaryContainerName
+
+
+def _project(tmp_path: Path, gitops: str) -> Path:
+    _grid(tmp_path / "in")
+    (tmp_path / "trainc.yaml").write_text(
+        "inputs:\n  runtimes: [in/runtime.yaml]\n  jobs: [in/experiment.yaml]\n"
+        "output: rendered\nclusters:\n  - name: c\n"
+        f"    gitops: {gitops}\n    namespaces:\n      - name: kubeflow\n"
+    )
+    return tmp_path / "trainc.yaml"
+
+
+def test_the_experiment_carries_the_clusters_gitops_hints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sync wave 0 like a workload (Katib refuses it before its template's ConfigMap
+    exists, wave -1), the sync options, and Flux's substitute: disabled."""
+    project = _project(
+        tmp_path,
+        "{syncWaves: true, serverSideApply: true, immutableChange: force-replace, "
+        "fluxSubstitute: disabled}",
+    )
+    code, docs, err = _render(capsys, "--project", str(project), "--cluster", "c", "-o", "-")
+    assert code == 0, err
+    [experiment] = [d for d in docs if d["kind"] == "Experiment"]
+    assert experiment["metadata"]["annotations"] == {
+        "argocd.argoproj.io/sync-wave": "0",
+        "argocd.argoproj.io/sync-options": "ServerSideApply=true,Force=true,Replace=true",
+        "kustomize.toolkit.fluxcd.io/substitute": "disabled",
+    }
+    code, docs, err = _render(
+        capsys, "--project", str(project), "--cluster", "c", "-o", "-", "--server-defaults"
+    )
+    [stored] = [d for d in docs if d["kind"] == "Experiment"]
+    assert stored["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "0"
+    assert "warning[gitops]" not in err
+
+
+def test_flux_substitution_would_break_on_katib_placeholders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flux's postBuild parser stops at the dot of ${trialParameters.x}: warned, at the
+    placeholder, unless the cluster turns Flux substitution off."""
+    project = _project(tmp_path, "{syncWaves: true}")
+    capsys.readouterr()
+    assert main(["check", "--project", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "warning[gitops]: Experiment kubeflow/torch-distributed-example: "
+        "spec.trialTemplate.trialSpec.spec.trainer.command[3] holds "
+        "'--lr=${trialParameters.learningRate}': Flux's postBuild substitution cannot parse "
+        "a Katib placeholder (missing closing brace)"
+    ) in out
+    assert "experiment.yaml:" in out
