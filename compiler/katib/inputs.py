@@ -174,9 +174,15 @@ def _trial_job(
 
 
 def experiment_inputs(
-    others: list[Manifest], default_namespace: str = "default", samples: int = 0, seed: int = 0
+    others: list[Manifest],
+    default_namespace: str = "default",
+    samples: int = 0,
+    seed: int = 0,
+    unplanned: frozenset[str] = frozenset(),
 ) -> ExperimentInputs:
-    """Every Experiment among ``others``: its problems, and the TrainJobs of its trials."""
+    """Every Experiment among ``others``: its problems, and the TrainJobs of its trials
+    (none for an Experiment of the files ``unplanned``: ``check -j`` plans a context
+    file's Experiment in one chunk)."""
     out = ExperimentInputs()
     config_maps = _config_maps(others)
     for experiment in others:
@@ -199,7 +205,7 @@ def experiment_inputs(
             out.problems.append(
                 Problem(error.text, experiment.locate(error.path), experiment.ref, None, RULE)
             )
-        if errors:
+        if errors or experiment.source.file in unplanned:
             continue
         plan = plan_trials(defaulted, samples, seed)
         if plan.bounded:

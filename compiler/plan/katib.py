@@ -7,7 +7,7 @@ in a trial is the Experiment's error, at the template line, naming the assignmen
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,21 +32,35 @@ __all__ = [
     "katib_relabel_findings",
     "katib_relabel_problems",
     "katib_trials",
+    "katib_trials_outside",
     "peak_changes",
     "trial_pods_injected",
 ]
 
 
-def katib_trials(build: Build) -> None:
-    """Experiments' problems; their trials' TrainJobs join the inputs."""
+def katib_trials(build: Build, unplanned: frozenset[str] = frozenset()) -> None:
+    """Experiments' problems; their trials' TrainJobs join the inputs (none for the
+    Experiments of the files ``unplanned``)."""
     samples, seed = build.plan.katib_samples
-    found = experiment_inputs(build.loaded.others, build.plan.default_namespace, samples, seed)
+    found = experiment_inputs(
+        build.loaded.others, build.plan.default_namespace, samples, seed, unplanned
+    )
     if not found.experiments:
         return
     build.problems += found.problems
     build.notes += found.notes
     build.loaded.objects += [t.manifest for t in found.trials]
     build.katib_trials = found.trials
+
+
+def katib_trials_outside(files: frozenset[str]) -> Callable[[Build], None]:
+    """The :func:`katib_trials` stage, without planning the trials of the Experiments of
+    ``files`` (they are still checked themselves)."""
+
+    def stage(build: Build) -> None:
+        katib_trials(build, files)
+
+    return stage
 
 
 def katib_relabel(build: Build) -> None:
