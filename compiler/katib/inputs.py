@@ -35,6 +35,7 @@ from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 __all__ = ["ExperimentInputs", "TrialJob", "experiment_inputs", "relabel", "relabel_findings"]
 
 RULE = "katib"
+DOWNSTREAM = "downstream"  # what the API server refuses below the input (expand/downstream)
 TEMPLATE = ("spec", "trialTemplate", "trialSpec")
 
 
@@ -149,6 +150,9 @@ def _trial_job(
             Problem(label + str(error), experiment.locate(prefix), experiment.ref, None, RULE)
         )
         return
+    if obj.get("apiVersion") == "batch/v1" and obj.get("kind") == "Job":
+        out.problems += _batch_job_problems(experiment, obj, prefix if inline else None, label)
+        return
     if obj.get("kind") != "TrainJob":
         return  # only TrainJob trials go through trainc's chain
     loaded, problems = load_texts_collect(
@@ -171,6 +175,35 @@ def _trial_job(
     )
     for manifest in loaded.objects:
         out.trials.append(TrialJob(experiment, trial, Manifest(manifest.data, source)))
+
+
+def _batch_job_problems(
+    experiment: Manifest, job: dict[str, Any], prefix: tuple[str, ...] | None, label: str
+) -> list[Problem]:
+    """A batch Job trial as the API server takes it when Katib's trial controller creates
+    it: its create validation (``validate_job``), each error at the template line that
+    wrote the field (``prefix`` None: at the ConfigMap reference)."""
+    from compiler.apiserver.workloads import ServerPanic, WorkloadDecodeError, validate_job
+
+    where = prefix if prefix is not None else ("spec", "trialTemplate", "configMap")
+    try:
+        errors = validate_job(job)
+    except (WorkloadDecodeError, ServerPanic) as refused:
+        return [
+            Problem(
+                label + str(refused), experiment.locate(where), experiment.ref, None, DOWNSTREAM
+            )
+        ]
+    name = (job.get("metadata") or {}).get("name", "")
+    out = []
+    for error in errors:
+        path = _data_path(job, error.path or parse_field_path(error.field or ""))
+        location = (
+            experiment.locate((*where, *path)) if prefix is not None else experiment.locate(where)
+        )
+        message = f'{label}Job.batch "{name}" is invalid: {error}'
+        out.append(Problem(message, location, experiment.ref, None, DOWNSTREAM))
+    return out
 
 
 def experiment_inputs(
@@ -207,6 +240,13 @@ def experiment_inputs(
             )
         if errors or experiment.source.file in unplanned:
             continue
+        if defaulted["spec"].get("nasConfig") is not None:
+            out.notes.append(
+                f"{experiment.ref}: nasConfig: Katib's {_algorithm(defaulted)} suggestion "
+                "makes each trial's architecture in the cluster; trainc checks the "
+                "Experiment, not its trials"
+            )
+            continue
         plan = plan_trials(defaulted, samples, seed)
         if plan.bounded:
             out.notes.append(
@@ -221,6 +261,10 @@ def experiment_inputs(
         for trial in plan.trials:
             _trial_job(experiment, defaulted, trial, config_maps, out)
     return out
+
+
+def _algorithm(defaulted: dict[str, Any]) -> str:
+    return str((defaulted["spec"].get("algorithm") or {}).get("algorithmName") or "")
 
 
 def _message(label: str, problem: Problem) -> str:
