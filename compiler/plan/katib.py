@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.apiserver.workloads import invalid_message
 from compiler.apiserver.workloads.defaults import default_pod
 from compiler.errors import Problem
 from compiler.katib.experiment import is_experiment, set_default
@@ -317,8 +318,68 @@ def _primary_template_problems(trial: TrialJob, jobset: dict[str, Any]) -> list[
     return out
 
 
+def _primary_pod_problems(trial: TrialJob, jobset: dict[str, Any]) -> list[Problem]:
+    """What the API server refuses in a trial's primary Pod once Katib's webhook has added
+    its sidecar, volume and mounts (a mount of the user's at the metrics folder, a volume
+    named ``metrics-volume``, an invalid custom collector), beyond what it refuses in the
+    Pod without them (the checks below the JobSet report that)."""
+    from compiler.apiserver.workloads import ServerPanic, WorkloadDecodeError, validate_pod
+
+    experiment = copy.deepcopy(trial.experiment.data)
+    meta = experiment.setdefault("metadata", {})
+    meta["namespace"] = meta.get("namespace") or trial.manifest.namespace or "default"
+    context = trial_pods(set_default(experiment), trial.manifest.name)
+    name = str((jobset.get("metadata") or {}).get("name", ""))
+    out = []
+    for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        labels = {
+            **((template.get("metadata") or {}).get("labels") or {}),
+            "jobset.sigs.k8s.io/replicatedjob-name": str(rjob.get("name", "")),
+            "batch.kubernetes.io/job-completion-index": "0",
+        }
+        primary = context.primary_pod_labels
+        if primary is not None and any(labels.get(k) != v for k, v in primary.items()):
+            continue
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{rjob.get('name')}-0-0-00000",
+                "namespace": context.namespace,
+                "labels": labels,
+            },
+            "spec": copy.deepcopy(template.get("spec") or {}),
+        }
+        try:
+            injected = inject(pod, context).pod
+            errors = validate_pod(injected)
+            before = {str(e) for e in validate_pod(pod)} if errors else set()
+        except (InjectionRefused, WorkloadDecodeError, ServerPanic):
+            continue  # refused before (a missing primary container) or not decodable
+        added = [e for e in errors if str(e) not in before]
+        if not added:
+            continue
+        where: tuple[str, ...] = ("spec", "metricsCollectorSpec")
+        if where[-1] not in (trial.experiment.data.get("spec") or {}):
+            where = ("spec", "trialTemplate", "primaryContainerName")
+        invalid = invalid_message("Pod", f"{name}-{rjob.get('name')}-0-0-00000", added)
+        out.append(
+            Problem(
+                f"{trial.prefix}the primary Pod of replicated job {rjob.get('name')}, with "
+                f"Katib's metrics collector: {invalid}",
+                trial.experiment.locate(where),
+                trial.experiment.ref,
+                None,
+                "katib",
+            )
+        )
+    return out
+
+
 def katib_pod_problems(build: Build) -> list[Problem]:
-    """The trials' Pods Katib's pod webhook would refuse (:mod:`compiler.katib.injector`)."""
+    """The trials' Pods Katib's pod webhook would refuse, or make invalid
+    (:mod:`compiler.katib.injector`)."""
     out: list[Problem] = []
     for trial in build.katib_trials:
         key = (trial.manifest.namespace or "", trial.manifest.name)
@@ -327,7 +388,8 @@ def katib_pod_problems(build: Build) -> list[Problem]:
                 continue
             stored = output.stored
             if stored is not None and stored.get("kind") == "JobSet":
-                out += _primary_template_problems(trial, stored)
+                refused = _primary_template_problems(trial, stored)
+                out += refused or _primary_pod_problems(trial, stored)
     return out
 
 

@@ -312,3 +312,36 @@ def test_a_nas_experiment_is_checked_not_its_trials(tmp_path: Path) -> None:
     [both] = [e for e in errors if "only one of" in e]  # and the unknown references
     assert both.endswith(": only one of spec.parameters and spec.nasConfig can be specified")
     assert ': spec: Invalid value: {"parameters":[{"name":"lr",' in both
+
+
+def test_a_mount_at_the_metrics_folder_breaks_the_primary_pod(tmp_path: Path) -> None:
+    """Katib's webhook mounts its metrics volume at /var/log/katib in the primary
+    container: a mount of the runtime's there makes every trial's primary Pod invalid."""
+    root = _setup(tmp_path)
+    runtime = (root / "runtime.yaml").read_text()
+    container = "                    - name: node\n"
+    assert container in runtime
+    runtime = runtime.replace(
+        container,
+        container + "                      volumeMounts:\n"
+        "                        - {name: logs, mountPath: /var/log/katib}\n",
+        1,
+    ).replace(
+        "                  containers:\n",
+        "                  volumes:\n                    - {name: logs, emptyDir: {}}\n"
+        "                  containers:\n",
+        1,
+    )
+    (root / "runtime.yaml").write_text(runtime)
+    errors = _errors(root)
+    assert len(errors) == 3, errors  # the corners of two doubles
+    lines = (root / "experiment.yaml").read_text().splitlines()
+    at = next(i for i, text in enumerate(lines, 1) if "primaryContainerName:" in text)
+    assert all(e.startswith(f"{at}: trial ") for e in errors)  # no metricsCollectorSpec
+    assert (
+        "the primary Pod of replicated job node, with Katib's metrics collector: Pod "
+        '"torch-distributed-example-'
+    ) in errors[0]
+    assert errors[0].endswith(
+        'is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/var/log/katib": must be unique'
+    )
