@@ -125,8 +125,12 @@ def peak_notes(build: Build) -> list[str]:
 def plan_peaks(plan: BuildPlan) -> dict[str, ExperimentPeak]:
     """The Experiments' peaks of ``plan`` (``trainc diff``); none when its inputs hold no
     Experiment (only loaded, then) or do not render."""
+    from compiler.plan.chunks import read_inputs
     from compiler.plan.stages import RENDER_STAGES, load, run  # stages imports this module
 
+    files = read_inputs(plan.inputs)
+    if files is not None and not any(b"Experiment" in f.data for f in files):
+        return {}  # the bytes say so, without parsing them
     if not any(is_experiment(m.data) for m in run(plan, (load,)).loaded.others):
         return {}
     build = run(plan, RENDER_STAGES)
