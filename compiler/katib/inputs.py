@@ -206,6 +206,33 @@ def _batch_job_problems(
     return out
 
 
+INJECTION_LABEL = "katib.kubeflow.org/metrics-collector-injection"
+
+
+def _namespace_problem(
+    experiment: Manifest, namespaces: dict[str, dict[str, Any]]
+) -> Problem | None:
+    """Katib's validating webhook refuses an Experiment whose namespace lacks the label
+    that turns on its pod webhook (before it validates anything else). Only a Namespace
+    among the inputs is known; any other is taken as labelled."""
+    namespace = experiment.namespace or "default"
+    found = namespaces.get(namespace)
+    if found is None:
+        return None
+    labels = (found.get("metadata") or {}).get("labels") or {}
+    if isinstance(labels, dict) and labels.get(INJECTION_LABEL) == "enabled":
+        return None
+    return Problem(
+        'admission webhook "validator.experiment.katib.kubeflow.org" denied the request: '
+        f'Cannot create the Experiment "{experiment.name}" in namespace "{namespace}": '
+        f'the namespace lacks label "{INJECTION_LABEL}: enabled"',
+        experiment.locate(("metadata", "namespace")),
+        experiment.ref,
+        None,
+        RULE,
+    )
+
+
 def experiment_inputs(
     others: list[Manifest],
     default_namespace: str = "default",
@@ -218,6 +245,7 @@ def experiment_inputs(
     file's Experiment in one chunk)."""
     out = ExperimentInputs()
     config_maps = _config_maps(others)
+    namespaces = {m.name: m.data for m in others if m.api_version == "v1" and m.kind == "Namespace"}
     for experiment in others:
         if not is_experiment(experiment.data):
             continue
@@ -231,6 +259,10 @@ def experiment_inputs(
             out.problems.append(
                 Problem(decode.text, experiment.locate(decode.path), experiment.ref, None, RULE)
             )
+            continue
+        unlabelled = _namespace_problem(experiment, namespaces)
+        if unlabelled is not None:
+            out.problems.append(unlabelled)
             continue
         defaulted = set_default(experiment.data)
         errors = validate(set_default(experiment.data), katib_config(), config_maps)

@@ -345,3 +345,22 @@ def test_a_mount_at_the_metrics_folder_breaks_the_primary_pod(tmp_path: Path) ->
     assert errors[0].endswith(
         'is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/var/log/katib": must be unique'
     )
+
+
+def test_a_namespace_among_the_inputs_must_enable_katibs_pod_webhook(tmp_path: Path) -> None:
+    """Katib refuses an Experiment in a namespace without the label that turns its pod
+    webhook (the metrics collector) on; a Namespace among the inputs says which."""
+    root = _setup(tmp_path)
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kubeflow\n"
+    (root / "namespace.yaml").write_text(namespace)
+    errors = _errors(root)
+    assert errors == [
+        '5: admission webhook "validator.experiment.katib.kubeflow.org" denied the request: '
+        'Cannot create the Experiment "torch-distributed-example" in namespace "kubeflow": '
+        'the namespace lacks label "katib.kubeflow.org/metrics-collector-injection: enabled"'
+    ]
+    labelled = (
+        namespace + "  labels:\n    katib.kubeflow.org/metrics-collector-injection: enabled\n"
+    )
+    (root / "namespace.yaml").write_text(labelled)
+    assert _errors(root) == []
