@@ -176,9 +176,10 @@ $(KATIB_ORACLE): $(wildcard $(KATIB_ORACLE_DIR)/*.go) $(KATIB_ORACLE_DIR)/go.mod
 	cd $(KATIB_ORACLE_DIR) && go build -o bin/katib-oracle .
 
 # trainc's Experiment verdicts, defaults and substituted trials against the Katib oracle
-# (the case corpus and a seeded fuzz); closing lines: katib-conformance: X/Y identical
+# (the case corpus and a seeded fuzz) and its pod webhook on trial Pods; closing lines:
+# katib-conformance: X/Y identical
 katib-conformance: setup katib-oracle
-	$(PY) -m pytest tests/katib/test_katib_conformance.py -q -s
+	$(PY) -m pytest tests/katib/test_katib_conformance.py tests/katib/test_katib_injector_conformance.py -q -s
 
 # The opt-in extensions (Intel MPI, MPICH, TensorFlow, PaddlePaddle, elastic PyTorch)
 # against the same v1 operators' code; closing line: extension-conformance: X/Y cases identical

@@ -288,6 +288,7 @@ def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[Rend
     from compiler.emit.output import planned_files
     from compiler.expand.downstream import mark_expanded
     from compiler.model.objects import RenderedObject
+    from compiler.plan.katib import trial_pods_injected
 
     depth = next((d for d in depths if d != "trials"), None)
     # the PriorityClasses among the inputs are the cluster's (a Pod's priority, its label)
@@ -306,7 +307,12 @@ def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[Rend
                 copy.deepcopy(o.stored if stored and o.stored is not None else o.rendered.data)
                 for o in outputs
             ]
-            objects += [e.data for e in _jobsets_expanded(outputs, depth, classes)] if depth else []
+            expanded = [e.data for e in _jobsets_expanded(outputs, depth, classes)] if depth else []
+            if depth == "pods":  # Katib's pod webhook on the trial's Pods
+                expanded, notes = trial_pods_injected(trial, build.plan.default_namespace, expanded)
+                for text in notes:
+                    note(text)
+            objects += expanded
             out += [RenderedObject(*owner, mark_expanded(obj, "trials")) for obj in objects]
     planned_files(out)  # two objects on one path: refused before anything is written
     return out

@@ -283,6 +283,8 @@ class RenderDiff:
     impact: list[InputImpact] | None = None
     # Kueue: (cluster, row) per ClusterQueue and resource whose queued requests change
     quota: list[tuple[str, ImpactRow]] = field(default_factory=list)
+    # Katib: (cluster, line) per Experiment whose peak at parallelTrialCount changes
+    peaks: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

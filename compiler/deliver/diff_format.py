@@ -145,6 +145,11 @@ def render_text(diff: RenderDiff) -> str:
         for cluster, row in diff.quota:
             where = f"cluster {cluster}: " if cluster else ""
             lines.append(f"  {where}{format_impact([row])}")
+    if diff.peaks:
+        lines += ["", "peak at parallelTrialCount (Katib):"]
+        for cluster, line in diff.peaks:
+            where = f"cluster {cluster}: " if cluster else ""
+            lines.append(f"  {where}{line}")
     return "\n".join(lines) + "\n"
 
 
@@ -239,6 +244,7 @@ def render_markdown(diff: RenderDiff) -> str:
                 out.append(f"| {_cell(_code(impact.path))} | {impact.status} | {_cell(targets)} |")
             out.append("")
     out += _md_quota(diff)
+    out += _md_peaks(diff)
     for job in diff.trainjobs:
         out += _md_details(job, with_cluster)
     return "\n".join(out).rstrip("\n") + "\n"
@@ -255,6 +261,17 @@ def _md_quota(diff: RenderDiff) -> list[str]:
         amounts = (format_amount(row.resource, v) for v in (row.before, row.after, row.nominal))
         cells = [_code(cluster) if cluster else "", _code(row.cluster_queue), _code(row.resource)]
         out.append("| " + " | ".join(_cell(c) for c in [*cells, *amounts]) + " |")
+    return [*out, ""]
+
+
+def _md_peaks(diff: RenderDiff) -> list[str]:
+    """Katib: each Experiment whose peak at parallelTrialCount changes."""
+    if not diff.peaks:
+        return []
+    out = ["#### Peak at parallelTrialCount (Katib)", ""]
+    for cluster, line in diff.peaks:
+        where = f"{_code(cluster)}: " if cluster else ""
+        out.append(f"- {where}{_cell(line)}")
     return [*out, ""]
 
 

@@ -41,6 +41,7 @@ from compiler.errors import InputError, SetupError, sorted_problems
 from compiler.model.parts import ObjectFile
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths, plans_for_project
+from compiler.plan.katib import peak_changes
 from compiler.plan.queues import quota_changes
 from compiler.project import find_project, load_project
 
@@ -341,7 +342,10 @@ def _diff_trees(
             before, after = with_expansion(before, expand), with_expansion(after, expand)
         result = diff_renders(before, after, rev)
         # Kueue: what the queued TrainJobs request per ClusterQueue, before and after
-        result.quota = quota_changes(target_plans(tree, target), target_plans(root, target))
+        base_plans, head_plans = target_plans(tree, target), target_plans(root, target)
+        result.quota = quota_changes(base_plans, head_plans)
+        # Katib: what each changed Experiment's costliest trials request at once
+        result.peaks = peak_changes(base_plans, head_plans)
         if not impact:
             return result
         changed = [(p, s) for p, s in changed_files(root, commit) if target.is_input(p)]

@@ -151,7 +151,7 @@ def set_default(experiment: dict[str, Any]) -> dict[str, Any]:
     if isinstance(template, dict) and isinstance(template.get("trialSpec"), dict):
         kind = template["trialSpec"].get("kind")
         if kind == "Job":
-            template["successCondition"] = template["successCondition"] or _COMPLETE
+            template["successCondition"] = template.get("successCondition") or _COMPLETE
             template["failureCondition"] = template.get("failureCondition") or _FAILED
         elif kind in KUBEFLOW_JOB_KINDS:
             success = _COMPLETE if kind == "TrainJob" else _SUCCEEDED
@@ -362,6 +362,15 @@ def validate(
     parameters = spec.get("parameters") or []
     if not parameters and spec.get("nasConfig") is None:
         errors.append(_required(("spec",), "spec.parameters or spec.nasConfig must be specified"))
+    if parameters and spec.get("nasConfig") is not None:
+        # Katib prints its typed spec as JSON (Go's field order); trainc prints the spec's
+        errors.append(
+            KatibError(
+                ("spec",),
+                f"spec: Invalid value: {go_json(_go_struct(spec, 'ExperimentSpec'), sort_keys=False)}"
+                ": only one of spec.parameters and spec.nasConfig can be specified",
+            )
+        )
     if parameters:
         errors += _parameters(parameters)
     errors += _collector(spec.get("metricsCollectorSpec") or {}, config)
@@ -678,6 +687,11 @@ def _trial_run_spec(
         errors.append(
             _required(path, "APIVersion and Kind in spec.trialTemplate must be specified")
         )
+    from compiler.katib.batchjob import batch_job_problem  # it reads the Go type facts
+
+    problem = batch_job_problem(run_spec)
+    if problem is not None:
+        errors.append(_invalid(path, "", f"invalid spec.trialTemplate: {problem}"))
     return errors
 
 
@@ -811,6 +825,125 @@ def _prometheus_source(
     return errors
 
 
+# Katib's Go structs in field order, as json.Marshal writes them (every field omitempty):
+# "s" a string, "b" a bool, "i*"/"f*" a pointer to a number (an explicit 0 kept), "[s]" a
+# string list, "m" a string map, "raw" an Unstructured (keys sorted), ("*", T) a pointer
+# to the struct T, ("", T) a struct (never omitted), ("[]", T) a list of T, ("go", T) a
+# Kubernetes type T (typeinfo).
+_GO_STRUCTS: dict[str, list[tuple[str, Any]]] = {
+    "ExperimentSpec": [
+        ("parameters", ("[]", "ParameterSpec")),
+        ("objective", ("*", "ObjectiveSpec")),
+        ("algorithm", ("*", "AlgorithmSpec")),
+        ("earlyStopping", ("*", "AlgorithmSpec")),
+        ("trialTemplate", ("*", "TrialTemplate")),
+        ("parallelTrialCount", "i*"),
+        ("maxTrialCount", "i*"),
+        ("maxFailedTrialCount", "i*"),
+        ("metricsCollectorSpec", ("*", "MetricsCollectorSpec")),
+        ("nasConfig", ("*", "NasConfig")),
+        ("resumePolicy", "s"),
+    ],
+    "ParameterSpec": [
+        ("name", "s"),
+        ("parameterType", "s"),
+        ("feasibleSpace", ("", "FeasibleSpace")),
+    ],
+    "FeasibleSpace": [
+        ("max", "s"),
+        ("min", "s"),
+        ("list", "[s]"),
+        ("step", "s"),
+        ("distribution", "s"),
+    ],
+    "ObjectiveSpec": [
+        ("type", "s"),
+        ("goal", "f*"),
+        ("objectiveMetricName", "s"),
+        ("additionalMetricNames", "[s]"),
+        ("metricStrategies", ("[]", "Setting")),
+    ],
+    "AlgorithmSpec": [("algorithmName", "s"), ("algorithmSettings", ("[]", "Setting"))],
+    "Setting": [("name", "s"), ("value", "s")],
+    "TrialTemplate": [
+        ("retain", "b"),
+        ("trialSpec", "raw"),
+        ("configMap", ("*", "ConfigMapSource")),
+        ("trialParameters", ("[]", "TrialParameterSpec")),
+        ("primaryPodLabels", "m"),
+        ("primaryContainerName", "s"),
+        ("successCondition", "s"),
+        ("failureCondition", "s"),
+    ],
+    "ConfigMapSource": [
+        ("configMapName", "s"),
+        ("configMapNamespace", "s"),
+        ("templatePath", "s"),
+    ],
+    "TrialParameterSpec": [("name", "s"), ("description", "s"), ("reference", "s")],
+    "MetricsCollectorSpec": [
+        ("source", ("*", "SourceSpec")),
+        ("collector", ("*", "CollectorSpec")),
+    ],
+    "SourceSpec": [
+        ("httpGet", ("go", "io.k8s.api.core.v1.HTTPGetAction")),
+        ("fileSystemPath", ("*", "FileSystemPath")),
+        ("filter", ("*", "FilterSpec")),
+    ],
+    "FilterSpec": [("metricsFormat", "[s]")],
+    "FileSystemPath": [("path", "s"), ("kind", "s"), ("format", "s")],
+    "CollectorSpec": [
+        ("kind", "s"),
+        ("customCollector", ("go", "io.k8s.api.core.v1.Container")),
+    ],
+    "NasConfig": [
+        ("graphConfig", ("", "GraphConfig")),
+        ("operations", ("[]", "Operation")),
+    ],
+    "GraphConfig": [("numLayers", "i*"), ("inputSizes", "[i]"), ("outputSizes", "[i]")],
+    "Operation": [("operationType", "s"), ("parameters", ("[]", "ParameterSpec"))],
+}
+
+
+def _keys_sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_keys_sorted(v) for v in value]
+    return value
+
+
+def _go_struct(value: Any, name: str) -> dict[str, Any]:
+    """``value`` as ``json.Marshal`` writes Katib's struct ``name`` (decoded already)."""
+    from compiler.kube.roundtrip import go_roundtrip
+
+    value = value if isinstance(value, dict) else {}
+    out: dict[str, Any] = {}
+    for key, kind in _GO_STRUCTS[name]:
+        item = value.get(key)
+        if isinstance(kind, tuple):
+            how, inner = kind
+            if how == "":
+                out[key] = _go_struct(item, inner)
+            elif item is None or (how == "[]" and not item):
+                continue
+            elif how == "*":
+                out[key] = _go_struct(item, inner)
+            elif how == "[]":
+                out[key] = [_go_struct(i, inner) for i in item]
+            else:
+                out[key] = go_roundtrip(item, inner)
+        elif kind in ("i*", "f*"):
+            if item is not None:
+                out[key] = item
+        elif kind == "raw":
+            if item is not None:
+                out[key] = _keys_sorted(item)  # a Go map
+        elif item:  # omitempty: "", false, an empty list or map
+            out[key] = dict(sorted(item.items())) if kind == "m" else item
+    return out
+
+
 # The shape of the Experiment fields trainc reads, as Katib's Go types decode them: "s" a
 # string, "t:Name" a named string type, "i" an int32, "b" a bool, "m" a string map;
 # ("Name", {...}) a struct of Katib's API; a one-element list a list of that. A
@@ -880,6 +1013,17 @@ _SHAPE: tuple[str, dict[str, Any]] = (
                 "failureCondition": "s",
             },
         ),
+    },
+)
+_PARAMETER = _SHAPE[1]["parameters"][0]
+_SHAPE[1]["nasConfig"] = (
+    "NasConfig",
+    {
+        "graphConfig": (
+            "GraphConfig",
+            {"numLayers": "i", "inputSizes": ["i"], "outputSizes": ["i"]},
+        ),
+        "operations": [("Operation", {"operationType": "s", "parameters": [_PARAMETER]})],
     },
 )
 _GO_TYPES = {"s": "string", "i": "int32", "b": "bool", "m": "map[string]string"}

@@ -35,6 +35,7 @@ from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
 __all__ = ["ExperimentInputs", "TrialJob", "experiment_inputs", "relabel", "relabel_findings"]
 
 RULE = "katib"
+DOWNSTREAM = "downstream"  # what the API server refuses below the input (expand/downstream)
 TEMPLATE = ("spec", "trialTemplate", "trialSpec")
 
 
@@ -149,6 +150,9 @@ def _trial_job(
             Problem(label + str(error), experiment.locate(prefix), experiment.ref, None, RULE)
         )
         return
+    if obj.get("apiVersion") == "batch/v1" and obj.get("kind") == "Job":
+        out.problems += _batch_job_problems(experiment, obj, prefix if inline else None, label)
+        return
     if obj.get("kind") != "TrainJob":
         return  # only TrainJob trials go through trainc's chain
     loaded, problems = load_texts_collect(
@@ -173,12 +177,75 @@ def _trial_job(
         out.trials.append(TrialJob(experiment, trial, Manifest(manifest.data, source)))
 
 
+def _batch_job_problems(
+    experiment: Manifest, job: dict[str, Any], prefix: tuple[str, ...] | None, label: str
+) -> list[Problem]:
+    """A batch Job trial as the API server takes it when Katib's trial controller creates
+    it: its create validation (``validate_job``), each error at the template line that
+    wrote the field (``prefix`` None: at the ConfigMap reference)."""
+    from compiler.apiserver.workloads import ServerPanic, WorkloadDecodeError, validate_job
+
+    where = prefix if prefix is not None else ("spec", "trialTemplate", "configMap")
+    try:
+        errors = validate_job(job)
+    except (WorkloadDecodeError, ServerPanic) as refused:
+        return [
+            Problem(
+                label + str(refused), experiment.locate(where), experiment.ref, None, DOWNSTREAM
+            )
+        ]
+    name = (job.get("metadata") or {}).get("name", "")
+    out = []
+    for error in errors:
+        path = _data_path(job, error.path or parse_field_path(error.field or ""))
+        location = (
+            experiment.locate((*where, *path)) if prefix is not None else experiment.locate(where)
+        )
+        message = f'{label}Job.batch "{name}" is invalid: {error}'
+        out.append(Problem(message, location, experiment.ref, None, DOWNSTREAM))
+    return out
+
+
+INJECTION_LABEL = "katib.kubeflow.org/metrics-collector-injection"
+
+
+def _namespace_problem(
+    experiment: Manifest, namespaces: dict[str, dict[str, Any]]
+) -> Problem | None:
+    """Katib's validating webhook refuses an Experiment whose namespace lacks the label
+    that turns on its pod webhook (before it validates anything else). Only a Namespace
+    among the inputs is known; any other is taken as labelled."""
+    namespace = experiment.namespace or "default"
+    found = namespaces.get(namespace)
+    if found is None:
+        return None
+    labels = (found.get("metadata") or {}).get("labels") or {}
+    if isinstance(labels, dict) and labels.get(INJECTION_LABEL) == "enabled":
+        return None
+    return Problem(
+        'admission webhook "validator.experiment.katib.kubeflow.org" denied the request: '
+        f'Cannot create the Experiment "{experiment.name}" in namespace "{namespace}": '
+        f'the namespace lacks label "{INJECTION_LABEL}: enabled"',
+        experiment.locate(("metadata", "namespace")),
+        experiment.ref,
+        None,
+        RULE,
+    )
+
+
 def experiment_inputs(
-    others: list[Manifest], default_namespace: str = "default", samples: int = 0, seed: int = 0
+    others: list[Manifest],
+    default_namespace: str = "default",
+    samples: int = 0,
+    seed: int = 0,
+    unplanned: frozenset[str] = frozenset(),
 ) -> ExperimentInputs:
-    """Every Experiment among ``others``: its problems, and the TrainJobs of its trials."""
+    """Every Experiment among ``others``: its problems, and the TrainJobs of its trials
+    (none for an Experiment of the files ``unplanned``: ``check -j`` plans a context
+    file's Experiment in one chunk)."""
     out = ExperimentInputs()
     config_maps = _config_maps(others)
+    namespaces = {m.name: m.data for m in others if m.api_version == "v1" and m.kind == "Namespace"}
     for experiment in others:
         if not is_experiment(experiment.data):
             continue
@@ -193,13 +260,24 @@ def experiment_inputs(
                 Problem(decode.text, experiment.locate(decode.path), experiment.ref, None, RULE)
             )
             continue
+        unlabelled = _namespace_problem(experiment, namespaces)
+        if unlabelled is not None:
+            out.problems.append(unlabelled)
+            continue
         defaulted = set_default(experiment.data)
         errors = validate(set_default(experiment.data), katib_config(), config_maps)
         for error in errors:
             out.problems.append(
                 Problem(error.text, experiment.locate(error.path), experiment.ref, None, RULE)
             )
-        if errors:
+        if errors or experiment.source.file in unplanned:
+            continue
+        if defaulted["spec"].get("nasConfig") is not None:
+            out.notes.append(
+                f"{experiment.ref}: nasConfig: Katib's {_algorithm(defaulted)} suggestion "
+                "makes each trial's architecture in the cluster; trainc checks the "
+                "Experiment, not its trials"
+            )
             continue
         plan = plan_trials(defaulted, samples, seed)
         if plan.bounded:
@@ -215,6 +293,10 @@ def experiment_inputs(
         for trial in plan.trials:
             _trial_job(experiment, defaulted, trial, config_maps, out)
     return out
+
+
+def _algorithm(defaulted: dict[str, Any]) -> str:
+    return str((defaulted["spec"].get("algorithm") or {}).get("algorithmName") or "")
 
 
 def _message(label: str, problem: Problem) -> str:

@@ -149,3 +149,27 @@ def test_a_huge_grid_is_bounded() -> None:
     plan = plan_trials(exp)
     assert (len(plan.trials), plan.bounded, plan.capped) == (500, True, False)
     assert plan.total == 100_001  # counted up to the bound, not all 1,000,000
+
+
+def test_pod_webhook_leaves_an_image_entrypoint_alone() -> None:
+    """Without a command Katib reads the image's entrypoint from its registry: trainc
+    leaves the command, says so, and still adds the sidecar."""
+    from compiler.katib.injector import inject, trial_pods
+
+    exp = set_default(
+        {
+            "metadata": {"name": "e", "namespace": "ns"},
+            "spec": {
+                "objective": {"type": "maximize", "objectiveMetricName": "acc"},
+                "trialTemplate": {"primaryContainerName": "main"},
+            },
+        }
+    )
+    pod = {"metadata": {}, "spec": {"containers": [{"name": "main", "image": "acme/t:1"}]}}
+    injected = inject(pod, trial_pods(exp, "e-bcdfghjk"))
+    main, sidecar = injected.pod["spec"]["containers"]
+    assert "command" not in main and sidecar["name"] == "metrics-logger-and-collector"
+    assert injected.notes == [
+        "Katib reads the entrypoint of image acme/t:1 from its registry to wrap container "
+        "main: its command is left as is"
+    ]

@@ -42,6 +42,7 @@ from compiler.plan.chunks import (
     read_inputs,
     store_objects,
 )
+from compiler.plan.katib import katib_trials, katib_trials_outside
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINJOB_KIND
 
@@ -147,7 +148,13 @@ def _check_chunk(
     first: bool,
     store: BlobStore | None,
 ) -> CheckChunk:
-    build = chunk_build(plan, context, own, first, CHECK_STAGES[1:])
+    stages = CHECK_STAGES[1:]
+    if not first:
+        # a context file's Katib Experiment is checked by every chunk, but its trials are
+        # planned and checked in the first one only (as a context file's TrainJobs are)
+        unplanned = katib_trials_outside(frozenset(f.display for f in context))
+        stages = tuple(unplanned if s is katib_trials else s for s in stages)
+    build = chunk_build(plan, context, own, first, stages)
     own_names = {f.display for f in own}
     context_names = {f.display for f in context}
     result = CheckChunk(findings=build.findings, notes=list(build.notes))

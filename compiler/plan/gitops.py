@@ -4,8 +4,9 @@ A project cluster's ``gitops:`` block (:class:`compiler.project.model.GitOps`) t
 each hint on; with none set (the default) this stage changes nothing::
 
     syncWaves: true               argocd.argoproj.io/sync-wave: "-1" on everything but
-                                  the workload, "0" on JobSets and TrainJobs, so
-                                  PodGroups, ConfigMaps and runtimes exist first
+                                  the workload, "0" on JobSets, TrainJobs and Katib
+                                  Experiments, so PodGroups, ConfigMaps and runtimes
+                                  exist first
     serverSideApply: true         argocd.argoproj.io/sync-options: ServerSideApply=true
     immutableChange: replace      ... Replace=true        (kubectl replace/create)
     immutableChange: force-replace ... Force=true,Replace=true (delete and recreate)
@@ -57,8 +58,10 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 FLUX_SUBSTITUTE = "kustomize.toolkit.fluxcd.io/substitute"
 
-# The workload kinds: created last (wave 0), after what they use (wave -1).
-WORKLOAD_KINDS = frozenset({"JobSet", "TrainJob"})
+# The workload kinds: created last (wave 0), after what they use (wave -1). A Katib
+# Experiment is one: Katib's webhook refuses it while its trial template's ConfigMap is
+# missing, and its trials use the runtimes.
+WORKLOAD_KINDS = frozenset({"JobSet", "TrainJob", "Experiment"})
 _IMMUTABLE_OPTIONS = {"replace": "Replace=true", "force-replace": "Force=true,Replace=true"}
 
 

@@ -171,6 +171,79 @@ def configmap_scalars(e: Experiment) -> None:
     }
 
 
+def batch_job(e: Experiment) -> None:
+    """A batch/v1 Job trial template (the shape of Katib's random example)."""
+    template = _spec(e)["trialTemplate"]
+    template["primaryContainerName"] = "training-container"
+    template["trialParameters"] = [{"name": "lr", "reference": "lr"}]
+    template["trialSpec"] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "training-container",
+                            "image": "docker.io/kubeflowkatib/mxnet-mnist:v1",
+                            "command": ["python3", "/opt/mnist.py", "--lr=${trialParameters.lr}"],
+                        }
+                    ],
+                    "restartPolicy": "Never",
+                }
+            }
+        },
+    }
+
+
+def _job_spec(key: str, value: Any) -> Callable[[Experiment], None]:
+    def apply(e: Experiment) -> None:
+        _spec(e)["trialTemplate"]["trialSpec"]["spec"][key] = value
+
+    return apply
+
+
+def _job_pod(key: str, value: Any) -> Callable[[Experiment], None]:
+    def apply(e: Experiment) -> None:
+        _spec(e)["trialTemplate"]["trialSpec"]["spec"]["template"]["spec"][key] = value
+
+    return apply
+
+
+def _job_container(key: str, value: Any) -> Callable[[Experiment], None]:
+    def apply(e: Experiment) -> None:
+        pod = _spec(e)["trialTemplate"]["trialSpec"]["spec"]["template"]["spec"]
+        pod["containers"][0][key] = value
+
+    return apply
+
+
+def nas(e: Experiment) -> None:
+    """A neural architecture search (the shape of Katib's ENAS example)."""
+    spec = _spec(e)
+    spec["parameters"] = []
+    spec["algorithm"] = {"algorithmName": "enas"}
+    spec["nasConfig"] = {
+        "graphConfig": {"numLayers": 8, "inputSizes": [32, 32, 3], "outputSizes": [10]},
+        "operations": [
+            {
+                "operationType": "convolution",
+                "parameters": [
+                    {
+                        "name": "filter_size",
+                        "parameterType": "categorical",
+                        "feasibleSpace": {"list": ["3", "5", "7"]},
+                    }
+                ],
+            }
+        ],
+    }
+    spec["trialTemplate"]["trialParameters"] = [
+        {"name": "learningRate", "reference": "architecture"},
+        {"name": "momentum", "reference": "nn_config"},
+    ]
+
+
 def _set(path: str, value: Any) -> Callable[[Experiment], None]:
     def apply(e: Experiment) -> None:
         node: Any = e
@@ -367,6 +440,39 @@ VARIANTS: list[tuple[str, list[Callable[[Experiment], None]]]] = [
         ],
     ),
     ("unicode", [lambda e: _trainer(e)["command"].append("naïve \u2028 ok")]),
+    # batch/v1 Job trial templates: Katib converts them to its Go Job type
+    ("job", [batch_job]),
+    ("job-unknown-field", [batch_job, _job_spec("backoffLimt", 3)]),
+    ("job-placeholder-int", [batch_job, _job_spec("backoffLimit", "${trialParameters.lr}")]),
+    ("job-float-int", [batch_job, _job_spec("completions", 2.5)]),
+    ("job-float-whole", [batch_job, _job_spec("completions", 2.0)]),
+    ("job-bool-string", [batch_job, _job_spec("suspend", "yes")]),
+    ("job-enum-int", [batch_job, _job_container("imagePullPolicy", 3)]),
+    ("job-ports-string", [batch_job, _job_container("ports", "8080")]),
+    ("job-field-case", [batch_job, _job_container("Image", "x")]),
+    ("job-resources", [batch_job, _job_container("resources", {"limits": {"cpu": "1000m"}})]),
+    (
+        "job-quantity-placeholder",
+        [batch_job, _job_container("resources", {"limits": {"cpu": "${trialParameters.lr}"}})],
+    ),
+    (
+        "job-int-or-string-bool",
+        [batch_job, _job_container("livenessProbe", {"httpGet": {"port": True}})],
+    ),
+    (
+        "job-quantity-normalised",
+        [batch_job, _job_pod("volumes", [{"name": "v", "emptyDir": {"sizeLimit": "1024Mi"}}])],
+    ),
+    ("job-env-float", [batch_job, _job_container("env", [{"name": "A", "value": 1.5}])]),
+    ("job-map-int", [batch_job, _job_pod("nodeSelector", {"a": 1})]),
+    # neural architecture search
+    ("nas", [nas]),
+    (
+        "nas-and-parameters",
+        [nas, lambda e: _spec(e).update(parameters=example()["spec"]["parameters"])],
+    ),
+    ("nas-bad-type", [nas, _set("spec.nasConfig.graphConfig.numLayers", "8")]),
+    ("nas-bad-list", [nas, _set("spec.nasConfig.graphConfig.inputSizes", [32, "x"])]),
 ]
 
 

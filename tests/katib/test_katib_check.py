@@ -233,3 +233,134 @@ def test_cli_trials_and_seed_add_samples(tmp_path: Path) -> None:
     assert "checked 8 input objects and 6 rendered objects" in first.stdout
     assert run("--trials", "3", "--seed", "1").stdout == first.stdout
     assert run("--trials", "501").returncode == 2
+
+
+def _batch_job_experiment(restart: str = "Never", **spec: Any) -> str:
+    exp = _example()
+    template = exp["spec"]["trialTemplate"]
+    template["primaryContainerName"] = "training-container"
+    container = {
+        "name": "training-container",
+        "image": "docker.io/kubeflowkatib/mxnet-mnist:v1",
+        "command": ["python3", "/opt/mnist.py", "--lr=${trialParameters.learningRate}"],
+        "args": ["--momentum=${trialParameters.momentum}"],
+    }
+    template["trialSpec"] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "spec": {
+            "template": {"spec": {"containers": [container], "restartPolicy": restart}},
+            **spec,
+        },
+    }
+    return yaml.safe_dump(exp, sort_keys=False)
+
+
+def test_batch_job_trials_go_through_the_job_create_path(tmp_path: Path) -> None:
+    """A batch Job template (no successCondition: Katib's defaulting fills it): each trial's
+    Job as the API server validates it when Katib's trial controller creates it."""
+    (tmp_path / "ok").mkdir()
+    assert _errors(_setup(tmp_path / "ok", _batch_job_experiment())) == []
+    (tmp_path / "bad").mkdir()
+    errors = _errors(_setup(tmp_path / "bad", _batch_job_experiment("Always")))
+    assert len(errors) == 3  # the corners of two doubles
+    line = next(
+        i
+        for i, text in enumerate((tmp_path / "bad" / "experiment.yaml").read_text().splitlines(), 1)
+        if "restartPolicy: Always" in text
+    )
+    assert errors[0].startswith(
+        f'{line}: trial lr=0.01, momentum=0.5: Job.batch "torch-distributed-example-'
+    )
+    assert errors[0].endswith(
+        'is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'
+    )
+
+
+def test_katib_refuses_a_batch_job_template_it_cannot_convert(tmp_path: Path) -> None:
+    """Katib's webhook converts a Job template to Go's Job: a field Go has no place for is
+    refused with Katib's message (the converted template included)."""
+    errors = _errors(_setup(tmp_path, _batch_job_experiment(backoffLimt=3)))
+    assert len(errors) == 1
+    assert (
+        'spec.trialTemplate: Invalid value: "": invalid spec.trialTemplate: unable to '
+        "convert: /spec/backoffLimt - 3 to Job, converted template: "
+        '{"kind":"Job","apiVersion":"batch/v1","metadata":{},"spec":{"template":'
+    ) in errors[0]
+
+
+def test_a_nas_experiment_is_checked_not_its_trials(tmp_path: Path) -> None:
+    exp = _example()
+    exp["spec"]["parameters"] = []
+    exp["spec"]["algorithm"] = {"algorithmName": "enas"}
+    exp["spec"]["nasConfig"] = {
+        "graphConfig": {"numLayers": 8, "inputSizes": [32, 32, 3], "outputSizes": [10]},
+        "operations": [{"operationType": "convolution", "parameters": []}],
+    }
+    exp["spec"]["trialTemplate"]["trialParameters"] = [
+        {"name": "learningRate", "reference": "architecture"},
+        {"name": "momentum", "reference": "nn_config"},
+    ]
+    (tmp_path / "nas").mkdir()
+    result = check_paths([str(_setup(tmp_path / "nas", yaml.safe_dump(exp)))])
+    assert [f.message for f in result.findings] == []
+    assert result.builds[0].katib_trials == []
+    assert any("nasConfig: Katib's enas suggestion makes each trial" in n for n in result.notes)
+    exp["spec"]["parameters"] = _example()["spec"]["parameters"]
+    (tmp_path / "both").mkdir()
+    errors = _errors(_setup(tmp_path / "both", yaml.safe_dump(exp)))
+    [both] = [e for e in errors if "only one of" in e]  # and the unknown references
+    assert both.endswith(": only one of spec.parameters and spec.nasConfig can be specified")
+    assert ': spec: Invalid value: {"parameters":[{"name":"lr",' in both
+
+
+def test_a_mount_at_the_metrics_folder_breaks_the_primary_pod(tmp_path: Path) -> None:
+    """Katib's webhook mounts its metrics volume at /var/log/katib in the primary
+    container: a mount of the runtime's there makes every trial's primary Pod invalid."""
+    root = _setup(tmp_path)
+    runtime = (root / "runtime.yaml").read_text()
+    container = "                    - name: node\n"
+    assert container in runtime
+    runtime = runtime.replace(
+        container,
+        container + "                      volumeMounts:\n"
+        "                        - {name: logs, mountPath: /var/log/katib}\n",
+        1,
+    ).replace(
+        "                  containers:\n",
+        "                  volumes:\n                    - {name: logs, emptyDir: {}}\n"
+        "                  containers:\n",
+        1,
+    )
+    (root / "runtime.yaml").write_text(runtime)
+    errors = _errors(root)
+    assert len(errors) == 3, errors  # the corners of two doubles
+    lines = (root / "experiment.yaml").read_text().splitlines()
+    at = next(i for i, text in enumerate(lines, 1) if "primaryContainerName:" in text)
+    assert all(e.startswith(f"{at}: trial ") for e in errors)  # no metricsCollectorSpec
+    assert (
+        "the primary Pod of replicated job node, with Katib's metrics collector: Pod "
+        '"torch-distributed-example-'
+    ) in errors[0]
+    assert errors[0].endswith(
+        'is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/var/log/katib": must be unique'
+    )
+
+
+def test_a_namespace_among_the_inputs_must_enable_katibs_pod_webhook(tmp_path: Path) -> None:
+    """Katib refuses an Experiment in a namespace without the label that turns its pod
+    webhook (the metrics collector) on; a Namespace among the inputs says which."""
+    root = _setup(tmp_path)
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kubeflow\n"
+    (root / "namespace.yaml").write_text(namespace)
+    errors = _errors(root)
+    assert errors == [
+        '5: admission webhook "validator.experiment.katib.kubeflow.org" denied the request: '
+        'Cannot create the Experiment "torch-distributed-example" in namespace "kubeflow": '
+        'the namespace lacks label "katib.kubeflow.org/metrics-collector-injection: enabled"'
+    ]
+    labelled = (
+        namespace + "  labels:\n    katib.kubeflow.org/metrics-collector-injection: enabled\n"
+    )
+    (root / "namespace.yaml").write_text(labelled)
+    assert _errors(root) == []
