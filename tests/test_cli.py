@@ -75,6 +75,23 @@ def test_yaml_syntax_error_is_located_exit_2_no_traceback_no_output(tmp_path: Pa
     assert not out.exists()
 
 
+def test_flow_style_values_with_colons_render_as_kubectl_reads_them(tmp_path: Path) -> None:
+    """``[--data=s3://host:9000/x]`` in flow style: kubectl reads it, so trainc must (the
+    libyaml of ruamel.yaml.clibz alone refused the ':' inside a flow plain scalar)."""
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example)
+    smoke = example / "jobs" / "smoke.yaml"
+    smoke.write_text(
+        smoke.read_text().replace(
+            "    args:\n      - --max-steps=10\n",
+            "    args: [--max-steps=10, --data=s3://minio:9000/vision]\n",
+        )
+    )
+    result = trainc("render", str(example), "-o", "-")
+    assert result.returncode == 0, result.stderr
+    assert "--data=s3://minio:9000/vision" in result.stdout
+
+
 def test_failed_run_keeps_previous_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert trainc("render", str(EXAMPLE), "-o", str(out)).returncode == 0

@@ -39,7 +39,9 @@ loader): that keeps Kubernetes' scalar rules in one place, gives exact positions
 duplicate-key checks, and skips building ruamel's node and comment objects. libyaml
 (``ruamel.yaml.clibz``, ruamel.yaml's ``libyaml`` extra) is used when installed; it is
 ~5x faster than the pure-Python parser and gives the same data and positions (its
-syntax error texts are libyaml's, the ones kubectl shows).
+syntax error texts are libyaml's, the ones kubectl shows). One refusal is libyaml's
+alone, a ``:`` inside a plain scalar of a flow collection (``[s3://host:9000/x]``): such a
+stream is read again by the pure-Python parser, which reads it as kubectl does.
 
 A stream is read one document at a time (:class:`YamlStream`), so a caller that drops
 what it does not keep needs memory for one document, not for the file; a file holds at
@@ -686,6 +688,17 @@ def _problem_recorded(text: str, file: str, index: int) -> Problem | None:
     return None  # pragma: no cover - the same text fails the same way
 
 
+def _libyaml_only(error: YAMLError) -> bool:
+    """Whether ``error`` is the one libyaml refusal kubectl's reader does not share.
+
+    The libyaml inside ruamel.yaml.clibz ends a plain scalar inside a flow collection at
+    any ``:`` (``{image: repo:5000/x}``, ``[a:b]``); sigs.k8s.io/yaml (go.yaml.in/yaml/v2,
+    what kubectl reads with) and ruamel's pure-Python scanner take the ``:`` as part of
+    the scalar when no blank follows it.
+    """
+    return isinstance(error, MarkedYAMLError) and error.problem == "found unexpected ':'"
+
+
 def _documents(
     text: str,
     file: str,
@@ -693,14 +706,20 @@ def _documents(
     stream: _StreamPositions | None,
     limit: int | None,
     recorded: int | None = None,
+    events: _EventsFn | None = None,
 ) -> Iterator[YamlDocument | Problem]:
     """The documents of ``text`` one by one, then the problem that stopped them, if any.
 
     ``record``: positions recorded while parsing; else each document's are worked out
     later by ``stream``. ``recorded``: only that document's positions are recorded
     (the others are skipped, not yielded). ``limit``: documents at most (None: any).
+    ``events``: the parser (default: libyaml when installed). Where libyaml refuses what
+    kubectl reads (:func:`_libyaml_only`), the stream is read again with the pure-Python
+    parser from the start, and the documents already yielded are skipped.
     """
-    get_event, dispose = _events(text)
+    events = events or _events
+    get_event, dispose = events(text)
+    yielded = -1  # the index of the last document yielded
     try:
         index = -1
         while (event := get_event()) is not None:
@@ -740,9 +759,14 @@ def _documents(
             else:
                 root_at = (start.line + 1, start.column + 1)
                 source = SourceMap(file, compute=stream.of(index), root=root_at)
+            yielded = index
             yield YamlDocument(data, source, index)
     except YAMLError as error:
-        yield _yaml_problem(error, file, text)
+        if events is _events_pure or not _libyaml_only(error):
+            yield _yaml_problem(error, file, text)
+            return
+        again = _documents(text, file, record, stream, limit, recorded, _events_pure)
+        yield from (item for item in again if isinstance(item, Problem) or item.index > yielded)
     except RecursionError:
         yield Problem("invalid YAML: nested too deeply", SourceLocation(file))
     finally:

@@ -347,3 +347,51 @@ def test_a_problem_found_without_positions_is_reported_with_them() -> None:
     # the duplicate-key message names the first key's line, which needs positions
     _, problems = parse_yaml_collect("a: 1\nb:\n  c: 2\n  c: 3\n", "f.yaml")
     assert [str(p) for p in problems] == ['f.yaml:4:3: mapping key "c" already defined at line 3']
+
+
+# Flow scalars with ':' inside, as sigs.k8s.io/yaml v1.6.0 (YAMLToJSON) reads them: the
+# libyaml of ruamel.yaml.clibz refuses the first five ("found unexpected ':'").
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a: {image: repo:5000/x:1}\n", {"a": {"image": "repo:5000/x:1"}}),
+        ("a: [x:1, y]\n", {"a": ["x:1", True]}),
+        ("a: {k: http://x}\n", {"a": {"k": "http://x"}}),
+        ("a: [a :b]\n", {"a": ["a :b"]}),
+        ("a: {k:v}\n", {"a": {"k:v": None}}),
+    ],
+)
+def test_flow_scalars_with_colons_read_as_kubectl_reads_them(
+    parser: str, text: str, value: Any
+) -> None:
+    assert one(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: {k: a?b}\n", "t.yaml:1:9"),  # goyaml: did not find expected ',' or '}'
+        ("a: {k: a: b}\n", "t.yaml:1:9"),
+    ],
+)
+def test_flow_scalars_kubectl_refuses_stay_refused(parser: str, text: str, where: str) -> None:
+    [problem] = problems(text)
+    assert problem.startswith(where + ": invalid YAML")
+
+
+def test_libyaml_fallback_keeps_documents_once_and_positions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream whose third document libyaml refuses: every document once, in order, with
+    the same positions as the pure-Python parser gives; a later error is still found."""
+    text = "a: 1\n---\nb: [x]\n---\nc: {image: r:5000/i}\n---\nd: 4\n"
+    fast = [(d.index, d.data, d.source.positions) for d in parse_yaml(text, "t.yaml")]
+    bad = problems(text + "---\ne: {k: a: b}\n")
+    monkeypatch.setattr(ys, "_events", ys._events_pure)
+    slow = [(d.index, d.data, d.source.positions) for d in parse_yaml(text, "t.yaml")]
+    assert fast == slow
+    assert [i for i, _, _ in fast] == [0, 1, 2, 3]
+    assert bad == [
+        "t.yaml:9:9: invalid YAML: expected ',' or '}', but got ':' "
+        "(while parsing a flow mapping started at line 9, column 4)"
+    ]
