@@ -337,8 +337,86 @@ def bench_go(size: int, scratch: Path, env: dict[str, str]) -> None:
     )
 
 
-def _verify(go_out: Path, repo: Path) -> str:
-    """Both sides' objects, normalised as the conformance suite does, compared."""
+def cpu_timed(
+    command: list[str], env: dict[str, str] | None, stdout: Path | None = None
+) -> tuple[float, float]:
+    """Run ``command``; its wall and CPU seconds (user + system, of it and of every
+    worker it waited for: ``wait4``)."""
+    with open(stdout or os.devnull, "wb") as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        assert process.stderr is not None
+        errors = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {errors.decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def golden_repo_of(size: int, scratch: Path) -> tuple[Path, int]:
+    """The golden-template repo of ``size`` TrainJobs (:mod:`tests.bench.golden_repo`)
+    and how many templates it was made from."""
+    from tests.bench.golden_repo import generate_golden
+
+    repo = scratch / f"golden-{size}"
+    repo.mkdir(exist_ok=True)
+    return repo, generate_golden(repo, size)
+
+
+def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) -> None:
+    """Issue 28's comparison: ``size`` TrainJobs from the golden templates, one file
+    each, through upstream's Go render and ``trainc render --no-cache -o -`` at ``-j 1``
+    and the default ``-j``, in turn (Go, -j 1, -j default, the same without the checks
+    below the JobSet) ``repeat`` times; the median of each pair's CPU ratio, objects
+    verified identical."""
+    if not ORACLE.exists():
+        print(f"render vs Go (golden templates): skipped, no oracle at {ORACLE} (make oracle)")
+        return
+    repo, templates = golden_repo_of(size, scratch)
+    inputs = sorted(str(p) for p in repo.glob("*.yaml"))
+    go_command = [str(ORACLE), "render", "--mask-secret-data", *inputs]
+    base = [str(repo), "-o", "-", "--no-cache", "--owner-uid", OWNER_UID, "-q"]
+    bare = [sys.executable, "-m", "tests.bench.no_downstream", "render", *base]
+    sides = {
+        "-j 1": trainc(*base, "-j", "1"),
+        "-j default": trainc(*base),
+        "-j 1 without downstream": [*bare, "-j", "1"],
+        "-j default without downstream": bare,
+    }
+    go_out = scratch / f"go-golden-{size}.yaml"
+    go_cpu: list[float] = []
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    ratios: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(repeat):
+        _, go = cpu_timed(go_command, None, go_out)
+        go_cpu.append(go)
+        for name, command in sides.items():
+            stream = scratch / f"golden-{size}-{name.replace(' ', '_')}.yaml"
+            _, ours = cpu_timed(command, env, stream)
+            cpu[name].append(ours)
+            ratios[name].append(ours / go)
+    streams = {(scratch / f"golden-{size}-{n.replace(' ', '_')}.yaml").read_bytes() for n in sides}
+    verdict = _verify(go_out, repo, env_order_random=True)  # XGBoost runtimes among them
+    figures = "; ".join(
+        f"{name} {statistics.median(cpu[name]):.2f} s = "
+        f"{statistics.median(ratios[name]):.2f} ({min(ratios[name]):.2f}-{max(ratios[name]):.2f})"
+        for name in sides
+    )
+    print(
+        f"render vs Go (golden templates): {size} TrainJobs from {templates} templates, one "
+        f"file each, {len(inputs) - size} context files; CPU, median of {repeat} paired: Go "
+        f"render {statistics.median(go_cpu):.2f} s ({statistics.median(go_cpu) / size * 1e3:.1f}"
+        f" ms per TrainJob); trainc render --no-cache -o - / Go: {figures}; the four streams"
+        f" {'identical' if len(streams) == 1 else 'DIFFERENT'}; objects {verdict}",
+        flush=True,
+    )
+
+
+def _verify(go_out: Path, repo: Path, env_order_random: bool = False) -> str:
+    """Both sides' objects, normalised as the conformance suite does, compared
+    (``env_order_random``: the repo has a runtime whose env order upstream leaves to
+    chance, the XGBoost plugin's: every JobSet's env lists are compared sorted)."""
     import yaml
 
     from tests.conformance.normalise import first_difference, normalise
@@ -350,7 +428,9 @@ def _verify(go_out: Path, repo: Path) -> str:
     answer = render(sorted(repo.glob("*.yaml")), OWNER_UID)
     if answer.objects is None:
         return f"NOT COMPARED: trainc rejects ({answer.problems})"
-    difference = first_difference(normalise(expected), normalise(answer.objects))
+    difference = first_difference(
+        normalise(expected, env_order_random), normalise(answer.objects, env_order_random)
+    )
     return f"identical ({len(expected)})" if difference is None else f"DIFFER: {difference}"
 
 
@@ -360,6 +440,8 @@ def main() -> int:
     parser.add_argument("--incremental-size", type=int, default=10000)
     parser.add_argument("--jobs-size", type=int, default=10000)
     parser.add_argument("--go-size", type=int, default=1000)
+    parser.add_argument("--golden-sizes", default="1000,10000")
+    parser.add_argument("--golden-repeat", type=int, default=3)
     parser.add_argument("--scratch", help="where repos and outputs go (default: a temp dir)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -379,6 +461,8 @@ def main() -> int:
             bench_incremental(args.incremental_size, scratch, env)
         if args.go_size:
             bench_go(args.go_size, scratch, env)
+        for size in (int(s) for s in args.golden_sizes.split(",") if s):
+            bench_golden_go(size, args.golden_repeat, scratch, env)
     print(f"render bench: done in {time.perf_counter() - started:.0f} s")
     return 0
 
