@@ -99,3 +99,16 @@ def test_workers_share_the_context_the_parent_loaded(
         part = chunks.run_parts(plan_for_paths([str(repo)]), jobs=2, cache=cache, store=store)
     assert part is not None and part.rendered == part.chunks >= 4
     assert parsed.read_text().splitlines().count("runtimes.yaml") == 1
+
+
+def test_check_is_cut_in_render_chunks(tmp_path: Path) -> None:
+    """check's chunks are render's: a one-file change is checked again in a chunk of
+    about :data:`~compiler.plan.chunks.CHUNK_JOBS` TrainJobs, not five times as many."""
+    from compiler.plan.check_chunks import CHECK_CHUNK_JOBS
+
+    files = [
+        chunks.InputFile(f"jobs/{i:04d}.yaml", JOB.format(i=i).encode(), 1) for i in range(2000)
+    ]
+    rendered = chunks.chunk_files(files)
+    assert chunks.chunk_files(files, CHECK_CHUNK_JOBS) == rendered
+    assert len(rendered) >= 10

@@ -10,13 +10,20 @@ largest of the process and its workers). Lines:
   serial fraction that speed-up implies and what it gives on 8 cores (Amdahl);
 * ``check -j``: the same for ``trainc check`` (JSON reports compared);
 * ``render incremental``: one file of a 10,000-TrainJob repo changed, the render cache
-  warm (median of 3 changes);
+  warm (median of 3 changes), wall and CPU (``check``'s line is in check_bench.py);
 * ``render vs Go``: the same repo through upstream's own code (the conformance oracle:
   every TrainJob's fresh emulated cluster, the runtime framework's ``NewObjects``, the
-  outputs' create path, in one process; ``--timing``), objects verified identical.
+  outputs' create path, in one process; ``--timing``), objects verified identical;
+* ``render vs Go (golden templates)``: issue 28's comparison, on N TrainJobs made from
+  the golden cases, one file each (:mod:`tests.bench.golden_repo`): CPU of ``render
+  --no-cache -o -`` at ``-j 1`` and the default ``-j``, with and without the checks below
+  the JobSet (:mod:`tests.bench.no_downstream`), over the Go render's CPU, paired, the
+  median of ``--golden-repeat``; the wall speed-up of the default ``-j`` and the serial
+  fraction it implies.
 
 A benchmark, not a test: it prints figures and never fails on them. Knobs: ``--sizes``
-(``make bench SIZES=1000,10000``), ``--incremental-size``, ``--go-size`` (0: no Go run).
+(``make bench SIZES=1000,10000``), ``--incremental-size``, ``--go-size`` (0: no Go run),
+``--golden-sizes`` (``make bench GOLDEN_SIZES=1000``; empty: none), ``--golden-repeat``.
 The subprocesses keep their bytecode in a scratch ``PYTHONPYCACHEPREFIX``, as an
 installed trainc has it (this machine sets ``PYTHONDONTWRITEBYTECODE``, which would add
 ~0.1 s of compiling to every run).
@@ -354,6 +361,14 @@ def cpu_timed(
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def chunks_default_jobs() -> int:
+    """The default ``-j`` of a render here (the cores this process may use)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
 def golden_repo_of(size: int, scratch: Path) -> tuple[Path, int]:
     """The golden-template repo of ``size`` TrainJobs (:mod:`tests.bench.golden_repo`)
     and how many templates it was made from."""
@@ -388,14 +403,21 @@ def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) 
     go_cpu: list[float] = []
     cpu: dict[str, list[float]] = {name: [] for name in sides}
     ratios: dict[str, list[float]] = {name: [] for name in sides}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(repeat):
         _, go = cpu_timed(go_command, None, go_out)
         go_cpu.append(go)
         for name, command in sides.items():
             stream = scratch / f"golden-{size}-{name.replace(' ', '_')}.yaml"
-            _, ours = cpu_timed(command, env, stream)
+            wall, ours = cpu_timed(command, env, stream)
+            walls[name].append(wall)
             cpu[name].append(ours)
             ratios[name].append(ours / go)
+    speedups = [one / many for one, many in zip(walls["-j 1"], walls["-j default"], strict=True)]
+    speedup = statistics.median(speedups)
+    cores = chunks_default_jobs()
+    # Amdahl: S = 1 / (f + (1 - f) / n)  =>  f = (n / S - 1) / (n - 1)
+    serial = min(1.0, max(0.0, (cores / speedup - 1) / (cores - 1))) if cores > 1 else 1.0
     streams = {(scratch / f"golden-{size}-{n.replace(' ', '_')}.yaml").read_bytes() for n in sides}
     verdict = _verify(go_out, repo, env_order_random=True)  # XGBoost runtimes among them
     figures = "; ".join(
@@ -407,7 +429,9 @@ def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) 
         f"render vs Go (golden templates): {size} TrainJobs from {templates} templates, one "
         f"file each, {len(inputs) - size} context files; CPU, median of {repeat} paired: Go "
         f"render {statistics.median(go_cpu):.2f} s ({statistics.median(go_cpu) / size * 1e3:.1f}"
-        f" ms per TrainJob); trainc render --no-cache -o - / Go: {figures}; the four streams"
+        f" ms per TrainJob); trainc render --no-cache -o - / Go: {figures}; wall speed-up of"
+        f" -j default ({cores} cores) over -j 1 {speedup:.2f}x, serial fraction {serial:.2f};"
+        f" the four streams"
         f" {'identical' if len(streams) == 1 else 'DIFFERENT'}; objects {verdict}",
         flush=True,
     )
