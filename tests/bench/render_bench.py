@@ -393,9 +393,11 @@ def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) 
     go_command = [str(ORACLE), "render", "--mask-secret-data", *inputs]
     base = [str(repo), "-o", "-", "--no-cache", "--owner-uid", OWNER_UID, "-q"]
     bare = [sys.executable, "-m", "tests.bench.no_downstream", "render", *base]
+    own_cpu = scratch / "own-cpu.txt"
     sides = {
         "-j 1": trainc(*base, "-j", "1"),
-        "-j default": trainc(*base),
+        # the parent's own CPU written to own_cpu (tests.bench.own_cpu): the serial part
+        "-j default": [sys.executable, "-m", "tests.bench.own_cpu", "render", *base],
         "-j 1 without downstream": [*bare, "-j", "1"],
         "-j default without downstream": bare,
     }
@@ -404,15 +406,18 @@ def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) 
     cpu: dict[str, list[float]] = {name: [] for name in sides}
     ratios: dict[str, list[float]] = {name: [] for name in sides}
     walls: dict[str, list[float]] = {name: [] for name in sides}
+    serial_cpu: list[float] = []  # the parent's share of a default -j run's CPU
     for _ in range(repeat):
         _, go = cpu_timed(go_command, None, go_out)
         go_cpu.append(go)
         for name, command in sides.items():
             stream = scratch / f"golden-{size}-{name.replace(' ', '_')}.yaml"
-            wall, ours = cpu_timed(command, env, stream)
+            wall, ours = cpu_timed(command, {**env, "TRAINC_BENCH_OWN_CPU": str(own_cpu)}, stream)
             walls[name].append(wall)
             cpu[name].append(ours)
             ratios[name].append(ours / go)
+            if name == "-j default":
+                serial_cpu.append(float(own_cpu.read_text()) / ours)
     speedups = [one / many for one, many in zip(walls["-j 1"], walls["-j default"], strict=True)]
     speedup = statistics.median(speedups)
     cores = chunks_default_jobs()
@@ -430,7 +435,9 @@ def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) 
         f"file each, {len(inputs) - size} context files; CPU, median of {repeat} paired: Go "
         f"render {statistics.median(go_cpu):.2f} s ({statistics.median(go_cpu) / size * 1e3:.1f}"
         f" ms per TrainJob); trainc render --no-cache -o - / Go: {figures}; wall speed-up of"
-        f" -j default ({cores} cores) over -j 1 {speedup:.2f}x, serial fraction {serial:.2f};"
+        f" -j default ({cores} cores) over -j 1 {speedup:.2f}x, serial fraction {serial:.2f}"
+        f" by Amdahl from it, {statistics.median(serial_cpu):.2f} by CPU (the parent's own"
+        f" share: {1 / statistics.median(serial_cpu):.0f}x at most on any number of cores);"
         f" the four streams"
         f" {'identical' if len(streams) == 1 else 'DIFFERENT'}; objects {verdict}",
         flush=True,
