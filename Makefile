@@ -215,10 +215,11 @@ vapbench: $(VAPBENCH)
 $(VAPBENCH): $(VAPBENCH_DIR)/main.go $(VAPBENCH_DIR)/go.mod $(VAPBENCH_DIR)/go.sum
 	cd $(VAPBENCH_DIR) && go build -o bin/vapbench .
 
-# render (1k..100k, -j 1 vs -j 2, incremental, the Go render side by side) and validation;
+# render (1k..100k, -j 1 vs -j 2, incremental, the Go render side by side, and on the golden
+# templates: GOLDEN_SIZES=1000,10000 by default) and validation;
 # SIZES=1000,10000 for a shorter run
 bench: setup oracle vapbench
-	$(PY) -m tests.bench.render_bench $(if $(SIZES),--sizes $(SIZES))
+	$(PY) -m tests.bench.render_bench $(if $(SIZES),--sizes $(SIZES)) $(if $(GOLDEN_SIZES),--golden-sizes $(GOLDEN_SIZES))
 	$(PY) -m tests.bench.validate_bench
 	$(PY) -m tests.bench.check_bench --sizes $(CHECK_SIZES) --policy-sizes $(POLICY_SIZES)
 	$(PY) -m tests.bench.overlay_bench --sizes $(OVERLAY_SIZES)

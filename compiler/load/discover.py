@@ -65,32 +65,38 @@ class Source:
 OUTPUT_MARKER = ".trainc-output"  # written by compiler.emit.output into every output tree
 
 
-def _walk(directory: Path) -> tuple[list[Path], list[Problem]]:
-    """The input files under ``directory`` and a problem for each link in it that leads
-    outside its repository (:func:`compiler.load.confine.walk`)."""
+def _walk(directory: Path) -> tuple[list[tuple[Path, str]], list[Problem]]:
+    """The input files under ``directory``, each with its real path, and a problem for
+    each link in it that leads outside its repository (:func:`compiler.load.confine.walk`).
+
+    Strings, not :class:`~pathlib.Path` operations, per file: a repo of 10,000 files is
+    walked on every run, also when every chunk comes from the render cache."""
     real = os.path.realpath(directory)
     root = Root.of(real)
-    found: list[tuple[tuple[str, ...], Path]] = []
+    top = str(directory)
+    found: list[tuple[list[str], str, str]] = []  # (parts below directory, path, real path)
     problems: list[Problem] = []
 
     def keep(name: str, real: str) -> bool:
         # rendered output is never input: folders trainc rendered carry its marker file
         return not os.path.exists(os.path.join(real, OUTPUT_MARKER))
 
-    for entry in walk(root, str(directory), real, keep):
-        path = Path(entry.path)
-        if entry.problem is not None:
+    for entry in walk(root, top, real, keep):
+        if entry.problem is not None or entry.real is None:
             message = f"symbolic link {entry.problem}; not followed"
             problems.append(Problem(message, SourceLocation(entry.path), rule="input"))
             continue
-        name = path.name
+        name = os.path.basename(entry.path)
         if not name.endswith((*YAML_SUFFIXES, CUE_SUFFIX)):
             continue
         if name == PROJECT_FILE:  # the project file describes inputs, it is not one
             continue
-        found.append((path.relative_to(directory).parts, path))
+        # walk() joins names onto ``top`` (bare names when it is "."), so the part below
+        # the directory is what follows it
+        below = entry.path if top in ("", ".") else entry.path[len(top) :].lstrip(os.sep)
+        found.append((below.split(os.sep), entry.path, entry.real))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found], problems
+    return [(Path(path), real_path) for _, path, real_path in found], problems
 
 
 def path_kind(path: Path) -> str | None:
@@ -111,8 +117,9 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
     problems: list[Problem] = []
     seen: set[str] = set()
 
-    def add(path: Path | None, display: str) -> None:
-        key = STDIN if path is None else os.path.realpath(path)
+    def add(path: Path | None, display: str, real: str | None = None) -> None:
+        # ``real``: the real path when the walk knows it (no lookup per file)
+        key = STDIN if path is None else real or os.path.realpath(path)
         if key not in seen:
             seen.add(key)
             kind = "cue" if path is not None and path.name.endswith(CUE_SUFFIX) else "yaml"
@@ -127,8 +134,8 @@ def discover_collect(paths: list[str]) -> tuple[list[Source], list[Problem]]:
         if kind == "dir":
             files, outside = _walk(path)
             problems += outside
-            for found in files:
-                add(found, str(found))
+            for found, real in files:
+                add(found, str(found), real)
         elif kind == "file":
             add(path, given)
         elif kind == "other":

@@ -66,8 +66,10 @@ MAX_PROBLEMS_PER_FILE = 1000
 
 __all__ = [
     "LoadResult",
+    "LoadState",
     "load",
     "load_collect",
+    "load_state",
     "load_texts",
     "load_texts_collect",
 ]
@@ -353,14 +355,55 @@ class _Loader:
         )
 
 
+@dataclass(frozen=True)
+class LoadState:
+    """What the loader holds after some files, to load more after them, more than once
+    (the context files every chunk of a render shares: loaded once per process). Its
+    manifests are shared by every load that starts from it; its lists are not."""
+
+    result: LoadResult
+    problems: list[Problem]
+    seen: dict[ObjectKey, Manifest]  # the first object of each key (duplicates)
+
+
+def load_state(
+    sources: list[tuple[str, str | bytes]],
+    default_namespace: str = "default",
+    crds: CrdSet | None = None,
+) -> LoadState:
+    """``sources`` loaded, as a state to go on from (:func:`load_texts_collect`'s ``start``)."""
+    loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace)
+    _load_sources(loader, sources)
+    return LoadState(loader.result, loader.problems, loader.seen)
+
+
 def load_texts_collect(
     sources: list[tuple[str, str | bytes]],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
     previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
+    start: LoadState | None = None,
 ) -> tuple[LoadResult, list[Problem]]:
-    """Like :func:`load_texts`, returning the problems (sorted) instead of raising them."""
+    """Like :func:`load_texts`, returning the problems (sorted) instead of raising them;
+    after ``start`` (loaded with the same namespace and CRDs): the same answer as loading
+    its files and then ``sources``."""
     loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace, previous)
+    if start is not None:
+        done = start.result
+        loader.result = LoadResult(
+            list(done.objects),
+            list(done.others),
+            list(done.rejected),
+            dict(done.texts),
+            list(done.warnings),
+        )
+        loader.problems = list(start.problems)
+        loader.seen = dict(start.seen)
+    _load_sources(loader, sources)
+    return loader.result, sorted_problems(loader.problems)
+
+
+def _load_sources(loader: _Loader, sources: list[tuple[str, str | bytes]]) -> None:
     for display, text in sources:
         loader.result.texts[display] = text
         # one document at a time: what is not kept (a document that is no object) is
@@ -376,7 +419,6 @@ def load_texts_collect(
             continue
         loader.problems.extend(stream.problems)  # the one that stopped it: always shown
         loader.end_file(display)
-    return loader.result, sorted_problems(loader.problems)
 
 
 def load_texts(

@@ -48,9 +48,11 @@ from compiler.upstream.names import TRAINJOB_KIND
 
 __all__ = ["check_and_store_parts", "check_key", "check_parts"]
 
-# TrainJobs per chunk, about: a chunk checks the context again (policies compiled again),
-# so chunks are larger than render's (which are also the cache's unit)
-CHECK_CHUNK_JOBS = 500
+# TrainJobs per chunk, about: render's (the cache's unit). The context is loaded once per
+# process (compiler.plan.context), so a chunk's fixed cost is small: 1,000 TrainJobs in
+# chunks of 100 cost the CPU of chunks of 500, and a one-file change is checked again in
+# a third of the time (0.6 s of CPU against 1.65 s)
+CHECK_CHUNK_JOBS = 100
 CHECK_CACHE_FORMAT = "2"  # bump when CheckChunk (or what it holds) changes shape
 _UNMATCHED = re.compile(r"^patch target .* of overlay .* matches no (input|output) object")
 

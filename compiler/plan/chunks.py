@@ -57,6 +57,7 @@ from compiler.model.build import Build, Stage
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import JobSummary, ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
+from compiler.plan.context import context_state
 from compiler.plan.stages import RENDER_STAGES, warning_order
 from compiler.upstream.artifacts import cache_root, upstream
 from compiler.upstream.names import TRAINJOB_KIND
@@ -299,10 +300,14 @@ def chunk_build(
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
     order = {f.display: i for i, f in enumerate(context)}
-    texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in (*context, *own)]
+    texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in own]
 
     def load_chunk(build: Build) -> None:
-        loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds)
+        # the context once per process (compiler.plan.context), then the chunk's files
+        start = context_state(
+            [(f.display, f.data) for f in context], plan.default_namespace, plan.crds
+        )
+        loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds, start=start)
         if not keep_context:
             loaded.objects = [
                 m for m in loaded.objects if m.kind != TRAINJOB_KIND or m.source.file not in order
@@ -473,7 +478,9 @@ def _render_missing(
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
     if missing:
-        plan.crds  # noqa: B018  (loaded once here, inherited by every worker)
+        # loaded once here, inherited by every worker (the context: already, unless the
+        # context alone came from the cache)
+        context_state([(f.display, f.data) for f in context], plan.default_namespace, plan.crds)
 
     def task(index: int) -> ChunkResult:
         return render_chunk(plan, context, chunks[index], index == 0, stored, store, stages)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Generic, TypeVar
 
 __all__ = [
@@ -53,6 +54,7 @@ T = TypeVar("T")
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
 
+@cache  # asked for each gate a render passes (tens of thousands of times at 1,000 TrainJobs)
 def version_key(version: str) -> tuple[int, int, int]:
     """``"v2.10.0"`` -> ``(2, 10, 0)``, for ordering releases.
 

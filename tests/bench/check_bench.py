@@ -185,6 +185,51 @@ def check_lines(
             )
 
 
+# --- one file changed, the cache warm ---------------------------------------------------
+
+
+def incremental_line(parent: Path, count: int, repeat: int = 3) -> None:
+    """``trainc check`` (the default ``-j``: chunks, their findings in the render cache) of
+    a ``count``-TrainJob repo after one job file changed, CPU and wall seconds, the median
+    of ``repeat`` changes; nothing changed; the first run; the report compared with a
+    check without the cache."""
+    from tests.bench.render_bench import cpu_timed, environment
+
+    repo = parent / f"incremental-{count}"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(make_repo(parent, count, "findings"), repo)
+    env = {**environment(parent), "TRAINC_RENDER_CACHE": str(parent / "cache-incremental")}
+    command = [sys.executable, "-m", "compiler", "check", str(repo)]
+    report = parent / "incremental-report.txt"
+
+    def run(*extra: str) -> tuple[float, float]:
+        return cpu_timed([*command, *extra], env, report, codes=(0, 1))
+
+    first = run()  # fills the cache
+    unchanged = [run() for _ in range(repeat)]
+    files = sorted(repo.glob("jobs-*.yaml"))
+    changed = []
+    for attempt in range(repeat):
+        target = files[(attempt * 37) % len(files)]
+        target.write_text(target.read_text().replace('value: "', 'value: "y', 1))
+        changed.append(run())
+    cached = report.read_bytes()
+    run("--no-cache")
+    same = report.read_bytes() == cached
+
+    def median(runs: list[tuple[float, float]], which: int) -> float:
+        return statistics.median(r[which] for r in runs)
+
+    print(
+        f"bench: check incremental {count} TrainJobs (default -j), one file of 100 changed: "
+        f"CPU {median(changed, 1):.2f} s, wall {median(changed, 0):.2f} s (median of {repeat});"
+        f" nothing changed: CPU {median(unchanged, 1):.2f} s, wall {median(unchanged, 0):.2f} s;"
+        f" first run CPU {first[1]:.2f} s, wall {first[0]:.2f} s; report "
+        f"{'identical to' if same else 'DIFFERENT from'} a check without the cache",
+        flush=True,
+    )
+
+
 # --- the policy step next to the Go evaluator -------------------------------------------
 
 
@@ -307,6 +352,7 @@ def main() -> int:
     parser.add_argument("--variants", default="findings,clean", help="and onefile")
     parser.add_argument("--jobs", type=int, help="check -j N (default: check's default)")
     parser.add_argument("--repeat", type=int, default=3, help="pairs per line (median ratio)")
+    parser.add_argument("--incremental-size", type=int, default=10000, help="0: no such line")
     parser.add_argument("--policy-step", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     parser.add_argument("--clean", action="store_true", help=argparse.SUPPRESS)
@@ -324,6 +370,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="trainc-check-bench-") as scratch:
         for size in (int(s) for s in args.sizes.split(",") if s):
             check_lines(Path(scratch), size, formats, variants, args.jobs, args.repeat)
+        if args.incremental_size:
+            incremental_line(Path(scratch), args.incremental_size)
         # before the policy step, which holds a whole build in one process
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         for size in (int(s) for s in args.policy_sizes.split(",") if s):

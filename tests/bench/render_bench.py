@@ -10,13 +10,20 @@ largest of the process and its workers). Lines:
   serial fraction that speed-up implies and what it gives on 8 cores (Amdahl);
 * ``check -j``: the same for ``trainc check`` (JSON reports compared);
 * ``render incremental``: one file of a 10,000-TrainJob repo changed, the render cache
-  warm (median of 3 changes);
+  warm (median of 3 changes), wall and CPU (``check``'s line is in check_bench.py);
 * ``render vs Go``: the same repo through upstream's own code (the conformance oracle:
   every TrainJob's fresh emulated cluster, the runtime framework's ``NewObjects``, the
-  outputs' create path, in one process; ``--timing``), objects verified identical.
+  outputs' create path, in one process; ``--timing``), objects verified identical;
+* ``render vs Go (golden templates)``: issue 28's comparison, on N TrainJobs made from
+  the golden cases, one file each (:mod:`tests.bench.golden_repo`): CPU of ``render
+  --no-cache -o -`` at ``-j 1`` and the default ``-j``, with and without the checks below
+  the JobSet (:mod:`tests.bench.no_downstream`), over the Go render's CPU, paired, the
+  median of ``--golden-repeat``; the wall speed-up of the default ``-j`` and the serial
+  fraction it implies.
 
 A benchmark, not a test: it prints figures and never fails on them. Knobs: ``--sizes``
-(``make bench SIZES=1000,10000``), ``--incremental-size``, ``--go-size`` (0: no Go run).
+(``make bench SIZES=1000,10000``), ``--incremental-size``, ``--go-size`` (0: no Go run),
+``--golden-sizes`` (``make bench GOLDEN_SIZES=1000``; empty: none), ``--golden-repeat``.
 The subprocesses keep their bytecode in a scratch ``PYTHONPYCACHEPREFIX``, as an
 installed trainc has it (this machine sets ``PYTHONDONTWRITEBYTECODE``, which would add
 ~0.1 s of compiling to every run).
@@ -265,41 +272,38 @@ def _tree_differences(a: Path, b: Path) -> list[str]:
 
 
 def bench_incremental(size: int, scratch: Path, env: dict[str, str]) -> None:
+    """One file of ``size`` TrainJobs changed, the render cache warm: wall and CPU
+    seconds (median of 3 changes), nothing changed (median of 3), the first run."""
     repo = scratch / f"repo-incremental-{size}"
     shutil.rmtree(repo, ignore_errors=True)
     shutil.copytree(repo_of(size, scratch), repo)
     out = scratch / "out-incremental"
     env = cached(env, scratch / "cache-incremental")
-    cold, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)  # fills the cache
-    warm, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)
+    command = trainc(str(repo), "-o", str(out), "-q")
+    cold = cpu_timed(command, env)  # fills the cache
+    warm = [cpu_timed(command, env) for _ in range(3)]
     changed = []
     for attempt in range(3):
         target = repo / f"jobs-{attempt * 7:04d}.yaml"
         target.write_text(target.read_text().replace('value: "', 'value: "x', 1))
-        seconds, _ = timed(trainc(str(repo), "-o", str(out), "-q"), env)
-        changed.append(seconds)
+        changed.append(cpu_timed(command, env))
     whole = scratch / "out-incremental-whole"
     timed(trainc(str(repo), "-o", str(whole), "-q"), cached(env, scratch / "cache-whole"))
     same = not _tree_differences(out, whole)  # (nothing is deleted before the end: see main)
+
+    def median(runs: list[tuple[float, float]], which: int) -> float:
+        return statistics.median(r[which] for r in runs)
+
     print(
-        f"render incremental: {size} TrainJobs, one file of 100 changed: "
-        f"{statistics.median(changed):.2f} s (median of 3; {min(changed):.2f}-{max(changed):.2f}), "
-        f"nothing changed {warm:.2f} s, first run {cold:.2f} s; output "
+        f"render incremental: {size} TrainJobs, one file of 100 changed: wall "
+        f"{median(changed, 0):.2f} s ({min(r[0] for r in changed):.2f}-"
+        f"{max(r[0] for r in changed):.2f}), CPU {median(changed, 1):.2f} s (median of 3); "
+        f"nothing changed: wall {median(warm, 0):.2f} s, CPU {median(warm, 1):.2f} s; first "
+        f"run wall {cold[0]:.2f} s, CPU {cold[1]:.2f} s; output "
         f"{'identical to' if same else 'DIFFERENT from'} a render without the cache",
         flush=True,
     )
-    check = [sys.executable, "-m", "compiler", "check", str(repo), "-j", "2"]
-    check_cold, _ = timed(check, env, scratch / "check-incremental.txt")  # fills the cache
-    check_warm, _ = timed(check, env, scratch / "check-incremental.txt")
-    target = sorted(repo.glob("jobs-*.yaml"))[-1]  # not one the render lines changed
-    target.write_text(target.read_text().replace('value: "', 'value: "x', 1))
-    check_one, _ = timed(check, env, scratch / "check-incremental.txt")
-    print(
-        f"check incremental: {size} TrainJobs -j 2, one file of 100 changed: {check_one:.2f} s"
-        f" (its chunk of about 500 checked again), nothing changed {check_warm:.2f} s,"
-        f" first run {check_cold:.2f} s",
-        flush=True,
-    )
+    # check's equivalent: tests/bench/check_bench.py (check incremental)
 
 
 def bench_go(size: int, scratch: Path, env: dict[str, str]) -> None:
@@ -337,8 +341,113 @@ def bench_go(size: int, scratch: Path, env: dict[str, str]) -> None:
     )
 
 
-def _verify(go_out: Path, repo: Path) -> str:
-    """Both sides' objects, normalised as the conformance suite does, compared."""
+def cpu_timed(
+    command: list[str],
+    env: dict[str, str] | None,
+    stdout: Path | None = None,
+    codes: tuple[int, ...] = (0,),
+) -> tuple[float, float]:
+    """Run ``command``; its wall and CPU seconds (user + system, of it and of every
+    worker it waited for: ``wait4``). An exit code not in ``codes`` is an error."""
+    with open(stdout or os.devnull, "wb") as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        assert process.stderr is not None
+        errors = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) not in codes:
+        raise RuntimeError(f"{' '.join(command)} failed: {errors.decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def chunks_default_jobs() -> int:
+    """The default ``-j`` of a render here (the cores this process may use)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def golden_repo_of(size: int, scratch: Path) -> tuple[Path, int]:
+    """The golden-template repo of ``size`` TrainJobs (:mod:`tests.bench.golden_repo`)
+    and how many templates it was made from."""
+    from tests.bench.golden_repo import generate_golden
+
+    repo = scratch / f"golden-{size}"
+    repo.mkdir(exist_ok=True)
+    return repo, generate_golden(repo, size)
+
+
+def bench_golden_go(size: int, repeat: int, scratch: Path, env: dict[str, str]) -> None:
+    """Issue 28's comparison: ``size`` TrainJobs from the golden templates, one file
+    each, through upstream's Go render and ``trainc render --no-cache -o -`` at ``-j 1``
+    and the default ``-j``, in turn (Go, -j 1, -j default, the same without the checks
+    below the JobSet) ``repeat`` times; the median of each pair's CPU ratio, objects
+    verified identical."""
+    if not ORACLE.exists():
+        print(f"render vs Go (golden templates): skipped, no oracle at {ORACLE} (make oracle)")
+        return
+    repo, templates = golden_repo_of(size, scratch)
+    inputs = sorted(str(p) for p in repo.glob("*.yaml"))
+    go_command = [str(ORACLE), "render", "--mask-secret-data", *inputs]
+    base = [str(repo), "-o", "-", "--no-cache", "--owner-uid", OWNER_UID, "-q"]
+    bare = [sys.executable, "-m", "tests.bench.no_downstream", "render", *base]
+    own_cpu = scratch / "own-cpu.txt"
+    sides = {
+        "-j 1": trainc(*base, "-j", "1"),
+        # the parent's own CPU written to own_cpu (tests.bench.own_cpu): the serial part
+        "-j default": [sys.executable, "-m", "tests.bench.own_cpu", "render", *base],
+        "-j 1 without downstream": [*bare, "-j", "1"],
+        "-j default without downstream": bare,
+    }
+    go_out = scratch / f"go-golden-{size}.yaml"
+    go_cpu: list[float] = []
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    ratios: dict[str, list[float]] = {name: [] for name in sides}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
+    serial_cpu: list[float] = []  # the parent's share of a default -j run's CPU
+    for _ in range(repeat):
+        _, go = cpu_timed(go_command, None, go_out)
+        go_cpu.append(go)
+        for name, command in sides.items():
+            stream = scratch / f"golden-{size}-{name.replace(' ', '_')}.yaml"
+            wall, ours = cpu_timed(command, {**env, "TRAINC_BENCH_OWN_CPU": str(own_cpu)}, stream)
+            walls[name].append(wall)
+            cpu[name].append(ours)
+            ratios[name].append(ours / go)
+            if name == "-j default":
+                serial_cpu.append(float(own_cpu.read_text()) / ours)
+    speedups = [one / many for one, many in zip(walls["-j 1"], walls["-j default"], strict=True)]
+    speedup = statistics.median(speedups)
+    cores = chunks_default_jobs()
+    # Amdahl: S = 1 / (f + (1 - f) / n)  =>  f = (n / S - 1) / (n - 1)
+    serial = min(1.0, max(0.0, (cores / speedup - 1) / (cores - 1))) if cores > 1 else 1.0
+    streams = {(scratch / f"golden-{size}-{n.replace(' ', '_')}.yaml").read_bytes() for n in sides}
+    verdict = _verify(go_out, repo, env_order_random=True)  # XGBoost runtimes among them
+    figures = "; ".join(
+        f"{name} {statistics.median(cpu[name]):.2f} s = "
+        f"{statistics.median(ratios[name]):.2f} ({min(ratios[name]):.2f}-{max(ratios[name]):.2f})"
+        for name in sides
+    )
+    print(
+        f"render vs Go (golden templates): {size} TrainJobs from {templates} templates, one "
+        f"file each, {len(inputs) - size} context files; CPU, median of {repeat} paired: Go "
+        f"render {statistics.median(go_cpu):.2f} s ({statistics.median(go_cpu) / size * 1e3:.1f}"
+        f" ms per TrainJob); trainc render --no-cache -o - / Go: {figures}; wall speed-up of"
+        f" -j default ({cores} cores) over -j 1 {speedup:.2f}x, serial fraction {serial:.2f}"
+        f" by Amdahl from it, {statistics.median(serial_cpu):.2f} by CPU (the parent's own"
+        f" share: {1 / statistics.median(serial_cpu):.0f}x at most on any number of cores);"
+        f" the four streams"
+        f" {'identical' if len(streams) == 1 else 'DIFFERENT'}; objects {verdict}",
+        flush=True,
+    )
+
+
+def _verify(go_out: Path, repo: Path, env_order_random: bool = False) -> str:
+    """Both sides' objects, normalised as the conformance suite does, compared
+    (``env_order_random``: the repo has a runtime whose env order upstream leaves to
+    chance, the XGBoost plugin's: every JobSet's env lists are compared sorted)."""
     import yaml
 
     from tests.conformance.normalise import first_difference, normalise
@@ -350,7 +459,9 @@ def _verify(go_out: Path, repo: Path) -> str:
     answer = render(sorted(repo.glob("*.yaml")), OWNER_UID)
     if answer.objects is None:
         return f"NOT COMPARED: trainc rejects ({answer.problems})"
-    difference = first_difference(normalise(expected), normalise(answer.objects))
+    difference = first_difference(
+        normalise(expected, env_order_random), normalise(answer.objects, env_order_random)
+    )
     return f"identical ({len(expected)})" if difference is None else f"DIFFER: {difference}"
 
 
@@ -360,6 +471,8 @@ def main() -> int:
     parser.add_argument("--incremental-size", type=int, default=10000)
     parser.add_argument("--jobs-size", type=int, default=10000)
     parser.add_argument("--go-size", type=int, default=1000)
+    parser.add_argument("--golden-sizes", default="1000,10000")
+    parser.add_argument("--golden-repeat", type=int, default=3)
     parser.add_argument("--scratch", help="where repos and outputs go (default: a temp dir)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -379,6 +492,8 @@ def main() -> int:
             bench_incremental(args.incremental_size, scratch, env)
         if args.go_size:
             bench_go(args.go_size, scratch, env)
+        for size in (int(s) for s in args.golden_sizes.split(",") if s):
+            bench_golden_go(size, args.golden_repeat, scratch, env)
     print(f"render bench: done in {time.perf_counter() - started:.0f} s")
     return 0
 
