@@ -13,8 +13,11 @@ each field error located at the input that wrote the field (the pod template of 
 replicated job, as the runtime, a runtime patch or an overlay wrote it; a field an
 output overlay's strategic patch wrote, with the value it has, at that patch's line:
 :func:`overlay_location`). The Jobs of
-one replicated job differ only in their index, and so do a Job's Pods: the last Job
-and its last Pod (the longest names) stand for the others.
+one replicated job differ only in their index, and so do a Job's Pods: the first of
+each number of digits stands for the others (:func:`representatives`), and the first
+refused is the one reported, as the controllers create them from index 0. The verdict
+is taken on the objects without the controllers' Go round trips; only a refusal is
+worked out again on the objects exactly as they are sent, for its words.
 
 The checks are found, not imported: :func:`workload_checks` takes
 ``validate_job``/``validate_pod`` from ``compiler.apiserver.workloads`` when that
@@ -28,16 +31,20 @@ An expanded tree is not for applying: each expanded object carries
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.expand import JobSetRefused, webhook_errors
+from compiler.expand import names as n
 from compiler.expand.apiserver import create_job, create_pod
-from compiler.expand.job_controller import job_pods
+from compiler.expand.job_controller import initial_pod_count, job_pods
 from compiler.expand.jobset_controller import construct_job
 from compiler.expand.jobset_webhook import default_jobset, invalid_message
 from compiler.expand.pod_webhook import mutate_pod
@@ -258,15 +265,97 @@ def downstream_problems(
         replicas = rjob.get("replicas", 1)
         if not isinstance(replicas, int) or replicas < 1:
             continue
-        job = create_job(construct_job(admitted, rjob, replicas - 1))
-        if "Job" in checks and (errors := checks["Job"](job)):
-            problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime, overlays)
-            continue  # the Job is never created: no Pods
-        pods = job_pods(job, last_only=True) if "Pod" in checks else []
-        if pods:
-            pod = mutate_pod(create_pod(pods[-1]))
-            if errors := checks["Pod"](pod):
-                problems += _refusal(
-                    "Pod", pod, errors, index, rendered, trainjob, runtime, overlays
-                )
+        try:
+            refused = _first_refused(admitted, rjob, replicas, checks, typed=False)
+        except Exception:  # any failure: the exact path below raises or answers it
+            refused = ("?", {}, [])
+        if refused is None:
+            continue
+        # the verdict without the Go round trips is "refused" (or did not come): the
+        # objects exactly as the controllers send them give the words
+        refused = _first_refused(admitted, rjob, replicas, checks, typed=True)
+        if refused is not None:
+            kind, obj, errors = refused
+            problems += _refusal(kind, obj, errors, index, rendered, trainjob, runtime, overlays)
     return problems
+
+
+def representatives(count: int, *, leader: bool = False) -> list[int]:
+    """The indexes ``0 .. count-1`` that stand for all: the first of each number of digits.
+
+    The Jobs of one replicated job, and the Pods of one Indexed Job, differ only by their
+    index: in names (``<jobset>-<rjob>-<i>``, ``<job>-<i>``, the Pod's generated name),
+    in label and annotation values (the index, the job key, a UID made from the name)
+    and in nothing else the API server validates. Those values, for indexes with as many
+    digits, have the same length and differ only in digits, where every check of them
+    (DNS labels and subdomains, label values) takes any digit: they get the same verdict.
+    With more digits a name only gets longer, so the first failing index is the first of
+    its number of digits. ``leader``: index 0 is checked apart from 1..9 (the JobSet Pod
+    webhook's exclusive placement gives the leader Pod affinities of its own).
+
+    >>> representatives(1), representatives(9), representatives(250, leader=True)
+    ([0], [0], [0, 1, 10, 100])
+    """
+    out = [0] if count > 0 else []
+    first = 1 if leader else 10
+    while first < count:
+        out.append(first)
+        first = 10 if first == 1 else first * 10
+    return out
+
+
+def _first_refused(
+    admitted: Mapping[str, Any],
+    rjob: Mapping[str, Any],
+    replicas: int,
+    checks: Mapping[str, WorkloadCheck],
+    *,
+    typed: bool,
+) -> tuple[str, dict[str, Any], list[FieldError]] | None:
+    """The first Job of ``rjob`` the API server refuses, else the first Pod of a Job it
+    creates that it refuses (in creation order: the JobSet controller creates the Jobs
+    from index 0, and the Job controller an Indexed Job's Pods from index 0, the first
+    alone): the kind, the object and the errors; None when every one is created.
+    ``typed``: the objects exactly as the controllers send them (Go round trips)."""
+    for job_index in representatives(replicas):
+        job = create_job(construct_job(admitted, rjob, job_index, typed=typed))
+        pods = _pods(job, typed) if "Pod" in checks else []  # before the Job is changed
+        if "Job" in checks and (errors := _check(checks["Job"], typed)(job)):
+            return "Job", job, errors  # the Job is never created: no Pods
+        for pod in pods:
+            if errors := _check(checks["Pod"], typed)(pod):
+                return "Pod", pod, errors
+    return None
+
+
+def _pods(job: Mapping[str, Any], typed: bool) -> list[dict[str, Any]]:
+    """The Pods that stand for all the controller creates for ``job``, as created."""
+    spec = job.get("spec") or {}
+    count = initial_pod_count(job)
+    if spec.get("completionMode") != "Indexed":
+        count = min(count, 1)  # the Pods of a NonIndexed Job are alike
+    annotations = ((spec.get("template") or {}).get("metadata") or {}).get("annotations")
+    exclusive = n.EXCLUSIVE in (annotations or {})  # the leader Pod's own affinities
+    return [
+        mutate_pod(create_pod(made))
+        for index in representatives(count, leader=exclusive)
+        for made in job_pods(job, only=index, typed=typed)
+    ]
+
+
+def _check(check: WorkloadCheck, typed: bool) -> WorkloadCheck:
+    """``check``, on an object the caller drops afterwards when not ``typed``."""
+    return check if typed else _in_place(check)
+
+
+@cache
+def _in_place(check: WorkloadCheck) -> WorkloadCheck:
+    """``check`` changing its object rather than a copy, when it can (the API server's
+    validation, :func:`compiler.apiserver.workloads.validate_job`): a fifth of its cost."""
+    try:
+        parameters = inspect.signature(check).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin
+        return check
+    if "in_place" not in parameters:
+        return check
+    return functools.partial(cast(Callable[..., list[FieldError]], check), in_place=True)

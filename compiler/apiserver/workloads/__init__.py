@@ -105,9 +105,10 @@ def _copy_by_hand(value: Any) -> Any:
     return value
 
 
-def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``obj`` with the metadata the API server fills in before validating."""
-    data: dict[str, Any] = _copy(dict(obj))
+def _server_meta(obj: Mapping[str, Any], in_place: bool = False) -> dict[str, Any]:
+    """A copy of ``obj`` (``obj`` itself when ``in_place``) with the metadata the API
+    server fills in before validating."""
+    data: dict[str, Any] = obj if in_place and isinstance(obj, dict) else _copy(dict(obj))
     for key in ("metadata", "spec"):
         if data.get(key) is None:
             data[key] = {}
@@ -126,11 +127,16 @@ def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def validate_job(
-    obj: Mapping[str, Any], *, kubernetes: str | None = None, allow_privileged: bool = True
+    obj: Mapping[str, Any],
+    *,
+    kubernetes: str | None = None,
+    allow_privileged: bool = True,
+    in_place: bool = False,
 ) -> list[FieldError]:
     """The errors kube-apiserver returns when a controller creates the batch/v1 Job ``obj``
     (empty: it is created). ``allow_privileged``: the server's ``--allow-privileged``.
-    Raises :class:`ServerPanic` where the server's validation panics.
+    Raises :class:`ServerPanic` where the server's validation panics. ``in_place``: the
+    defaults are applied to ``obj`` itself rather than to a copy (a caller that drops it).
 
     >>> job = {"metadata": {"name": "a"}, "spec": {"template": {"spec": {
     ...     "restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}}}}
@@ -139,11 +145,11 @@ def validate_job(
     """
     _check_version(kubernetes)
     opts = PodOptions(resource_is_pod=False, allow_privileged=allow_privileged)
-    return _decoding("Job", obj, lambda: _job_errors(obj, opts))
+    return _decoding("Job", obj, lambda: _job_errors(obj, opts, in_place))
 
 
-def _job_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
-    job = _server_meta(obj)
+def _job_errors(obj: Mapping[str, Any], opts: PodOptions, in_place: bool) -> list[FieldError]:
+    job = _server_meta(obj, in_place)
     default_job(job)
     prepare_job(job)
     drop_disabled_fields(job["spec"]["template"]["spec"])
@@ -172,16 +178,21 @@ def _decoding(
 
 
 def validate_pod(
-    obj: Mapping[str, Any], *, kubernetes: str | None = None, allow_privileged: bool = True
+    obj: Mapping[str, Any],
+    *,
+    kubernetes: str | None = None,
+    allow_privileged: bool = True,
+    in_place: bool = False,
 ) -> list[FieldError]:
-    """The errors kube-apiserver returns when a controller creates the v1 Pod ``obj``."""
+    """The errors kube-apiserver returns when a controller creates the v1 Pod ``obj``
+    (``in_place``: as :func:`validate_job`)."""
     _check_version(kubernetes)
     opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
-    return _decoding("Pod", obj, lambda: _pod_errors(obj, opts))
+    return _decoding("Pod", obj, lambda: _pod_errors(obj, opts, in_place))
 
 
-def _pod_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
-    pod = _server_meta(obj)
+def _pod_errors(obj: Mapping[str, Any], opts: PodOptions, in_place: bool) -> list[FieldError]:
+    pod = _server_meta(obj, in_place)
     default_pod(pod)
     spec = pod["spec"]
     drop_disabled_fields(spec)

@@ -66,21 +66,33 @@ def label_name(key: str, path: Path) -> list[FieldError]:
 
 def labels(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
-    for key in sorted(values or {}):
-        value = str((values or {})[key])
-        errors += label_name(key, path)
-        errors += [invalid(path, as_string(value), m) for m in names.label_value(value)]
+    if not values:
+        return errors
+    for key in sorted(values):
+        value = str(values[key])
+        # the checks are cached by string; most labels pass both, and then build nothing
+        bad_key, bad_value = names.qualified_name(key), names.label_value(value)
+        if bad_key:
+            errors += [invalid(path, as_string(key), m) for m in bad_key]
+        if bad_value:
+            errors += [invalid(path, as_string(value), m) for m in bad_value]
     return errors
 
 
 def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
-    values = values or {}
+    if not values:
+        return errors
     for key in sorted(values):
-        errors += [invalid(path, as_string(key), m) for m in names.qualified_name(key.lower())]
-    size = sum(len(k.encode()) + len(str(v).encode()) for k, v in values.items())
-    if size > _ANNOTATIONS_LIMIT:
-        errors.append(too_long(path, _ANNOTATIONS_LIMIT))
+        bad = names.qualified_name(key.lower())
+        if bad:
+            errors += [invalid(path, as_string(key), m) for m in bad]
+    texts = [(k, str(v)) for k, v in values.items()]
+    # UTF-8 takes at most 4 bytes a character: encode only when that bound is over the limit
+    if 4 * sum(len(k) + len(v) for k, v in texts) > _ANNOTATIONS_LIMIT:
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in texts)
+        if size > _ANNOTATIONS_LIMIT:
+            errors.append(too_long(path, _ANNOTATIONS_LIMIT))
     return errors
 
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import decimal
 import functools
+import hashlib
 import ipaddress
+import marshal
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -1739,7 +1741,63 @@ def validate_pod_spec(
     spec: Mapping[str, Any], pod_name: str | None, path: Path, opts: PodOptions
 ) -> list[FieldError]:
     """``ValidatePodSpec`` of a defaulted v1 pod spec (``pod_name``: the Pod's, None in a
-    template). The steps run in the API server's order, which is the order of the errors."""
+    template). The steps run in the API server's order, which is the order of the errors.
+
+    A spec found valid is remembered by :func:`verdict_key`: the pod templates of many
+    TrainJobs differ only where the checks read no more than that key keeps."""
+    key = verdict_key(spec)
+    if key is not None and (key, path, opts) in _VALID_SPECS:
+        return []
+    errors = _validate_pod_spec(spec, path, opts)
+    if key is not None and not errors:
+        if len(_VALID_SPECS) >= _VALID_SPECS_LIMIT:
+            _VALID_SPECS.clear()  # bounded; a render has few distinct templates
+        _VALID_SPECS.add((key, path, opts))
+    return errors
+
+
+# the specs found valid, by (verdict_key, path, options)
+_VALID_SPECS: set[tuple[bytes, Path, PodOptions]] = set()
+_VALID_SPECS_LIMIT = 65536
+_ANY_LABEL = "x"  # a valid DNS label
+_ANY_VALUE = "x"  # a non-empty env value
+
+
+def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
+    """A digest of ``spec`` that keeps all :func:`validate_pod_spec` reads of it, and
+    no more than it reads of the values that name one Pod or TrainJob: a non-empty env
+    ``value`` is only tested for being empty (``_value_from``), and ``hostname`` and
+    ``subdomain`` are only checked as DNS labels (``_pod_spec_names``), so a valid one
+    is keyed as any other valid one. None when ``spec`` is not plain JSON-like data."""
+    view = dict(spec)
+    for key in ("hostname", "subdomain"):
+        value = view.get(key)
+        if isinstance(value, str) and value and not names.dns1123_label(value):
+            view[key] = _ANY_LABEL
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        containers = view.get(key)
+        if isinstance(containers, list):
+            view[key] = [_container_view(c) for c in containers]
+    try:
+        data = marshal.dumps(view, 2)
+    except ValueError:
+        return None
+    return hashlib.blake2b(data, digest_size=20).digest()
+
+
+def _container_view(container: Any) -> Any:
+    env = container.get("env") if isinstance(container, dict) else None
+    if not isinstance(env, list) or not any(_has_value(e) for e in env):
+        return container
+    view = [{**e, "value": _ANY_VALUE} if _has_value(e) else e for e in env]
+    return {**container, "env": view}
+
+
+def _has_value(env: Any) -> bool:
+    return isinstance(env, dict) and isinstance(env.get("value"), str) and env["value"] != ""
+
+
+def _validate_pod_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[FieldError]:
     errors = _pod_spec_containers(spec, path, opts)
     errors += _pod_resources(spec, path)
     errors += _host_network(spec, path, opts)
