@@ -345,17 +345,18 @@ def _pods(job: Mapping[str, Any], typed: bool) -> list[dict[str, Any]]:
 
 def _check(check: WorkloadCheck, typed: bool) -> WorkloadCheck:
     """``check``, on an object the caller drops afterwards when not ``typed``."""
-    return check if typed else _in_place(check)
+    return check if typed else _as_created(check)
 
 
 @cache
-def _in_place(check: WorkloadCheck) -> WorkloadCheck:
-    """``check`` changing its object rather than a copy, when it can (the API server's
-    validation, :func:`compiler.apiserver.workloads.validate_job`): a fifth of its cost."""
+def _as_created(check: WorkloadCheck) -> WorkloadCheck:
+    """``check`` told that its object is as the create path made it (its own, defaulted),
+    when it can be (the API server's validation,
+    :func:`compiler.apiserver.workloads.validate_job`): no copy, no defaults again."""
     try:
         parameters = inspect.signature(check).parameters
     except (TypeError, ValueError):  # pragma: no cover - a builtin
         return check
-    if "in_place" not in parameters:
+    if "created" not in parameters:
         return check
-    return functools.partial(cast(Callable[..., list[FieldError]], check), in_place=True)
+    return functools.partial(cast(Callable[..., list[FieldError]], check), created=True)

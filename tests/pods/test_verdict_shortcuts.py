@@ -32,7 +32,9 @@ Obj = dict[str, Any]
 
 def _other_names(obj: Any) -> int:
     """``obj`` changed, in place, where :func:`verdict_key` keeps less than the value:
-    each non-empty env value and each valid hostname and subdomain; how many changed."""
+    each non-empty env value, the object a secret, configMap or claim volume names (also
+    in projected sources, which the key keeps), each valid hostname and subdomain; how
+    many changed."""
     changed = 0
     if isinstance(obj, dict):
         for key in ("hostname", "subdomain"):
@@ -44,6 +46,15 @@ def _other_names(obj: Any) -> int:
             if isinstance(var, dict) and isinstance(var.get("value"), str) and var["value"]:
                 var["value"] = var["value"] + "-other"
                 changed += 1
+        for kind, key in (("secret", "secretName"), ("configMap", "name")):
+            source = obj.get(kind)
+            if isinstance(source, dict) and isinstance(source.get(key), str) and source[key]:
+                source[key] = source[key] + "-other"
+                changed += 1
+        claim = obj.get("persistentVolumeClaim")
+        if isinstance(claim, dict) and isinstance(claim.get("claimName"), str):
+            claim["claimName"] = claim["claimName"] + "-other" if claim["claimName"] else ""
+            changed += 1
         for value in obj.values():
             changed += _other_names(value)
     elif isinstance(obj, list):
@@ -96,6 +107,11 @@ def test_what_the_checks_read_of_those_values_is_kept() -> None:
     assert validate_pod(_pod([])) == []
     [error] = validate_pod(_pod([], hostname="Demo_0"))
     assert str(error).startswith('spec.hostname: Invalid value: "Demo_0"')
+    for secret in ("demo-ssh", ""):
+        pod = _pod([])
+        pod["spec"]["volumes"] = [{"name": "ssh", "secret": {"secretName": secret}}]
+        errors = [str(e) for e in validate_pod(pod)]
+        assert errors == ([] if secret else ["spec.volumes[0].secret.secretName: Required value"])
 
 
 def test_representatives_are_the_first_index_of_each_length() -> None:

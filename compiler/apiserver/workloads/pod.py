@@ -1765,10 +1765,15 @@ _ANY_VALUE = "x"  # a non-empty env value
 
 def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
     """A digest of ``spec`` that keeps all :func:`validate_pod_spec` reads of it, and
-    no more than it reads of the values that name one Pod or TrainJob: a non-empty env
-    ``value`` is only tested for being empty (``_value_from``), and ``hostname`` and
-    ``subdomain`` are only checked as DNS labels (``_pod_spec_names``), so a valid one
-    is keyed as any other valid one. None when ``spec`` is not plain JSON-like data."""
+    no more than it reads of the values that name one Pod or TrainJob:
+
+    - a non-empty env ``value`` is only tested for being empty (``_value_from``);
+    - the object a ``secret``, ``configMap`` or ``persistentVolumeClaim`` volume names
+      too (``_source_errors``: the volume's own ``name`` is kept);
+    - ``hostname`` and ``subdomain`` are only checked as DNS labels (``_pod_spec_names``),
+      so a valid one is keyed as any other valid one.
+
+    None when ``spec`` is not plain JSON-like data."""
     view = dict(spec)
     for key in ("hostname", "subdomain"):
         value = view.get(key)
@@ -1778,6 +1783,8 @@ def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
         containers = view.get(key)
         if isinstance(containers, list):
             view[key] = [_container_view(c) for c in containers]
+    if isinstance(view.get("volumes"), list):
+        view["volumes"] = [_volume_view(v) for v in view["volumes"]]
     try:
         data = marshal.dumps(view, 2)
     except ValueError:
@@ -1791,6 +1798,24 @@ def _container_view(container: Any) -> Any:
         return container
     view = [{**e, "value": _ANY_VALUE} if _has_value(e) else e for e in env]
     return {**container, "env": view}
+
+
+# volume source -> the field naming its object, read only for being empty
+_NAMED_SOURCES = (
+    ("secret", "secretName"),
+    ("configMap", "name"),
+    ("persistentVolumeClaim", "claimName"),
+)
+
+
+def _volume_view(volume: Any) -> Any:
+    if not isinstance(volume, dict):
+        return volume
+    for kind, key in _NAMED_SOURCES:
+        source = volume.get(kind)
+        if isinstance(source, dict) and isinstance(source.get(key), str) and source[key] != "":
+            return {**volume, kind: {**source, key: _ANY_VALUE}}
+    return volume
 
 
 def _has_value(env: Any) -> bool:
