@@ -76,12 +76,12 @@ def test_a_valid_spec_remembered_is_the_verdict_of_every_spec_it_stands_for() ->
     (valid ones): each fuzz case is judged after its variant primed the memory, as alone."""
     primed = 0
     for case in validate_fuzz.cases(1500, seed=2711):
-        pod_validation._VALID_SPECS.clear()
+        pod_validation.forget_valid_specs()
         alone = _verdict(case.kind, case.obj)
         variant = copy.deepcopy(case.obj)
         if not _other_names(variant):
             continue
-        pod_validation._VALID_SPECS.clear()
+        pod_validation.forget_valid_specs()
         if _verdict(case.kind, variant) == []:
             primed += 1
         assert _verdict(case.kind, case.obj) == alone, (case.number, case.families)
@@ -100,7 +100,7 @@ def test_what_the_checks_read_of_those_values_is_kept() -> None:
     """An empty env value beside ``valueFrom`` is valid, a non-empty one is not; an
     invalid hostname is refused after a valid one was remembered."""
     field = {"fieldRef": {"fieldPath": "metadata.name"}}
-    pod_validation._VALID_SPECS.clear()
+    pod_validation.forget_valid_specs()
     assert validate_pod(_pod([{"name": "A", "value": "", "valueFrom": field}])) == []
     [error] = validate_pod(_pod([{"name": "A", "value": "v", "valueFrom": field}]))
     assert "may not be specified when `value` is not empty" in str(error)
@@ -174,7 +174,7 @@ def test_the_verdict_without_round_trips_is_the_verdict_with_them() -> None:
     """Untyped, in place, with the memory of valid specs kept across all cases (render's
     verdict) against each object exactly as sent, without that memory (the long way): the
     same first refusal."""
-    pod_validation._VALID_SPECS.clear()
+    pod_validation.forget_valid_specs()
     judged = refused = 0
     for name, jobset in _all_jobsets():
         stored = _crd_defaults(json_copy(jobset))

@@ -58,6 +58,7 @@ __all__ = [
     "PodOptions",
     "ServerPanic",
     "WorkloadDecodeError",
+    "forget_valid_specs",
     "quantity",
     "validate_pod_spec",
 ]
@@ -1754,6 +1755,11 @@ def validate_pod_spec(
             _VALID_SPECS.clear()  # bounded; a render has few distinct templates
         _VALID_SPECS.add((key, path, opts))
     return errors
+
+
+def forget_valid_specs() -> None:
+    """Forget the specs :func:`validate_pod_spec` found valid (a new process's memory)."""
+    _VALID_SPECS.clear()
 
 
 # the specs found valid, by (verdict_key, path, options)
