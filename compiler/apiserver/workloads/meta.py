@@ -87,10 +87,12 @@ def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[Fiel
         bad = names.qualified_name(key.lower())
         if bad:
             errors += [invalid(path, as_string(key), m) for m in bad]
-    texts = [(k, str(v)) for k, v in values.items()]
+    characters = 0
+    for key, value in values.items():
+        characters += len(key) + len(value if isinstance(value, str) else str(value))
     # UTF-8 takes at most 4 bytes a character: encode only when that bound is over the limit
-    if 4 * sum(len(k) + len(v) for k, v in texts) > _ANNOTATIONS_LIMIT:
-        size = sum(len(k.encode()) + len(v.encode()) for k, v in texts)
+    if 4 * characters > _ANNOTATIONS_LIMIT:
+        size = sum(len(k.encode()) + len(str(v).encode()) for k, v in values.items())
         if size > _ANNOTATIONS_LIMIT:
             errors.append(too_long(path, _ANNOTATIONS_LIMIT))
     return errors
