@@ -35,18 +35,18 @@ import functools
 import importlib
 import importlib.util
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
-from compiler.expand import JobSetRefused, webhook_errors
+from compiler.expand import JobSetRefused
 from compiler.expand import names as n
 from compiler.expand.apiserver import create_job, create_pod
 from compiler.expand.job_controller import initial_pod_count, job_pods
 from compiler.expand.jobset_controller import construct_job
-from compiler.expand.jobset_webhook import default_jobset, invalid_message
+from compiler.expand.jobset_webhook import default_jobset, invalid_message, validate_create
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.expand.refusal import refusal_problems
 from compiler.provenance.locate import locate_output
@@ -251,15 +251,16 @@ def downstream_problems(
     that patched it), on Trainer ``version``."""
     if not BELOW_THE_JOBSET.on(version):
         return []
-    errors = webhook_errors(stored)
+    # webhook_errors(stored), keeping the defaulted JobSet: the Jobs are made from it (they
+    # come out of the controller's Go round trip; the webhook's own needs none)
+    admitted = default_jobset(stored)
+    errors = validate_create(admitted)
     if errors:
         name = str((stored.get("metadata") or {}).get("name", ""))
         return refusal_problems(JobSetRefused(name, errors), rendered, trainjob, runtime)
     checks = workload_checks()
     if not checks:
         return []
-    # the Jobs come out of the controller's Go round trip: the webhook's own needs none
-    admitted = default_jobset(stored)
     problems: list[Problem] = []
     for index, rjob in enumerate((admitted.get("spec") or {}).get("replicatedJobs") or []):
         replicas = rjob.get("replicas", 1)
@@ -318,29 +319,34 @@ def _first_refused(
     alone): the kind, the object and the errors; None when every one is created.
     ``typed``: the objects exactly as the controllers send them (Go round trips)."""
     for job_index in representatives(replicas):
+        # untyped, the Job is validated in place (as the API server stores it: its
+        # disabled fields dropped), then its Pods are made from it, the last one taking
+        # its template rather than a copy
         job = create_job(construct_job(admitted, rjob, job_index, typed=typed))
-        pods = _pods(job, typed) if "Pod" in checks else []  # before the Job is changed
         if "Job" in checks and (errors := _check(checks["Job"], typed)(job)):
             return "Job", job, errors  # the Job is never created: no Pods
-        for pod in pods:
+        if "Pod" not in checks:
+            continue
+        for pod in _pods(job, typed):
             if errors := _check(checks["Pod"], typed)(pod):
                 return "Pod", pod, errors
     return None
 
 
-def _pods(job: Mapping[str, Any], typed: bool) -> list[dict[str, Any]]:
-    """The Pods that stand for all the controller creates for ``job``, as created."""
+def _pods(job: dict[str, Any], typed: bool) -> Iterator[dict[str, Any]]:
+    """The Pods that stand for all the controller creates for ``job``, as created
+    (untyped, the last takes ``job``'s pod template: ``job`` is not used after)."""
     spec = job.get("spec") or {}
     count = initial_pod_count(job)
     if spec.get("completionMode") != "Indexed":
         count = min(count, 1)  # the Pods of a NonIndexed Job are alike
     annotations = ((spec.get("template") or {}).get("metadata") or {}).get("annotations")
     exclusive = n.EXCLUSIVE in (annotations or {})  # the leader Pod's own affinities
-    return [
-        mutate_pod(create_pod(made))
-        for index in representatives(count, leader=exclusive)
-        for made in job_pods(job, only=index, typed=typed)
-    ]
+    indexes = representatives(count, leader=exclusive)
+    for at, index in enumerate(indexes):
+        share = not typed and at == len(indexes) - 1
+        for made in job_pods(job, only=index, typed=typed, share=share):
+            yield mutate_pod(create_pod(made))
 
 
 def _check(check: WorkloadCheck, typed: bool) -> WorkloadCheck:

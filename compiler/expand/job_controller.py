@@ -64,18 +64,22 @@ def _add_index_env(container: dict[str, Any]) -> None:
 
 
 def job_pods(
-    job: Mapping[str, Any], *, only: int | None = None, typed: bool = True
+    job: Mapping[str, Any], *, only: int | None = None, typed: bool = True, share: bool = False
 ) -> list[dict[str, Any]]:
     """The Pods the controller sends for a new ``job`` (the stored Job), by index.
 
     ``only``: the Pod of that index alone, if the controller creates it (each Pod is
     made from its index alone; a render's check reads a few, and making them all cost a
     fifth of a render). ``typed=False``: without the Go round trip of the Pod (what the
-    API server decodes is the same; a check that only needs a verdict skips it)."""
+    API server decodes is the same; a check that only needs a verdict skips it).
+    ``share``: the Pods take ``job``'s pod template instead of a copy (``job`` is changed:
+    for a caller done with it)."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     name = str(meta.get("name", ""))
     indexed = spec.get("completionMode") == "Indexed"
-    template = json_copy(spec.get("template") or {})
+    template = spec.get("template") if share else None
+    if not isinstance(template, dict):
+        template = json_copy(spec.get("template") or {})
     pod_spec = template.setdefault("spec", {})
     if indexed:
         for key in ("initContainers", "containers"):

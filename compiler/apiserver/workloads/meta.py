@@ -7,6 +7,7 @@ come in either order. Here they come in sorted key order (compare as sets).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -64,9 +65,20 @@ def label_name(key: str, path: Path) -> list[FieldError]:
     return [invalid(path, as_string(key), m) for m in names.qualified_name(key)]
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid_keys(keys: frozenset[str], lowered: bool) -> bool:
+    """Whether every key is a qualified name (``lowered``: checked in lower case)."""
+    return not any(names.qualified_name(k.lower() if lowered else k) for k in keys)
+
+
 def labels(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     if not values:
+        return errors
+    # most maps pass: their keys come back in the same sets (the JobSet's, the Job's)
+    if _valid_keys(frozenset(values), False) and not any(
+        names.label_value(v if isinstance(v, str) else str(v)) for v in values.values()
+    ):
         return errors
     for key in sorted(values):
         value = str(values[key])
@@ -83,7 +95,7 @@ def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[Fiel
     errors: list[FieldError] = []
     if not values:
         return errors
-    for key in sorted(values):
+    for key in sorted(values) if not _valid_keys(frozenset(values), True) else ():
         bad = names.qualified_name(key.lower())
         if bad:
             errors += [invalid(path, as_string(key), m) for m in bad]
