@@ -8,7 +8,7 @@ come in either order. Here they come in sorted key order (compare as sets).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from compiler.errors import FieldError
@@ -71,13 +71,19 @@ def _valid_keys(keys: frozenset[str], lowered: bool) -> bool:
     return not any(names.qualified_name(k.lower() if lowered else k) for k in keys)
 
 
+def _strings(values: Iterable[Any]) -> Iterable[str]:
+    """``values`` as Go reads them into a map of strings (the common case at C speed)."""
+    values = list(values)
+    return values if set(map(type, values)) <= {str} else [str(v) for v in values]
+
+
 def labels(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     if not values:
         return errors
     # most maps pass: their keys come back in the same sets (the JobSet's, the Job's)
     if _valid_keys(frozenset(values), False) and not any(
-        names.label_value(v if isinstance(v, str) else str(v)) for v in values.values()
+        map(names.label_value, _strings(values.values()))
     ):
         return errors
     for key in sorted(values):
@@ -99,9 +105,7 @@ def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[Fiel
         bad = names.qualified_name(key.lower())
         if bad:
             errors += [invalid(path, as_string(key), m) for m in bad]
-    characters = 0
-    for key, value in values.items():
-        characters += len(key) + len(value if isinstance(value, str) else str(value))
+    characters = sum(map(len, values)) + sum(map(len, _strings(values.values())))
     # UTF-8 takes at most 4 bytes a character: encode only when that bound is over the limit
     if 4 * characters > _ANNOTATIONS_LIMIT:
         size = sum(len(k.encode()) + len(str(v).encode()) for k, v in values.items())

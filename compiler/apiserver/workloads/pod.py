@@ -1800,10 +1800,16 @@ def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
 
 def _container_view(container: Any) -> Any:
     env = container.get("env") if isinstance(container, dict) else None
-    if not isinstance(env, list) or not any(_has_value(e) for e in env):
+    if not isinstance(env, list):
         return container
-    view = [{**e, "value": _ANY_VALUE} if _has_value(e) else e for e in env]
-    return {**container, "env": view}
+    view, changed = [], False
+    for var in env:
+        if type(var) is dict and type(var.get("value")) is str and var["value"] != "":
+            view.append({**var, "value": _ANY_VALUE})
+            changed = True
+        else:
+            view.append(var)
+    return {**container, "env": view} if changed else container
 
 
 # volume source -> the field naming its object, read only for being empty
@@ -1822,10 +1828,6 @@ def _volume_view(volume: Any) -> Any:
         if isinstance(source, dict) and isinstance(source.get(key), str) and source[key] != "":
             return {**volume, kind: {**source, key: _ANY_VALUE}}
     return volume
-
-
-def _has_value(env: Any) -> bool:
-    return isinstance(env, dict) and isinstance(env.get("value"), str) and env["value"] != ""
 
 
 def _validate_pod_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[FieldError]:
