@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import decimal
 import functools
-import hashlib
 import ipaddress
 import marshal
 import re
@@ -1746,14 +1745,15 @@ def validate_pod_spec(
 
     A spec found valid is remembered by :func:`verdict_key`: the pod templates of many
     TrainJobs differ only where the checks read no more than that key keeps."""
-    key = verdict_key(spec)
-    if key is not None and (key, path, opts) in _VALID_SPECS:
+    data = verdict_key(spec)
+    key = None if data is None else (data, path, opts.resource_is_pod, opts.allow_privileged)
+    if key is not None and key in _VALID_SPECS:
         return []
     errors = _validate_pod_spec(spec, path, opts)
     if key is not None and not errors:
         if len(_VALID_SPECS) >= _VALID_SPECS_LIMIT:
             _VALID_SPECS.clear()  # bounded; a render has few distinct templates
-        _VALID_SPECS.add((key, path, opts))
+        _VALID_SPECS.add(key)
     return errors
 
 
@@ -1762,15 +1762,16 @@ def forget_valid_specs() -> None:
     _VALID_SPECS.clear()
 
 
-# the specs found valid, by (verdict_key, path, options)
-_VALID_SPECS: set[tuple[bytes, Path, PodOptions]] = set()
-_VALID_SPECS_LIMIT = 65536
+# the specs found valid, by (verdict_key, path, options); the keys are whole (a few KiB
+# each: compared, not digested, so no two specs can share one), so they are bounded
+_VALID_SPECS: set[tuple[bytes, Path, bool, bool]] = set()
+_VALID_SPECS_LIMIT = 8192
 _ANY_LABEL = "x"  # a valid DNS label
 _ANY_VALUE = "x"  # a non-empty env value
 
 
 def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
-    """A digest of ``spec`` that keeps all :func:`validate_pod_spec` reads of it, and
+    """``spec`` in bytes, keeping all :func:`validate_pod_spec` reads of it, and
     no more than it reads of the values that name one Pod or TrainJob:
 
     - a non-empty env ``value`` is only tested for being empty (``_value_from``);
@@ -1792,10 +1793,9 @@ def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
     if isinstance(view.get("volumes"), list):
         view["volumes"] = [_volume_view(v) for v in view["volumes"]]
     try:
-        data = marshal.dumps(view, 2)
+        return marshal.dumps(view, 2)
     except ValueError:
         return None
-    return hashlib.blake2b(data, digest_size=20).digest()
 
 
 def _container_view(container: Any) -> Any:
