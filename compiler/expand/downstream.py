@@ -13,8 +13,11 @@ each field error located at the input that wrote the field (the pod template of 
 replicated job, as the runtime, a runtime patch or an overlay wrote it; a field an
 output overlay's strategic patch wrote, with the value it has, at that patch's line:
 :func:`overlay_location`). The Jobs of
-one replicated job differ only in their index, and so do a Job's Pods: the last Job
-and its last Pod (the longest names) stand for the others.
+one replicated job differ only in their index, and so do a Job's Pods: the first of
+each number of digits stands for the others (:func:`representatives`), and the first
+refused is the one reported, as the controllers create them from index 0. The verdict
+is taken on the objects without the controllers' Go round trips; only a refusal is
+worked out again on the objects exactly as they are sent, for its words.
 
 The checks are found, not imported: :func:`workload_checks` takes
 ``validate_job``/``validate_pod`` from ``compiler.apiserver.workloads`` when that
@@ -28,18 +31,22 @@ An expanded tree is not for applying: each expanded object carries
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
 
 from compiler.apiserver.manifest import Manifest
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
-from compiler.expand import JobSetRefused, webhook_errors
+from compiler.expand import JobSetRefused
+from compiler.expand import names as n
 from compiler.expand.apiserver import create_job, create_pod
-from compiler.expand.job_controller import job_pods
+from compiler.expand.job_controller import initial_pod_count, job_pods
 from compiler.expand.jobset_controller import construct_job
-from compiler.expand.jobset_webhook import default_jobset, invalid_message
+from compiler.expand.jobset_webhook import default_jobset, invalid_message, validate_create
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.expand.refusal import refusal_problems
 from compiler.provenance.locate import locate_output
@@ -244,29 +251,118 @@ def downstream_problems(
     that patched it), on Trainer ``version``."""
     if not BELOW_THE_JOBSET.on(version):
         return []
-    errors = webhook_errors(stored)
+    # webhook_errors(stored), keeping the defaulted JobSet: the Jobs are made from it (they
+    # come out of the controller's Go round trip; the webhook's own needs none)
+    admitted = default_jobset(stored)
+    errors = validate_create(admitted)
     if errors:
         name = str((stored.get("metadata") or {}).get("name", ""))
         return refusal_problems(JobSetRefused(name, errors), rendered, trainjob, runtime)
     checks = workload_checks()
     if not checks:
         return []
-    # the Jobs come out of the controller's Go round trip: the webhook's own needs none
-    admitted = default_jobset(stored)
     problems: list[Problem] = []
     for index, rjob in enumerate((admitted.get("spec") or {}).get("replicatedJobs") or []):
         replicas = rjob.get("replicas", 1)
         if not isinstance(replicas, int) or replicas < 1:
             continue
-        job = create_job(construct_job(admitted, rjob, replicas - 1))
-        if "Job" in checks and (errors := checks["Job"](job)):
-            problems += _refusal("Job", job, errors, index, rendered, trainjob, runtime, overlays)
-            continue  # the Job is never created: no Pods
-        pods = job_pods(job, last_only=True) if "Pod" in checks else []
-        if pods:
-            pod = mutate_pod(create_pod(pods[-1]))
-            if errors := checks["Pod"](pod):
-                problems += _refusal(
-                    "Pod", pod, errors, index, rendered, trainjob, runtime, overlays
-                )
+        try:
+            refused = _first_refused(admitted, rjob, replicas, checks, typed=False)
+        except Exception:  # any failure: the exact path below raises or answers it
+            refused = ("?", {}, [])
+        if refused is None:
+            continue
+        # the verdict without the Go round trips is "refused" (or did not come): the
+        # objects exactly as the controllers send them give the words
+        refused = _first_refused(admitted, rjob, replicas, checks, typed=True)
+        if refused is not None:
+            kind, obj, errors = refused
+            problems += _refusal(kind, obj, errors, index, rendered, trainjob, runtime, overlays)
     return problems
+
+
+def representatives(count: int, *, leader: bool = False) -> list[int]:
+    """The indexes ``0 .. count-1`` that stand for all: the first of each number of digits.
+
+    The Jobs of one replicated job, and the Pods of one Indexed Job, differ only by their
+    index: in names (``<jobset>-<rjob>-<i>``, ``<job>-<i>``, the Pod's generated name),
+    in label and annotation values (the index, the job key, a UID made from the name)
+    and in nothing else the API server validates. Those values, for indexes with as many
+    digits, have the same length and differ only in digits, where every check of them
+    (DNS labels and subdomains, label values) takes any digit: they get the same verdict.
+    With more digits a name only gets longer, so the first failing index is the first of
+    its number of digits. ``leader``: index 0 is checked apart from 1..9 (the JobSet Pod
+    webhook's exclusive placement gives the leader Pod affinities of its own).
+
+    >>> representatives(1), representatives(9), representatives(250, leader=True)
+    ([0], [0], [0, 1, 10, 100])
+    """
+    out = [0] if count > 0 else []
+    first = 1 if leader else 10
+    while first < count:
+        out.append(first)
+        first = 10 if first == 1 else first * 10
+    return out
+
+
+def _first_refused(
+    admitted: Mapping[str, Any],
+    rjob: Mapping[str, Any],
+    replicas: int,
+    checks: Mapping[str, WorkloadCheck],
+    *,
+    typed: bool,
+) -> tuple[str, dict[str, Any], list[FieldError]] | None:
+    """The first Job of ``rjob`` the API server refuses, else the first Pod of a Job it
+    creates that it refuses (in creation order: the JobSet controller creates the Jobs
+    from index 0, and the Job controller an Indexed Job's Pods from index 0, the first
+    alone): the kind, the object and the errors; None when every one is created.
+    ``typed``: the objects exactly as the controllers send them (Go round trips)."""
+    for job_index in representatives(replicas):
+        # untyped, the Job is validated in place (as the API server stores it: its
+        # disabled fields dropped), then its Pods are made from it, the last one taking
+        # its template rather than a copy
+        job = create_job(construct_job(admitted, rjob, job_index, typed=typed))
+        if "Job" in checks and (errors := _check(checks["Job"], typed)(job)):
+            return "Job", job, errors  # the Job is never created: no Pods
+        if "Pod" not in checks:
+            continue
+        for pod in _pods(job, typed):
+            if errors := _check(checks["Pod"], typed)(pod):
+                return "Pod", pod, errors
+    return None
+
+
+def _pods(job: dict[str, Any], typed: bool) -> Iterator[dict[str, Any]]:
+    """The Pods that stand for all the controller creates for ``job``, as created
+    (untyped, the last takes ``job``'s pod template: ``job`` is not used after)."""
+    spec = job.get("spec") or {}
+    count = initial_pod_count(job)
+    if spec.get("completionMode") != "Indexed":
+        count = min(count, 1)  # the Pods of a NonIndexed Job are alike
+    annotations = ((spec.get("template") or {}).get("metadata") or {}).get("annotations")
+    exclusive = n.EXCLUSIVE in (annotations or {})  # the leader Pod's own affinities
+    indexes = representatives(count, leader=exclusive)
+    for at, index in enumerate(indexes):
+        share = not typed and at == len(indexes) - 1
+        for made in job_pods(job, only=index, typed=typed, share=share):
+            yield mutate_pod(create_pod(made))
+
+
+def _check(check: WorkloadCheck, typed: bool) -> WorkloadCheck:
+    """``check``, on an object the caller drops afterwards when not ``typed``."""
+    return check if typed else _as_created(check)
+
+
+@cache
+def _as_created(check: WorkloadCheck) -> WorkloadCheck:
+    """``check`` told that its object is as the create path made it (its own, defaulted),
+    when it can be (the API server's validation,
+    :func:`compiler.apiserver.workloads.validate_job`): no copy, no defaults again."""
+    try:
+        parameters = inspect.signature(check).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin
+        return check
+    if "created" not in parameters:
+        return check
+    return functools.partial(cast(Callable[..., list[FieldError]], check), created=True)

@@ -63,14 +63,23 @@ def _add_index_env(container: dict[str, Any]) -> None:
     ]
 
 
-def job_pods(job: Mapping[str, Any], *, last_only: bool = False) -> list[dict[str, Any]]:
-    """The Pods the controller sends for a new ``job`` (the stored Job), by index;
-    ``last_only``: the last of them alone (each Pod is made from its index alone, and a
-    render's check reads only the last: the others cost a fifth of a render)."""
+def job_pods(
+    job: Mapping[str, Any], *, only: int | None = None, typed: bool = True, share: bool = False
+) -> list[dict[str, Any]]:
+    """The Pods the controller sends for a new ``job`` (the stored Job), by index.
+
+    ``only``: the Pod of that index alone, if the controller creates it (each Pod is
+    made from its index alone; a render's check reads a few, and making them all cost a
+    fifth of a render). ``typed=False``: without the Go round trip of the Pod (what the
+    API server decodes is the same; a check that only needs a verdict skips it).
+    ``share``: the Pods take ``job``'s pod template instead of a copy (``job`` is changed:
+    for a caller done with it)."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     name = str(meta.get("name", ""))
     indexed = spec.get("completionMode") == "Indexed"
-    template = json_copy(spec.get("template") or {})
+    template = spec.get("template") if share else None
+    if not isinstance(template, dict):
+        template = json_copy(spec.get("template") or {})
     pod_spec = template.setdefault("spec", {})
     if indexed:
         for key in ("initContainers", "containers"):
@@ -90,11 +99,13 @@ def job_pods(job: Mapping[str, Any], *, last_only: bool = False) -> list[dict[st
     }
     pods = []
     indexes = range(initial_pod_count(job))
-    for index in indexes[-1:] if last_only else indexes:
+    if only is not None:
+        indexes = indexes[only : only + 1] if only >= 0 else range(0)
+    for index in indexes:
         labels = dict(template_meta.get("labels") or {})
         annotations = dict(template_meta.get("annotations") or {})
         # the template is this call's own copy: the one Pod made may take it
-        this_spec = pod_spec if last_only else json_copy(pod_spec)
+        this_spec = pod_spec if len(indexes) == 1 else json_copy(pod_spec)
         if indexed:
             annotations[n.COMPLETION_INDEX] = str(index)
             labels[n.COMPLETION_INDEX] = str(index)
@@ -114,7 +125,8 @@ def job_pods(job: Mapping[str, Any], *, last_only: bool = False) -> list[dict[st
             ownerReferences=[owner],
         )
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": this_spec}
-        out: dict[str, Any] = go_roundtrip(pod, "io.k8s.api.core.v1.Pod")
-        out.pop("status", None)
-        pods.append(out)
+        if typed:
+            pod = go_roundtrip(pod, "io.k8s.api.core.v1.Pod")
+            pod.pop("status", None)
+        pods.append(pod)
     return pods

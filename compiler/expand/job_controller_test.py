@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.expand.job_controller import job_pods
+from compiler.kube.roundtrip import go_roundtrip
 
 
 def _job(name: str = "demo-node-0", **spec: Any) -> dict[str, Any]:
@@ -80,6 +81,15 @@ def test_non_indexed_pods() -> None:
     assert "env" not in pods[0]["spec"]["containers"][0]
 
 
-def test_the_last_pod_alone_is_the_last_of_all() -> None:
+def test_one_pod_alone_is_that_pod_of_all() -> None:
     for job in (_job(), _job(completionMode="NonIndexed", parallelism=2), _job(suspend=True)):
-        assert job_pods(job, last_only=True) == job_pods(job)[-1:]
+        every = job_pods(job)
+        for index in range(-1, len(every) + 1):
+            assert job_pods(job, only=index) == (every[index : index + 1] if index >= 0 else [])
+
+
+def test_untyped_pods_differ_from_typed_only_by_the_round_trip() -> None:
+    job = _job()
+    assert [go_roundtrip(p, "io.k8s.api.core.v1.Pod") for p in job_pods(job, typed=False)] == [
+        {**p, "status": {}} for p in job_pods(job)
+    ]

@@ -47,7 +47,7 @@ from compiler.errors import FieldError
 from compiler.kube.gotext import go_quote
 
 from . import meta
-from .defaults import default_job, default_pod, drop_disabled_fields
+from .defaults import default_job, default_pod, drop_disabled_fields, pod_level_resources
 from .fielderrors import as_string, forbidden, invalid
 from .job import job_errors, prepare_job
 from .pod import PANIC_BODY, PodOptions, ServerPanic, WorkloadDecodeError, validate_pod_spec
@@ -105,9 +105,10 @@ def _copy_by_hand(value: Any) -> Any:
     return value
 
 
-def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``obj`` with the metadata the API server fills in before validating."""
-    data: dict[str, Any] = _copy(dict(obj))
+def _server_meta(obj: Mapping[str, Any], created: bool = False) -> dict[str, Any]:
+    """A copy of ``obj`` (``obj`` itself when ``created``) with the metadata the API
+    server fills in before validating."""
+    data: dict[str, Any] = obj if created and isinstance(obj, dict) else _copy(dict(obj))
     for key in ("metadata", "spec"):
         if data.get(key) is None:
             data[key] = {}
@@ -126,11 +127,21 @@ def _server_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def validate_job(
-    obj: Mapping[str, Any], *, kubernetes: str | None = None, allow_privileged: bool = True
+    obj: Mapping[str, Any],
+    *,
+    kubernetes: str | None = None,
+    allow_privileged: bool = True,
+    created: bool = False,
 ) -> list[FieldError]:
     """The errors kube-apiserver returns when a controller creates the batch/v1 Job ``obj``
     (empty: it is created). ``allow_privileged``: the server's ``--allow-privileged``.
     Raises :class:`ServerPanic` where the server's validation panics.
+
+    ``created``: ``obj`` is the caller's to change (it drops it) and has the workload
+    defaults applied already (``defaults.default_job`` for a Job,
+    ``defaults.default_pod_workload`` and ``requests_from_limits`` for a Pod, as
+    ``compiler.expand.apiserver``'s create path applies them): they are not applied
+    again, and ``obj`` is validated in place rather than copied.
 
     >>> job = {"metadata": {"name": "a"}, "spec": {"template": {"spec": {
     ...     "restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}}}}
@@ -139,12 +150,13 @@ def validate_job(
     """
     _check_version(kubernetes)
     opts = PodOptions(resource_is_pod=False, allow_privileged=allow_privileged)
-    return _decoding("Job", obj, lambda: _job_errors(obj, opts))
+    return _decoding("Job", obj, lambda: _job_errors(obj, opts, created))
 
 
-def _job_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
-    job = _server_meta(obj)
-    default_job(job)
+def _job_errors(obj: Mapping[str, Any], opts: PodOptions, created: bool) -> list[FieldError]:
+    job = _server_meta(obj, created)
+    if not created:
+        default_job(job)
     prepare_job(job)
     drop_disabled_fields(job["spec"]["template"]["spec"])
     return job_errors(job, opts)
@@ -172,17 +184,25 @@ def _decoding(
 
 
 def validate_pod(
-    obj: Mapping[str, Any], *, kubernetes: str | None = None, allow_privileged: bool = True
+    obj: Mapping[str, Any],
+    *,
+    kubernetes: str | None = None,
+    allow_privileged: bool = True,
+    created: bool = False,
 ) -> list[FieldError]:
-    """The errors kube-apiserver returns when a controller creates the v1 Pod ``obj``."""
+    """The errors kube-apiserver returns when a controller creates the v1 Pod ``obj``
+    (``created``: as :func:`validate_job`)."""
     _check_version(kubernetes)
     opts = PodOptions(resource_is_pod=True, allow_privileged=allow_privileged)
-    return _decoding("Pod", obj, lambda: _pod_errors(obj, opts))
+    return _decoding("Pod", obj, lambda: _pod_errors(obj, opts, created))
 
 
-def _pod_errors(obj: Mapping[str, Any], opts: PodOptions) -> list[FieldError]:
-    pod = _server_meta(obj)
-    default_pod(pod)
+def _pod_errors(obj: Mapping[str, Any], opts: PodOptions, created: bool) -> list[FieldError]:
+    pod = _server_meta(obj, created)
+    if created:
+        pod_level_resources(pod["spec"])  # not among the defaults a create path applies
+    else:
+        default_pod(pod)
     spec = pod["spec"]
     drop_disabled_fields(spec)
     errors = meta.object_meta(pod["metadata"], meta.name_is_dns_subdomain, ("metadata",))

@@ -25,6 +25,7 @@ __all__ = [
     "default_pod_workload",
     "drop_disabled_fields",
     "image_tag",
+    "pod_level_resources",
     "requests_from_limits",
 ]
 
@@ -216,7 +217,7 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
                 _container(container)
 
 
-def _pod_level_resources(spec: dict[str, Any]) -> None:
+def pod_level_resources(spec: dict[str, Any]) -> None:
     """``defaultHugePagePodLimits`` and ``defaultPodRequests`` (PodLevelResources is GA in
     v1.34): pod-level hugepage limits from the containers', pod-level requests from the
     containers' (cpu, memory) or the pod's own limits."""
@@ -268,7 +269,7 @@ def default_pod(pod: dict[str, Any]) -> None:
     """``SetObjectDefaults_Pod``: requests from limits, pod-level resources, the rest."""
     spec = pod.setdefault("spec", {})
     requests_from_limits(spec)
-    _pod_level_resources(spec)
+    pod_level_resources(spec)
     default_pod_workload(spec)
 
 

@@ -108,6 +108,8 @@ def relocated(errors: list[FieldError], go_prefix: Path, real_prefix: Path) -> l
     ``go_prefix`` moved under ``real_prefix``; their Go field text is unchanged. For the
     errors Go names by a path that is not the field's (``volumeMounts.subPath`` for
     ``volumeMounts[2].subPath``)."""
+    if not errors:
+        return errors  # the common case: nothing to move, no paths to build
     old, new = _json_path(go_prefix), _json_path(real_prefix)
     return [
         dataclasses.replace(e, path=new + e.path[len(old) :]) if e.path[: len(old)] == old else e

@@ -7,7 +7,8 @@ come in either order. Here they come in sorted key order (compare as sets).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from compiler.errors import FieldError
@@ -64,23 +65,52 @@ def label_name(key: str, path: Path) -> list[FieldError]:
     return [invalid(path, as_string(key), m) for m in names.qualified_name(key)]
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid_keys(keys: frozenset[str], lowered: bool) -> bool:
+    """Whether every key is a qualified name (``lowered``: checked in lower case)."""
+    return not any(names.qualified_name(k.lower() if lowered else k) for k in keys)
+
+
+def _strings(values: Iterable[Any]) -> Iterable[str]:
+    """``values`` as Go reads them into a map of strings (the common case at C speed)."""
+    values = list(values)
+    return values if set(map(type, values)) <= {str} else [str(v) for v in values]
+
+
 def labels(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
-    for key in sorted(values or {}):
-        value = str((values or {})[key])
-        errors += label_name(key, path)
-        errors += [invalid(path, as_string(value), m) for m in names.label_value(value)]
+    if not values:
+        return errors
+    # most maps pass: their keys come back in the same sets (the JobSet's, the Job's)
+    if _valid_keys(frozenset(values), False) and not any(
+        map(names.label_value, _strings(values.values()))
+    ):
+        return errors
+    for key in sorted(values):
+        value = str(values[key])
+        # the checks are cached by string; most labels pass both, and then build nothing
+        bad_key, bad_value = names.qualified_name(key), names.label_value(value)
+        if bad_key:
+            errors += [invalid(path, as_string(key), m) for m in bad_key]
+        if bad_value:
+            errors += [invalid(path, as_string(value), m) for m in bad_value]
     return errors
 
 
 def annotation_errors(values: Mapping[str, Any] | None, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
-    values = values or {}
-    for key in sorted(values):
-        errors += [invalid(path, as_string(key), m) for m in names.qualified_name(key.lower())]
-    size = sum(len(k.encode()) + len(str(v).encode()) for k, v in values.items())
-    if size > _ANNOTATIONS_LIMIT:
-        errors.append(too_long(path, _ANNOTATIONS_LIMIT))
+    if not values:
+        return errors
+    for key in sorted(values) if not _valid_keys(frozenset(values), True) else ():
+        bad = names.qualified_name(key.lower())
+        if bad:
+            errors += [invalid(path, as_string(key), m) for m in bad]
+    characters = sum(map(len, values)) + sum(map(len, _strings(values.values())))
+    # UTF-8 takes at most 4 bytes a character: encode only when that bound is over the limit
+    if 4 * characters > _ANNOTATIONS_LIMIT:
+        size = sum(len(k.encode()) + len(str(v).encode()) for k, v in values.items())
+        if size > _ANNOTATIONS_LIMIT:
+            errors.append(too_long(path, _ANNOTATIONS_LIMIT))
     return errors
 
 

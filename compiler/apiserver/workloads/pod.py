@@ -24,6 +24,7 @@ from __future__ import annotations
 import decimal
 import functools
 import ipaddress
+import marshal
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ __all__ = [
     "PodOptions",
     "ServerPanic",
     "WorkloadDecodeError",
+    "forget_valid_specs",
     "quantity",
     "validate_pod_spec",
 ]
@@ -1739,7 +1741,96 @@ def validate_pod_spec(
     spec: Mapping[str, Any], pod_name: str | None, path: Path, opts: PodOptions
 ) -> list[FieldError]:
     """``ValidatePodSpec`` of a defaulted v1 pod spec (``pod_name``: the Pod's, None in a
-    template). The steps run in the API server's order, which is the order of the errors."""
+    template). The steps run in the API server's order, which is the order of the errors.
+
+    A spec found valid is remembered by :func:`verdict_key`: the pod templates of many
+    TrainJobs differ only where the checks read no more than that key keeps."""
+    data = verdict_key(spec)
+    key = None if data is None else (data, path, opts.resource_is_pod, opts.allow_privileged)
+    if key is not None and key in _VALID_SPECS:
+        return []
+    errors = _validate_pod_spec(spec, path, opts)
+    if key is not None and not errors:
+        if len(_VALID_SPECS) >= _VALID_SPECS_LIMIT:
+            _VALID_SPECS.clear()  # bounded; a render has few distinct templates
+        _VALID_SPECS.add(key)
+    return errors
+
+
+def forget_valid_specs() -> None:
+    """Forget the specs :func:`validate_pod_spec` found valid (a new process's memory)."""
+    _VALID_SPECS.clear()
+
+
+# the specs found valid, by (verdict_key, path, options); the keys are whole (a few KiB
+# each: compared, not digested, so no two specs can share one), so they are bounded
+_VALID_SPECS: set[tuple[bytes, Path, bool, bool]] = set()
+_VALID_SPECS_LIMIT = 8192
+_ANY_LABEL = "x"  # a valid DNS label
+_ANY_VALUE = "x"  # a non-empty env value
+
+
+def verdict_key(spec: Mapping[str, Any]) -> bytes | None:
+    """``spec`` in bytes, keeping all :func:`validate_pod_spec` reads of it, and
+    no more than it reads of the values that name one Pod or TrainJob:
+
+    - a non-empty env ``value`` is only tested for being empty (``_value_from``);
+    - the object a ``secret``, ``configMap`` or ``persistentVolumeClaim`` volume names
+      too (``_source_errors``: the volume's own ``name`` is kept);
+    - ``hostname`` and ``subdomain`` are only checked as DNS labels (``_pod_spec_names``),
+      so a valid one is keyed as any other valid one.
+
+    None when ``spec`` is not plain JSON-like data."""
+    view = dict(spec)
+    for key in ("hostname", "subdomain"):
+        value = view.get(key)
+        if isinstance(value, str) and value and not names.dns1123_label(value):
+            view[key] = _ANY_LABEL
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        containers = view.get(key)
+        if isinstance(containers, list):
+            view[key] = [_container_view(c) for c in containers]
+    if isinstance(view.get("volumes"), list):
+        view["volumes"] = [_volume_view(v) for v in view["volumes"]]
+    try:
+        return marshal.dumps(view, 2)
+    except ValueError:
+        return None
+
+
+def _container_view(container: Any) -> Any:
+    env = container.get("env") if isinstance(container, dict) else None
+    if not isinstance(env, list):
+        return container
+    view, changed = [], False
+    for var in env:
+        if type(var) is dict and type(var.get("value")) is str and var["value"] != "":
+            view.append({**var, "value": _ANY_VALUE})
+            changed = True
+        else:
+            view.append(var)
+    return {**container, "env": view} if changed else container
+
+
+# volume source -> the field naming its object, read only for being empty
+_NAMED_SOURCES = (
+    ("secret", "secretName"),
+    ("configMap", "name"),
+    ("persistentVolumeClaim", "claimName"),
+)
+
+
+def _volume_view(volume: Any) -> Any:
+    if not isinstance(volume, dict):
+        return volume
+    for kind, key in _NAMED_SOURCES:
+        source = volume.get(kind)
+        if isinstance(source, dict) and isinstance(source.get(key), str) and source[key] != "":
+            return {**volume, kind: {**source, key: _ANY_VALUE}}
+    return volume
+
+
+def _validate_pod_spec(spec: Mapping[str, Any], path: Path, opts: PodOptions) -> list[FieldError]:
     errors = _pod_spec_containers(spec, path, opts)
     errors += _pod_resources(spec, path)
     errors += _host_network(spec, path, opts)
