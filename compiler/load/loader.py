@@ -32,7 +32,7 @@ file, line and column::
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -353,20 +353,27 @@ class _Loader:
         )
 
 
+# a source text: (display name, text), or with the line of the file it starts at (a
+# range of a file's documents, see compiler.load.ranges; positions are the file's)
+TextSource = tuple[str, str | bytes] | tuple[str, str | bytes, int]
+
+
 def load_texts_collect(
-    sources: list[tuple[str, str | bytes]],
+    sources: Sequence[TextSource],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
     previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
 ) -> tuple[LoadResult, list[Problem]]:
     """Like :func:`load_texts`, returning the problems (sorted) instead of raising them."""
     loader = _Loader(crds if crds is not None else trainer_crds(), default_namespace, previous)
-    for display, text in sources:
+    for source in sources:
+        display, text = source[0], source[1]
+        first_line = source[2] if len(source) == 3 else 1
         loader.result.texts[display] = text
         # one document at a time: what is not kept (a document that is no object) is
         # freed before the next is built
         loader.begin_file()
-        stream = YamlStream(text, display)
+        stream = YamlStream(text, display, first_line=first_line)
         for document in stream:
             loader.document(document)
         for problem in stream.problems:

@@ -52,7 +52,13 @@ from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
 from compiler.katib.experiment import is_experiment
 from compiler.load.discover import discover_collect
-from compiler.load.loader import LoadResult, load_texts_collect
+from compiler.load.loader import (
+    MAX_PROBLEMS_PER_FILE,
+    LoadResult,
+    TextSource,
+    load_texts_collect,
+)
+from compiler.load.ranges import document_ranges
 from compiler.model.build import Build, Stage
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import JobSummary, ObjectFile, PartBuild
@@ -78,6 +84,11 @@ T = TypeVar("T")
 
 CHUNK_JOBS = 100  # TrainJobs per chunk, about: a chunk's render costs ~0.1 s, ~5 MiB
 MAX_CHUNK_JOBS = 1000  # a chunk is cut here whatever the names say (memory)
+# a job file of more TrainJobs is cut into document ranges of about this many
+# (compiler.load.ranges), at most MAX_RANGE_JOBS: a chunk is then bounded whatever the
+# layout (one file of 100,000 TrainJobs included)
+RANGE_JOBS = 100
+MAX_RANGE_JOBS = 1000
 CACHE_FORMAT = "2"  # bump when ChunkResult changes shape
 
 # a top-level kind in block style; anything else (flow style, quoted) makes a context file
@@ -117,13 +128,27 @@ def writable_render_cache() -> Path | None:
 
 @dataclass(frozen=True)
 class InputFile:
+    """An input file, or a range of a job file's documents (``data`` is then the whole
+    file's bytes, shared by its ranges: :meth:`text` is the range's)."""
+
     display: str
     data: bytes
     trainjobs: int  # its `kind: TrainJob` lines; 0 for a context file
+    start: int = 0  # a range: its bytes in ``data`` and the line it starts at
+    end: int | None = None
+    first_line: int = 1
+    mark: int = 0  # a range: the CRC-32 of its last document (where chunks may end)
+
+    @property
+    def ranged(self) -> bool:
+        return self.end is not None
+
+    def text(self) -> bytes:
+        return self.data if self.end is None else self.data[self.start : self.end]
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return hashlib.sha256(memoryview(self.data)[self.start : self.end]).hexdigest()
 
 
 def _classify(display: str, data: bytes) -> InputFile:
@@ -165,29 +190,76 @@ def _name_hash(display: str) -> int:
     return int.from_bytes(hashlib.sha256(display.encode()).digest()[:4], "big")
 
 
-def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
-    """The job files cut into chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`)
-    TrainJobs, in input order.
+def file_ranges(job_file: InputFile) -> list[InputFile]:
+    """A job file of more than :data:`RANGE_JOBS` TrainJobs as its document ranges
+    (:func:`compiler.load.ranges.document_ranges`), else (or when it cannot be cut
+    safely) the file itself."""
+    from compiler.apiserver.yaml_source import max_file_documents
 
-    A chunk ends after a file whose name hashes to 0 modulo (files per chunk), so a
-    change to the set of files moves only the boundaries next to it."""
-    jobs = [f for f in files if f.trainjobs]
+    if job_file.trainjobs <= RANGE_JOBS or job_file.ranged:
+        return [job_file]
+    data = job_file.data
+    ranges = document_ranges(data, RANGE_JOBS, MAX_RANGE_JOBS, max_file_documents())
+    if ranges is None:
+        return [job_file]
+    return [
+        InputFile(
+            job_file.display,
+            data,
+            # every range of a job file is job content, counted at least once
+            max(
+                1, data.count(b"\nkind:", r.start, r.end) + (r.start == 0 and data[:5] == b"kind:")
+            ),
+            r.start,
+            r.end,
+            r.first_line,
+            r.last,
+        )
+        for r in ranges
+    ]
+
+
+def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
+    """The job files (large ones as document ranges, :func:`file_ranges`) cut into
+    chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`) TrainJobs, in input order.
+
+    A chunk ends after a file whose name hashes to 0 modulo (files per chunk), or after
+    a range whose last document does modulo (ranges per chunk), so a change to the set
+    of files, or to one document, moves only the boundaries next to it."""
+    jobs = [piece for f in files if f.trainjobs for piece in file_ranges(f)]
     if not jobs:
         return []
-    per_file = sum(f.trainjobs for f in jobs) / len(jobs)
+    whole = [f for f in jobs if not f.ranged]
+    per_file = sum(f.trainjobs for f in whole) / len(whole) if whole else 1
     every = max(1, round((per_chunk or CHUNK_JOBS) / per_file))
+    every_range = max(1, round((per_chunk or CHUNK_JOBS) / RANGE_JOBS))
     chunks: list[list[InputFile]] = []
     current: list[InputFile] = []
     count = 0
     for job_file in jobs:
         current.append(job_file)
         count += job_file.trainjobs
-        if count >= MAX_CHUNK_JOBS or _name_hash(job_file.display) % every == 0:
+        if job_file.ranged:  # (the mark's low bits decided the range's own cut)
+            ends = (job_file.mark >> 16) % every_range == 0
+        else:
+            ends = _name_hash(job_file.display) % every == 0
+        if count >= MAX_CHUNK_JOBS or ends:
             chunks.append(current)
             current, count = [], 0
     if current:
         chunks.append(current)
     return chunks
+
+
+def over_file_limit(files: Sequence[str | None], chunks: Sequence[Sequence[InputFile]]) -> bool:
+    """Whether more than :data:`~compiler.load.loader.MAX_PROBLEMS_PER_FILE` of a merge's
+    warnings (their files: ``files``) are in one file read by ranges: a whole load keeps
+    that many of a file's and counts the rest, which no range alone can."""
+    ranged = {f.display for chunk in chunks for f in chunk if f.ranged}
+    if not ranged:
+        return False
+    counts = Counter(f for f in files if f in ranged)
+    return any(n > MAX_PROBLEMS_PER_FILE for n in counts.values())
 
 
 # --- cache keys -----------------------------------------------------------------------
@@ -267,9 +339,12 @@ def context_key(
 
 
 def chunk_key(context: str, files: Sequence[InputFile], first: bool) -> str:
+    """A chunk's key: ``context`` (:func:`context_key`) and its files' names and bytes
+    (a range's with the line it starts at: its positions are the file's)."""
     digest = hashlib.sha256(f"{context}\0first={first}\0".encode())
     for job_file in files:
-        digest.update(f"{job_file.display}\0{job_file.digest}\0".encode())
+        at = f"@{job_file.first_line}" if job_file.ranged else ""
+        digest.update(f"{job_file.display}{at}\0{job_file.digest}\0".encode())
     return digest.hexdigest()
 
 
@@ -299,7 +374,7 @@ def chunk_build(
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
     order = {f.display: i for i, f in enumerate(context)}
-    texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in (*context, *own)]
+    texts: list[TextSource] = [(f.display, f.text(), f.first_line) for f in (*context, *own)]
 
     def load_chunk(build: Build) -> None:
         loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds)
@@ -527,6 +602,8 @@ def _merge_warnings(
     for found in unmatched[1:]:
         common &= {_identity(w) for w in found}
     merged += [w for w in unmatched[0] if _identity(w) in common]
+    if over_file_limit([_location_file(w) for w in merged], chunks):
+        return None
     return sorted(merged, key=warning_order)
 
 
