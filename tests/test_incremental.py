@@ -860,3 +860,61 @@ def test_check_of_one_file_in_document_ranges_reports_as_a_whole_check(
     assert outcomes[1] == outcomes[0]
     assert outcomes[2] == outcomes[0]
     assert len(parts) == 4 and all(p is not None for p in parts)  # 2 clusters, 2 runs
+
+
+def test_runtimes_among_the_trainjobs_of_one_file_are_every_range_s_context(
+    project: Path,
+    tmp_path: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A runtime in the middle of a file of TrainJobs (which refer to it): the runtime's
+    documents are a range of their own that every chunk loads as context, the TrainJobs'
+    ranges are chunks; render (folder, stream) and check give the whole way's bytes,
+    also after the runtime is edited."""
+    from compiler.plan import check_chunks as check_parts
+
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 2)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    runtime = project / "runtimes" / "mpi.yaml"
+    documents = [job_file(i) for i in range(12)]
+    documents.insert(5, runtime.read_text())
+    runtime.unlink()
+    mixed = project / "jobs" / "mixed.yaml"
+    mixed.write_text("---\n".join(documents))
+
+    real_check_parts = check_parts.check_parts
+    checked_parts: list[object] = []
+
+    def recorded(*args: object) -> object:
+        checked_parts.append(real_check_parts(*args))  # type: ignore[arg-type]
+        return checked_parts[-1]
+
+    def check(whole: bool) -> tuple[int, str, str]:
+        with monkeypatch.context() as patch:
+            patch.setattr(check_parts, "check_parts", (lambda *a: None) if whole else recorded)
+            capsys.readouterr()
+            command = ["check", "--project", str(project / "trainc.yaml"), "-j", "2"]
+            code = main(command)
+            captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    for label in ("start", "runtime edited"):
+        whole, cached, fresh, parts = renders(label.split()[0])
+        assert whole[0] == 0 and len(whole[3]) > 20, whole[2]
+        assert cached == whole and fresh == whole, label
+        assert all(p is not None and p.chunks >= 4 for p in parts), (label, parts)
+        with monkeypatch.context() as whole_way:
+            whole_way.setattr(incremental, "run_parts", lambda *a, **k: None)
+            streamed = stream(capsys, project, "-j", "1")
+        assert stream(capsys, project, "-j", "2") == streamed, label
+        checked = check(whole=True)
+        assert checked[0] == 1 and "mixed.yaml" in checked[1]
+        assert check(whole=False) == checked, label
+        edit(mixed, "openmpi:0.6.0", "openmpi:0.7.0")
+    assert all(p is not None and p.rendered == p.chunks for p in parts)  # its context changed
+    assert len(checked_parts) == 4 and None not in checked_parts  # by chunks, 2 clusters

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["DocumentRange", "document_ranges"]
@@ -49,6 +50,7 @@ class DocumentRange:
     first_line: int
     documents: int  # the documents between the separators in it (at least one)
     last: int  # the CRC-32 of its last document: a content-defined mark for grouping
+    apart: bool = False  # its documents are those ``apart`` picks out (see document_ranges)
 
 
 def _separators(data: bytes) -> tuple[list[int], int] | None:
@@ -80,11 +82,17 @@ def _separators(data: bytes) -> tuple[list[int], int] | None:
 
 
 def document_ranges(
-    data: bytes, target: int, maximum: int, limit: int
+    data: bytes,
+    target: int,
+    maximum: int,
+    limit: int,
+    apart: Callable[[bytes], bool] | None = None,
 ) -> list[DocumentRange] | None:
     """``data`` (a whole file) cut into ranges of about ``target`` documents, at most
     ``maximum``; None when it cannot be cut safely or would be one range anyway.
-    ``limit``: the most documents a file may hold (see the module docstring)."""
+    ``limit``: the most documents a file may hold (see the module docstring).
+    ``apart``: the documents it is true of are kept in ranges of their own (a file's
+    runtimes apart from its TrainJobs), cut before and after each run of them."""
     found = _separators(data)
     if found is None:
         return None
@@ -95,16 +103,23 @@ def document_ranges(
     view = memoryview(data)
     start, line, documents = 0, 1, 0
     previous = 0  # where the document before the next separator starts
-    for cut in cuts:
-        if cut == 0:
-            continue  # the file starts with a separator: nothing before it
+    side = False  # whether the range being made holds ``apart`` documents
+    last = 0
+    for cut in [*(c for c in cuts if c), len(data)]:
+        document = data[previous:cut] if apart is not None else b""
+        here = apart is not None and apart(document)
+        if here != side and previous > start:  # a run of the other side starts here
+            ranges.append(DocumentRange(start, previous, line, documents, last, side))
+            line += data.count(b"\n", start, previous)
+            start, documents = previous, 0
+        side = here
         last = zlib.crc32(view[previous:cut])
         documents += 1
         previous = cut
-        if last % target == 0 or documents >= maximum:
-            ranges.append(DocumentRange(start, cut, line, documents, last))
+        if cut < len(data) and (last % target == 0 or documents >= maximum):
+            ranges.append(DocumentRange(start, cut, line, documents, last, side))
             line += data.count(b"\n", start, cut)
             start, documents = cut, 0
-    last = zlib.crc32(view[previous:])
-    ranges.append(DocumentRange(start, len(data), line, documents + 1, last))
+    if start < len(data) or not ranges:
+        ranges.append(DocumentRange(start, len(data), line, max(1, documents), last, side))
     return ranges if len(ranges) > 1 else None

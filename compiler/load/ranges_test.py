@@ -148,3 +148,19 @@ def test_an_edit_moves_only_the_boundaries_next_to_it() -> None:
     )
     assert len(old - new) <= 4  # the ranges of the two edits, and a neighbour each
     assert max(r.documents for r in before) <= 100
+
+
+def test_documents_apart_are_kept_in_ranges_of_their_own() -> None:
+    runtime = "kind: ClusterTrainingRuntime\nmetadata: {name: rt-%d}\n"
+    documents = [DOC.format(i=i) for i in range(30)]
+    for at in (0, 7, 8, 20):
+        documents.insert(at, runtime % at)
+    text = joined(*documents)
+    ranges = document_ranges(text, 3, 1000, 100_000, lambda d: b"Runtime" in d)
+    assert ranges is not None
+    for piece in ranges:
+        held = text[piece.start : piece.end].split(b"---\n")
+        held = [d for d in held if d]
+        assert all((b"Runtime" in d) == piece.apart for d in held), piece
+    assert sum(r.documents for r in ranges if r.apart) == 4
+    assert by_ranges(text) == read(text)

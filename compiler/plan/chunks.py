@@ -40,16 +40,17 @@ import shutil
 import signal
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from compiler.apiserver.manifest import Manifest
 from compiler.emit.blobs import BlobStore, remember
 from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import Problem, SetupError
+from compiler.errors import Problem, SetupError, SourceLocation
 from compiler.katib.experiment import is_experiment
 from compiler.load.discover import discover_collect
 from compiler.load.loader import (
@@ -138,6 +139,8 @@ class InputFile:
     end: int | None = None
     first_line: int = 1
     mark: int = 0  # a range: the CRC-32 of its last document (where chunks may end)
+    lines: int = 0  # a range: the lines it spans (0: to the end of the file)
+    held: int = 0  # a context file: the TrainJob documents it holds among other kinds
 
     @property
     def ranged(self) -> bool:
@@ -161,7 +164,13 @@ def _classify(display: str, data: bytes) -> InputFile:
     # a Katib Experiment renders (itself, its trials checked) like a TrainJob: a job
     # file, in one chunk, not context that every chunk would write out again
     jobs = len(kinds) if kinds and all(kind in _JOB_KINDS for kind in kinds) else 0
-    return InputFile(display, data, jobs)
+    held = 0 if jobs else sum(kind in _JOB_KINDS for kind in kinds)
+    return InputFile(display, data, jobs, held=held)
+
+
+def _not_jobs(document: bytes) -> bool:
+    """Whether a document of a mixed file holds another kind than the job kinds."""
+    return any(kind not in _JOB_KINDS for kind in _KIND_LINE.findall(document))
 
 
 def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
@@ -191,32 +200,66 @@ def _name_hash(display: str) -> int:
 
 
 def file_ranges(job_file: InputFile) -> list[InputFile]:
-    """A job file of more than :data:`RANGE_JOBS` TrainJobs as its document ranges
+    """A file of more than :data:`RANGE_JOBS` TrainJobs as its document ranges
     (:func:`compiler.load.ranges.document_ranges`), else (or when it cannot be cut
-    safely) the file itself."""
+    safely) the file itself. The documents of other kinds in a mixed file (its
+    runtimes, say) are ranges of their own, context (``trainjobs`` 0) like a runtime
+    file; its TrainJobs' ranges are job ranges."""
     from compiler.apiserver.yaml_source import max_file_documents
 
-    if job_file.trainjobs <= RANGE_JOBS or job_file.ranged:
+    if max(job_file.trainjobs, job_file.held) <= RANGE_JOBS or job_file.ranged:
         return [job_file]
     data = job_file.data
-    ranges = document_ranges(data, RANGE_JOBS, MAX_RANGE_JOBS, max_file_documents())
+    apart = _not_jobs if job_file.held else None
+    ranges = document_ranges(data, RANGE_JOBS, MAX_RANGE_JOBS, max_file_documents(), apart)
     if ranges is None:
         return [job_file]
-    return [
-        InputFile(
-            job_file.display,
-            data,
-            # every range of a job file is job content, counted at least once
-            max(
-                1, data.count(b"\nkind:", r.start, r.end) + (r.start == 0 and data[:5] == b"kind:")
-            ),
-            r.start,
-            r.end,
-            r.first_line,
-            r.last,
+    pieces = []
+    for r in ranges:
+        kinds = data.count(b"\nkind:", r.start, r.end) + (r.start == 0 and data[:5] == b"kind:")
+        lines = 0 if r.end == len(data) else data.count(b"\n", r.start, r.end)
+        # every range of a job file is job content, counted at least once
+        jobs = 0 if r.apart else max(1, kinds)
+        pieces.append(
+            InputFile(job_file.display, data, jobs, r.start, r.end, r.first_line, r.last, lines)
         )
-        for r in ranges
-    ]
+    return pieces
+
+
+class Places:
+    """Where a set of inputs is: whole files, and line spans of files read by ranges (a
+    location there is one of those inputs')."""
+
+    def __init__(self, files: Iterable[InputFile]) -> None:
+        self.whole: set[str] = set()
+        self.spans: dict[str, list[tuple[int, int]]] = {}
+        for f in files:
+            if not f.ranged:
+                self.whole.add(f.display)
+            else:
+                end = f.first_line + f.lines if f.lines else sys.maxsize
+                self.spans.setdefault(f.display, []).append((f.first_line, end))
+
+    def holds(self, location: SourceLocation | None) -> bool:
+        if location is None:
+            return False
+        if location.file in self.whole:
+            return True
+        spans = self.spans.get(location.file)
+        line = location.line
+        return spans is not None and line is not None and any(a <= line < b for a, b in spans)
+
+    def has(self, manifest: Manifest) -> bool:
+        """Whether ``manifest`` came from these inputs."""
+        file = manifest.source.file
+        if file in self.whole:
+            return True
+        return file in self.spans and self.holds(manifest.source.locate(()))
+
+
+def input_units(files: Sequence[InputFile]) -> list[InputFile]:
+    """``files`` with the large ones as their document ranges (:func:`file_ranges`)."""
+    return [piece for f in files for piece in file_ranges(f)]
 
 
 def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
@@ -334,7 +377,8 @@ def context_key(
             for overlay in paths:
                 _tree_bytes(digest, Path(overlay))
     for context_file in context:
-        digest.update(f"{context_file.display}\0{context_file.digest}\0".encode())
+        at = f"@{context_file.first_line}" if context_file.ranged else ""
+        digest.update(f"{context_file.display}{at}\0{context_file.digest}\0".encode())
     return digest.hexdigest()
 
 
@@ -373,14 +417,14 @@ def chunk_build(
 ) -> Build:
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
-    order = {f.display: i for i, f in enumerate(context)}
+    places = Places(context)
     texts: list[TextSource] = [(f.display, f.text(), f.first_line) for f in (*context, *own)]
 
     def load_chunk(build: Build) -> None:
         loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds)
         if not keep_context:
             loaded.objects = [
-                m for m in loaded.objects if m.kind != TRAINJOB_KIND or m.source.file not in order
+                m for m in loaded.objects if m.kind != TRAINJOB_KIND or not places.has(m)
             ]
         loaded.texts = {}
         build.loaded = loaded
@@ -394,13 +438,11 @@ def chunk_build(
     return build
 
 
-def chunk_contents(
-    loaded: LoadResult, own_names: set[str]
-) -> tuple[bool, list[tuple[str, str, str]]]:
+def chunk_contents(loaded: LoadResult, own: Places) -> tuple[bool, list[tuple[str, str, str]]]:
     """(whether the chunk's own files held other kinds than TrainJob, the identities
     (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
     foreign = any(
-        m.source.file in own_names and m.kind != TRAINJOB_KIND and not is_experiment(m.data)
+        m.kind != TRAINJOB_KIND and not is_experiment(m.data) and own.has(m)
         for m in (*loaded.objects, *loaded.rejected, *loaded.others)
     )
     identities = [
@@ -439,9 +481,8 @@ def render_chunk(
     """Render one chunk (``stages``, a chain that starts with its load) and put its
     objects in ``store``."""
     build = chunk_build(plan, context, own, keep_context, stages[1:])
-    own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
-    result.foreign, result.identities = chunk_contents(build.loaded, own_names)
+    result.foreign, result.identities = chunk_contents(build.loaded, Places(own))
     # Katib trials' TrainJobs (out of ``loaded`` at the chain's end): a clash with a
     # TrainJob of another chunk makes the render whole, which names it
     result.identities += [
@@ -577,14 +618,14 @@ def _merge_warnings(
     extra_seen: set[tuple[str, str]] = set()  # extras of the chunks before
     unmatched: list[list[Problem]] = []
     for own, result in zip(chunks, results, strict=True):
-        own_names = {f.display for f in own}
+        places = Places(own)
         remaining = Counter(base_count)
         extras: set[tuple[str, str]] = set()
         unmatched.append([w for w in result.warnings if _UNMATCHED.match(w.message)])
         for warning in result.warnings:
             if _UNMATCHED.match(warning.message):
                 continue
-            if _location_file(warning) in own_names:
+            if places.holds(warning.location):
                 merged.append(warning)
                 continue
             identity = _identity(warning)
@@ -639,10 +680,11 @@ def run_parts(
     inputs = read_inputs(plan.inputs)
     if inputs is None:
         return None
-    chunks = chunk_files(inputs)
+    units = input_units(inputs)
+    chunks = chunk_files(units)
     if len(chunks) < 2:
         return None
-    context = [f for f in inputs if not f.trainjobs]
+    context = [f for f in units if not f.trainjobs]
     shared = context_key(plan, context, stored, stages)
     keys = [chunk_key(shared, chunk, i == 0) for i, chunk in enumerate(chunks)]
     base_key = chunk_key(shared, [], False)
