@@ -918,3 +918,27 @@ def test_runtimes_among_the_trainjobs_of_one_file_are_every_range_s_context(
         edit(mixed, "openmpi:0.6.0", "openmpi:0.7.0")
     assert all(p is not None and p.rendered == p.chunks for p in parts)  # its context changed
     assert len(checked_parts) == 4 and None not in checked_parts  # by chunks, 2 clusters
+
+
+def test_a_file_s_warnings_past_its_limit_across_ranges_are_counted_as_whole(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A whole load keeps a file's first MAX_PROBLEMS_PER_FILE warnings and counts the
+    rest; ranges each under the limit cannot, so such a file renders whole."""
+    from compiler.load import loader
+
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    monkeypatch.setattr(loader, "MAX_PROBLEMS_PER_FILE", 3)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    documents = [job_file(i) for i in range(12)]
+    for at in (1, 4, 7, 9, 11):  # lookalikes in several ranges
+        documents.insert(at, LOOKALIKE.replace("not-a-trainer-job", f"lookalike-{at}"))
+    (project / "jobs" / "sweep.yaml").write_text("---\n".join(documents))
+    whole, cached, fresh, parts = renders("limit")
+    assert whole[0] == 0 and "and 2 more warnings in this file" in whole[2], whole[2]
+    assert cached == whole and fresh == whole
+    assert parts == [None]  # rendered whole (the first cluster says so)

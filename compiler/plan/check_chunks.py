@@ -41,6 +41,7 @@ from compiler.plan.chunks import (
     context_key,
     input_units,
     map_chunks,
+    over_file_limit,
     read_inputs,
     store_objects,
 )
@@ -220,6 +221,8 @@ def _merge_findings(
     for found in unmatched[1:]:
         common &= {_identity(f) for f in found}
     merged += [f for f in unmatched[0] if _identity(f) in common]
+    if over_file_limit(((f.rule, f.location) for f in merged), chunks):
+        return None
     return sorted(merged, key=_whole_order)
 
 

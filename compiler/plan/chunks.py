@@ -54,7 +54,6 @@ from compiler.errors import Problem, SetupError, SourceLocation
 from compiler.katib.experiment import is_experiment
 from compiler.load.discover import discover_collect
 from compiler.load.loader import (
-    MAX_PROBLEMS_PER_FILE,
     LoadResult,
     TextSource,
     load_texts_collect,
@@ -294,15 +293,24 @@ def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[Inp
     return chunks
 
 
-def over_file_limit(files: Sequence[str | None], chunks: Sequence[Sequence[InputFile]]) -> bool:
+def over_file_limit(
+    found: Iterable[tuple[str, SourceLocation | None]], chunks: Sequence[Sequence[InputFile]]
+) -> bool:
     """Whether more than :data:`~compiler.load.loader.MAX_PROBLEMS_PER_FILE` of a merge's
-    warnings (their files: ``files``) are in one file read by ranges: a whole load keeps
-    that many of a file's and counts the rest, which no range alone can."""
+    load warnings (``found``: each warning's rule and location) are in one file read by
+    ranges: a whole load keeps that many of a file's and counts the rest, which no range
+    alone can."""
+    from compiler.load import loader
+
     ranged = {f.display for chunk in chunks for f in chunk if f.ranged}
     if not ranged:
         return False
-    counts = Counter(f for f in files if f in ranged)
-    return any(n > MAX_PROBLEMS_PER_FILE for n in counts.values())
+    counts = Counter(
+        where.file
+        for rule, where in found
+        if rule == "yaml" and where is not None and where.file in ranged
+    )
+    return any(n > loader.MAX_PROBLEMS_PER_FILE for n in counts.values())
 
 
 # --- cache keys -----------------------------------------------------------------------
@@ -643,7 +651,7 @@ def _merge_warnings(
     for found in unmatched[1:]:
         common &= {_identity(w) for w in found}
     merged += [w for w in unmatched[0] if _identity(w) in common]
-    if over_file_limit([_location_file(w) for w in merged], chunks):
+    if over_file_limit(((str(w.rule), w.location) for w in merged), chunks):
         return None
     return sorted(merged, key=warning_order)
 
