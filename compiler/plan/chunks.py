@@ -4,7 +4,10 @@ A repo's input files fall in two groups. A *job file* holds TrainJobs only (ever
 top-level ``kind:`` line of it says ``TrainJob``); every other file (runtimes,
 PriorityClasses, mixed files) is *context*. The job files are cut into chunks of about
 :data:`CHUNK_JOBS` TrainJobs (the cut points depend on each file's name, so adding or
-removing a file moves no other boundary), and each chunk runs the whole render chain
+removing a file moves no other boundary; a file of more than :data:`RANGE_JOBS`
+TrainJobs is cut into document ranges first, :func:`file_ranges`, whose boundaries depend
+only on its documents, and a mixed file's other kinds become context ranges), and each
+chunk runs the whole render chain
 (:data:`compiler.plan.stages.RENDER_STAGES`) on the context files plus its own files.
 Its objects are serialised at once into a content-addressed blob store and only their
 names, paths and sort keys are kept, so memory stays bounded by the chunk, not the repo;
