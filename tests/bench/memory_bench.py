@@ -11,7 +11,7 @@ of 100,000 of these TrainJobs is about 87 MB, over the default input file limit
 (``TRAINC_MAX_FILE_BYTES``, 64 MiB): the line says when the run raised it.
 
 A benchmark, not a test: it prints figures and never fails on them. ``--size`` (default
-100,000; ``make bench MEMORY_SIZE=10000``), ``--layouts``.
+100,000; ``make bench MEMORY_SIZE=10000``), ``--layouts``, ``--outputs``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def generate(repo: Path, size: int, layout: str) -> int:
     return len(RUNTIMES)
 
 
-def bench(size: int, layout: str, scratch: Path, env: dict[str, str]) -> None:
+def bench(size: int, layout: str, scratch: Path, env: dict[str, str], outputs: list[str]) -> None:
     repo = scratch / f"repo-{layout}"
     largest = generate(repo, size, layout)
     env = dict(env)
@@ -59,7 +59,7 @@ def bench(size: int, layout: str, scratch: Path, env: dict[str, str]) -> None:
         env["TRAINC_MAX_FILE_BYTES"] = str(256 * 1024 * 1024)
         raised = f"; TRAINC_MAX_FILE_BYTES raised for its {largest / 2**20:.0f} MiB file"
     figures = []
-    for output in ("folder", "stdout"):
+    for output in outputs:
         own = {**env, "TRAINC_RENDER_CACHE": str(scratch / f"cache-{layout}-{output}")}
         target = "-" if output == "stdout" else str(scratch / f"out-{layout}")
         stdout = scratch / f"stream-{layout}.yaml" if output == "stdout" else None
@@ -78,6 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--size", type=int, default=int(os.environ.get("MEMORY_SIZE") or 100000))
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
+    parser.add_argument("--outputs", default="folder,stdout")
     parser.add_argument("--scratch", help="where repos and outputs go (default: a temp dir)")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -86,7 +87,7 @@ def main() -> int:
         env = environment(scratch)
         timed([sys.executable, "-m", "compiler", "--help"], env)  # bytecode written once
         for layout in args.layouts.split(","):
-            bench(args.size, layout, scratch, env)
+            bench(args.size, layout, scratch, env, args.outputs.split(","))
     print(f"memory bench: done in {time.perf_counter() - started:.0f} s")
     return 0
 
