@@ -726,3 +726,221 @@ def test_single_file_layouts_render_as_a_whole_render_does(
     edit(project / "jobs" / "all.yaml", 'value: "job-1-0"', 'value: "x"')
     whole, cached, fresh, _ = renders(layout.split()[0] + "-edited")
     assert whole[0] == 0 and cached == whole and fresh == whole
+
+
+LOOKALIKE = """\
+apiVersion: kubeflow.org/v1
+kind: TrainJob
+metadata: {name: not-a-trainer-job, namespace: vision}
+spec: {}
+"""
+
+
+def stream(capsys: pytest.CaptureFixture[str], project: Path, *flags: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["render", "--project", str(project / "trainc.yaml"), "-o", "-", *flags])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_one_file_in_document_ranges_renders_as_a_whole_render_does(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every TrainJob in one file, cut into document ranges (about 2 TrainJobs each here,
+    100 by default): each range is a chunk, and cached, -j 2, --no-cache and streamed
+    renders give the whole render's bytes through edits inside a range, a document
+    inserted (boundaries after it move), a warning located in a later range, a name
+    given twice in two ranges and an error in a later range (both whole, located)."""
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    sweep = project / "jobs" / "sweep.yaml"
+    sweep.write_text("---\n".join(job_file(i) for i in range(12)))
+
+    def same(label: str, *, whole_only: bool = False) -> tuple[Outcome, Parts]:
+        whole, cached, fresh, parts = renders(label)
+        assert fresh == whole, label
+        assert cached[:3] == whole[:3], label
+        if whole_only:
+            assert parts == [None], label  # rendered whole: the error names its places
+        else:
+            assert cached == whole, label
+            assert all(p is not None and p.chunks >= 4 for p in parts), (label, parts)
+        with monkeypatch.context() as whole_way:
+            whole_way.setattr(incremental, "run_parts", lambda *a, **k: None)
+            streamed = stream(capsys, project, "-j", "1")
+        assert stream(capsys, project, "-j", "2") == streamed, label
+        assert stream(capsys, project, "-j", "2", "--no-cache") == streamed, label
+        return whole, parts
+
+    whole, parts = same("start")
+    assert whole[0] == 0 and len(whole[3]) > 20, whole[2]
+    # a value edited inside one range: that range's chunk again, in each cluster, and
+    # its neighbour's when the edited document was the one its range ended after
+    edit(sweep, 'value: "job-7-1"', 'value: "x"')
+    _, parts = same("edited")
+    assert all(p is not None and 1 <= p.rendered <= 2 < p.chunks for p in parts), parts
+    # a document inserted in the middle: the boundaries around it move
+    text = sweep.read_text()
+    middle = text.index("---\n", len(text) // 2)
+    sweep.write_text(text[:middle] + "---\n" + job_file(40).split("---\n")[0] + text[middle:])
+    _, parts = same("inserted")
+    # the ranges before it are taken from the cache (those after it moved down a few lines)
+    assert all(p is not None and 1 <= p.rendered < p.chunks for p in parts), parts
+    # a warning of a document in a later range, located by that range's first line
+    sweep.write_text(sweep.read_text() + "---\n" + LOOKALIKE)
+    whole, _ = same("warning")
+    line = len(sweep.read_text().splitlines()) - 3  # its apiVersion
+    assert f"sweep.yaml:{line}:1" in whole[2] and "not the Trainer's" in whole[2]
+    # one TrainJob's name given twice, in the first range and the last
+    sweep.write_text(sweep.read_text() + "---\n" + job_file(0).split("---\n")[0])
+    whole, _ = same("duplicate", whole_only=True)
+    assert whole[0] == 2
+    lines = sweep.read_text().splitlines()
+    second = max(i for i, text in enumerate(lines) if text == "  name: job-0-0") + 1
+    assert (
+        f"jobs/sweep.yaml:{second}:3: TrainJob vision/job-0-0: duplicate object: TrainJob "
+        "'job-0-0' is also defined at "
+    ) in whole[2] and whole[2].endswith("/jobs/sweep.yaml:4:3\n"), whole[2]
+    edit(sweep, "name: job-0-0\n  namespace: vision\n", "name: job-0-x\n  namespace: vision\n")
+    same("no duplicate")
+    # an error in a later range
+    edit(
+        sweep,
+        "name: job-9-1\n  namespace: vision\nspec:\n",
+        "name: job-9-1\n  namespace: x_\nspec:\n",
+    )
+    whole, _ = same("error", whole_only=True)
+    error_line = sweep.read_text().splitlines().index("  namespace: x_") + 1
+    assert whole[0] == 2 and f"sweep.yaml:{error_line}:" in whole[2], whole[2]
+
+
+@pytest.mark.parametrize("format", ["text", "json"])
+def test_check_of_one_file_in_document_ranges_reports_as_a_whole_check(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    format: str,
+) -> None:
+    """``check -j 2`` on one file cut into document ranges: the findings of later ranges
+    (required-labels on each TrainJob) are located in the file as a whole check has them."""
+    from compiler.plan import check_chunks as check_parts
+
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 2)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    (project / "jobs" / "sweep.yaml").write_text("---\n".join(job_file(i) for i in range(12)))
+    real = check_parts.check_parts
+    parts: list[object] = []
+
+    def recorded(*args: object) -> object:
+        result = real(*args)  # type: ignore[arg-type]
+        parts.append(result)
+        return result
+
+    outcomes = []
+    for mode in ("whole", "-j 2", "cached"):
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else recorded
+        )
+        capsys.readouterr()
+        jobs = ["-j", "1"] if mode == "whole" else ["-j", "2"]
+        command = ["check", "--project", str(project / "trainc.yaml"), "--format", format]
+        code = main([*command, *jobs])
+        captured = capsys.readouterr()
+        outcomes.append((code, captured.out, captured.err))
+    assert outcomes[0][0] == 1, outcomes[0]
+    assert "sweep.yaml" in outcomes[0][1]
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]
+    assert len(parts) == 4 and all(p is not None for p in parts)  # 2 clusters, 2 runs
+
+
+def test_runtimes_among_the_trainjobs_of_one_file_are_every_range_s_context(
+    project: Path,
+    tmp_path: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A runtime in the middle of a file of TrainJobs (which refer to it): the runtime's
+    documents are a range of their own that every chunk loads as context, the TrainJobs'
+    ranges are chunks; render (folder, stream) and check give the whole way's bytes,
+    also after the runtime is edited."""
+    from compiler.plan import check_chunks as check_parts
+
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 2)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    runtime = project / "runtimes" / "mpi.yaml"
+    documents = [job_file(i) for i in range(12)]
+    documents.insert(5, runtime.read_text())
+    runtime.unlink()
+    mixed = project / "jobs" / "mixed.yaml"
+    mixed.write_text("---\n".join(documents))
+
+    real_check_parts = check_parts.check_parts
+    checked_parts: list[object] = []
+
+    def recorded(*args: object) -> object:
+        checked_parts.append(real_check_parts(*args))  # type: ignore[arg-type]
+        return checked_parts[-1]
+
+    def check(whole: bool) -> tuple[int, str, str]:
+        with monkeypatch.context() as patch:
+            patch.setattr(check_parts, "check_parts", (lambda *a: None) if whole else recorded)
+            capsys.readouterr()
+            command = ["check", "--project", str(project / "trainc.yaml"), "-j", "2"]
+            code = main(command)
+            captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    for label in ("start", "runtime edited"):
+        whole, cached, fresh, parts = renders(label.split()[0])
+        assert whole[0] == 0 and len(whole[3]) > 20, whole[2]
+        assert cached == whole and fresh == whole, label
+        assert all(p is not None and p.chunks >= 4 for p in parts), (label, parts)
+        with monkeypatch.context() as whole_way:
+            whole_way.setattr(incremental, "run_parts", lambda *a, **k: None)
+            streamed = stream(capsys, project, "-j", "1")
+        assert stream(capsys, project, "-j", "2") == streamed, label
+        checked = check(whole=True)
+        assert checked[0] == 1 and "mixed.yaml" in checked[1]
+        assert check(whole=False) == checked, label
+        edit(mixed, "openmpi:0.6.0", "openmpi:0.7.0")
+    assert all(p is not None and p.rendered == p.chunks for p in parts)  # its context changed
+    assert len(checked_parts) == 4 and None not in checked_parts  # by chunks, 2 clusters
+
+
+def test_a_file_s_warnings_past_its_limit_across_ranges_are_counted_as_whole(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A whole load keeps a file's first MAX_PROBLEMS_PER_FILE warnings and counts the
+    rest; ranges each under the limit cannot, so such a file renders whole."""
+    from compiler.load import loader
+
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    monkeypatch.setattr(loader, "MAX_PROBLEMS_PER_FILE", 3)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    documents = [job_file(i) for i in range(12)]
+    for at in (1, 4, 7, 9, 11):  # lookalikes in several ranges
+        documents.insert(at, LOOKALIKE.replace("not-a-trainer-job", f"lookalike-{at}"))
+    (project / "jobs" / "sweep.yaml").write_text("---\n".join(documents))
+    whole, cached, fresh, parts = renders("limit")
+    assert whole[0] == 0 and "and 2 more warnings in this file" in whole[2], whole[2]
+    assert cached == whole and fresh == whole
+    assert parts == [None]  # rendered whole (the first cluster says so)

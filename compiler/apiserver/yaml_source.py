@@ -324,6 +324,7 @@ class _Builder:
 
     __slots__ = (
         "anchors",
+        "base",
         "count",
         "next",
         "positions",
@@ -333,8 +334,9 @@ class _Builder:
         "source",
     )
 
-    def __init__(self, get_event: Callable[[], Any], record: bool = True) -> None:
+    def __init__(self, get_event: Callable[[], Any], record: bool = True, base: int = 1) -> None:
         self.record = record
+        self.base = base  # the line number of the text's first line
         self.source = get_event
         self.next = get_event
         self.positions: _Positions = {}
@@ -420,7 +422,7 @@ class _Builder:
             if record:
                 child = (*path, index)
                 mark = event.start_mark
-                positions[child] = (mark.line + 1, mark.column + 1)
+                positions[child] = (mark.line + self.base, mark.column + 1)
             else:
                 child = path  # not recorded: children need no paths of their own
             if cls is ScalarEvent and event.anchor is None:
@@ -467,7 +469,7 @@ class _Builder:
                         f'mapping key "{key}" already defined at line {line}', event
                     )
                 mark = event.start_mark
-                positions[child] = (mark.line + 1, mark.column + 1)
+                positions[child] = (mark.line + self.base, mark.column + 1)
             else:
                 child = path  # not recorded: children need no paths of their own
                 if key in out:
@@ -575,35 +577,35 @@ def _is_empty(event: Any) -> bool:
     return tag == _NULL
 
 
-def _location_of_offset(file: str, text: str, offset: int) -> SourceLocation:
-    line = text.count("\n", 0, offset) + 1
+def _location_of_offset(file: str, text: str, offset: int, first_line: int = 1) -> SourceLocation:
+    line = text.count("\n", 0, offset) + first_line
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return SourceLocation(file, line, column)
 
 
-def _yaml_problem(error: YAMLError, file: str, text: str) -> Problem:
+def _yaml_problem(error: YAMLError, file: str, text: str, first_line: int = 1) -> Problem:
     if isinstance(error, MarkedYAMLError) and error.problem_mark is not None:
         mark = error.problem_mark
         message = f"invalid YAML: {error.problem}"
         if error.context and error.context_mark is not None:
             context = error.context_mark
-            where = f"line {context.line + 1}, column {context.column + 1}"
+            where = f"line {context.line + first_line}, column {context.column + 1}"
             message += f" ({error.context} started at {where})"
-        return Problem(message, SourceLocation(file, mark.line + 1, mark.column + 1))
+        return Problem(message, SourceLocation(file, mark.line + first_line, mark.column + 1))
     if isinstance(error, ReaderError):
         text_error = f"invalid YAML: unacceptable character #x{error.character:04x}"
-        return Problem(text_error, _location_of_offset(file, text, error.position))
+        return Problem(text_error, _location_of_offset(file, text, error.position, first_line))
     return Problem(f"invalid YAML: {error}", SourceLocation(file))
 
 
-def _decoded(text: str | bytes, file: str) -> str | Problem:
+def _decoded(text: str | bytes, file: str, first_line: int = 1) -> str | Problem:
     """The text of a stream, or the problem that it is not UTF-8 (a BOM is dropped)."""
     if isinstance(text, bytes):
         try:
             return text.decode("utf-8-sig")
         except UnicodeDecodeError as error:
             before = text[: error.start].decode("utf-8", "replace")
-            location = _location_of_offset(file, before, len(before))
+            location = _location_of_offset(file, before, len(before), first_line)
             return Problem("invalid YAML: the file is not UTF-8 text", location)
     return text[1:] if text.startswith("\ufeff") else text
 
@@ -616,24 +618,34 @@ class YamlStream:
     holds the problem that stopped it, if any (at most one). A stream of more than
     :func:`max_file_documents` documents (empty ones included: each costs time) stops
     there with a problem at the first one too many. ``positions`` as in
-    :func:`parse_yaml_collect`.
+    :func:`parse_yaml_collect`. ``first_line``: the line of ``file`` the text starts at
+    (a range of a file's documents, :mod:`compiler.load.ranges`): every position and
+    problem is located in the file, as reading it whole would.
     """
 
-    def __init__(self, text: str | bytes, file: str = "<string>", positions: bool = False) -> None:
+    def __init__(
+        self,
+        text: str | bytes,
+        file: str = "<string>",
+        positions: bool = False,
+        first_line: int = 1,
+    ) -> None:
         self.file = file
         self.positions = positions
+        self.first_line = first_line
         self.problems: list[Problem] = []
         self.too_many = False  # stopped at the document limit
-        self._text = _decoded(text, file)
+        self._text = _decoded(text, file, first_line)
 
     def __iter__(self) -> Iterator[YamlDocument]:
         if isinstance(self._text, Problem):
             self.problems = [self._text]
             return
         text = self._text
-        stream = None if self.positions else _StreamPositions(text, self.file)
+        first = self.first_line
+        stream = None if self.positions else _StreamPositions(text, self.file, first)
         limit = max_file_documents()
-        for item in _documents(text, self.file, self.positions, stream, limit):
+        for item in _documents(text, self.file, self.positions, stream, limit, first_line=first):
             if isinstance(item, Problem):
                 self.problems = [item]
                 self.too_many = item.message == too_many_documents(limit)
@@ -659,11 +671,12 @@ def parse_yaml_collect(
 class _StreamPositions:
     """The positions of every document of a stream, worked out together on first use."""
 
-    __slots__ = ("by_index", "file", "text")
+    __slots__ = ("by_index", "file", "first_line", "text")
 
-    def __init__(self, text: str, file: str) -> None:
+    def __init__(self, text: str, file: str, first_line: int = 1) -> None:
         self.text = text
         self.file = file
+        self.first_line = first_line
         self.by_index: dict[int, _Positions] | None = None
 
     def of(self, index: int) -> Callable[[], _Positions]:
@@ -671,7 +684,9 @@ class _StreamPositions:
             if self.by_index is None:
                 self.by_index = {
                     d.index: d.source.positions
-                    for d in _documents(self.text, self.file, True, None, None)
+                    for d in _documents(
+                        self.text, self.file, True, None, None, first_line=self.first_line
+                    )
                     if isinstance(d, YamlDocument)
                 }
             return self.by_index.get(index, {})
@@ -679,10 +694,10 @@ class _StreamPositions:
         return compute
 
 
-def _problem_recorded(text: str, file: str, index: int) -> Problem | None:
+def _problem_recorded(text: str, file: str, index: int, first_line: int) -> Problem | None:
     """The problem of document ``index`` found again with positions recorded (a duplicate
     key's message names the line of the first one)."""
-    for item in _documents(text, file, False, None, None, recorded=index):
+    for item in _documents(text, file, False, None, None, recorded=index, first_line=first_line):
         if isinstance(item, Problem):
             return item
     return None  # pragma: no cover - the same text fails the same way
@@ -706,6 +721,7 @@ def _documents(
     stream: _StreamPositions | None,
     limit: int | None,
     recorded: int | None = None,
+    first_line: int = 1,
     events: _EventsFn | None = None,
 ) -> Iterator[YamlDocument | Problem]:
     """The documents of ``text`` one by one, then the problem that stopped them, if any.
@@ -713,10 +729,12 @@ def _documents(
     ``record``: positions recorded while parsing; else each document's are worked out
     later by ``stream``. ``recorded``: only that document's positions are recorded
     (the others are skipped, not yielded). ``limit``: documents at most (None: any).
-    ``events``: the parser (default: libyaml when installed). Where libyaml refuses what
-    kubectl reads (:func:`_libyaml_only`), the stream is read again with the pure-Python
-    parser from the start, and the documents already yielded are skipped.
+    ``first_line``: the line number of the text's first line. ``events``: the parser
+    (default: libyaml when installed). Where libyaml refuses what kubectl reads
+    (:func:`_libyaml_only`), the stream is read again with the pure-Python parser from
+    the start, and the documents already yielded are skipped.
     """
+    base = first_line
     events = events or _events
     get_event, dispose = events(text)
     yielded = -1  # the index of the last document yielded
@@ -727,10 +745,11 @@ def _documents(
                 continue
             index += 1
             if limit is not None and index >= limit:
-                where = SourceLocation(file, event.start_mark.line + 1, event.start_mark.column + 1)
+                mark = event.start_mark
+                where = SourceLocation(file, mark.line + base, mark.column + 1)
                 yield Problem(too_many_documents(limit), where)
                 return
-            builder = _Builder(get_event, record or index == recorded)
+            builder = _Builder(get_event, record or index == recorded, base)
             root = get_event()
             if type(root) is DocumentEndEvent:
                 continue
@@ -738,34 +757,34 @@ def _documents(
                 data = builder.node(root, ())
             except _YamlValueError as error:
                 if not builder.record:
-                    problem = _problem_recorded(text, file, index)
+                    problem = _problem_recorded(text, file, index, base)
                     if problem is not None:
                         yield problem
                         return
                 mark = error.event.start_mark
-                where = SourceLocation(file, mark.line + 1, mark.column + 1)
+                where = SourceLocation(file, mark.line + base, mark.column + 1)
                 yield Problem(error.message, where)
                 return
             except RecursionError:
-                where = SourceLocation(file, root.start_mark.line + 1, 1)
+                where = SourceLocation(file, root.start_mark.line + base, 1)
                 yield Problem("document is nested too deeply", where)
                 return
             if _is_empty(root) or (recorded is not None and index != recorded):
                 continue
             start = root.start_mark
             if stream is None:
-                builder.positions[()] = (start.line + 1, start.column + 1)
+                builder.positions[()] = (start.line + base, start.column + 1)
                 source = SourceMap(file, builder.positions)
             else:
-                root_at = (start.line + 1, start.column + 1)
+                root_at = (start.line + base, start.column + 1)
                 source = SourceMap(file, compute=stream.of(index), root=root_at)
             yielded = index
             yield YamlDocument(data, source, index)
     except YAMLError as error:
         if events is _events_pure or not _libyaml_only(error):
-            yield _yaml_problem(error, file, text)
+            yield _yaml_problem(error, file, text, base)
             return
-        again = _documents(text, file, record, stream, limit, recorded, _events_pure)
+        again = _documents(text, file, record, stream, limit, recorded, base, _events_pure)
         yield from (item for item in again if isinstance(item, Problem) or item.index > yielded)
     except RecursionError:
         yield Problem("invalid YAML: nested too deeply", SourceLocation(file))

@@ -32,7 +32,7 @@ file, line and column::
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -355,6 +355,11 @@ class _Loader:
         )
 
 
+# a source text: (display name, text), or with the line of the file it starts at (a
+# range of a file's documents, see compiler.load.ranges; positions are the file's)
+TextSource = tuple[str, str | bytes] | tuple[str, str | bytes, int]
+
+
 @dataclass(frozen=True)
 class LoadState:
     """What the loader holds after some files, to load more after them, more than once
@@ -367,7 +372,7 @@ class LoadState:
 
 
 def load_state(
-    sources: list[tuple[str, str | bytes]],
+    sources: Sequence[TextSource],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
 ) -> LoadState:
@@ -378,7 +383,7 @@ def load_state(
 
 
 def load_texts_collect(
-    sources: list[tuple[str, str | bytes]],
+    sources: Sequence[TextSource],
     default_namespace: str = "default",
     crds: CrdSet | None = None,
     previous: Mapping[ObjectKey, dict[str, Any]] | None = None,
@@ -403,13 +408,15 @@ def load_texts_collect(
     return loader.result, sorted_problems(loader.problems)
 
 
-def _load_sources(loader: _Loader, sources: list[tuple[str, str | bytes]]) -> None:
-    for display, text in sources:
+def _load_sources(loader: _Loader, sources: Sequence[TextSource]) -> None:
+    for source in sources:
+        display, text = source[0], source[1]
+        first_line = source[2] if len(source) == 3 else 1
         loader.result.texts[display] = text
         # one document at a time: what is not kept (a document that is no object) is
         # freed before the next is built
         loader.begin_file()
-        stream = YamlStream(text, display)
+        stream = YamlStream(text, display, first_line=first_line)
         for document in stream:
             loader.document(document)
         for problem in stream.problems:

@@ -32,13 +32,16 @@ from compiler.model.plan import BuildPlan
 from compiler.plan.check import CHECK_STAGES
 from compiler.plan.chunks import (
     InputFile,
+    Places,
     chunk_build,
     chunk_contents,
     chunk_files,
     chunk_key,
     clashes,
     context_key,
+    input_units,
     map_chunks,
+    over_file_limit,
     read_inputs,
     store_objects,
 )
@@ -157,21 +160,19 @@ def _check_chunk(
         unplanned = katib_trials_outside(frozenset(f.display for f in context))
         stages = tuple(unplanned if s is katib_trials else s for s in stages)
     build = chunk_build(plan, context, own, first, stages)
-    own_names = {f.display for f in own}
-    context_names = {f.display for f in context}
+    context_places = Places(context)
     result = CheckChunk(findings=build.findings, notes=list(build.notes))
     result.failed = bool(build.problems)
     if store is not None and not result.failed:
         result.rendered = store_objects(build.objects, store)
-    result.foreign, result.identities = chunk_contents(build.loaded, own_names)
+    result.foreign, result.identities = chunk_contents(build.loaded, Places(own))
     for obj in build.checked:
-        file = obj.origin.source.file
         # the context's inputs are counted once, from the context checked alone
         if (
             own
             and obj.stage == "input"
-            and file in context_names
             and obj.origin.kind != TRAINJOB_KIND
+            and context_places.has(obj.origin)
         ):
             continue
         result.objects.append(_named(obj))
@@ -204,14 +205,14 @@ def _merge_findings(
     seen: set[tuple[str, ...]] = set()
     unmatched: list[list[Finding]] = []
     for own, result in zip(chunks, results, strict=True):
-        own_names = {f.display for f in own}
+        places = Places(own)
         remaining = Counter(base_count)
         extras: set[tuple[str, ...]] = set()
         unmatched.append([f for f in result.findings if _unmatched(f)])
         for finding in result.findings:
             if _unmatched(finding):
                 continue
-            if finding.location is not None and finding.location.file in own_names:
+            if places.holds(finding.location):
                 merged.append(finding)
                 continue
             identity = _identity(finding)
@@ -229,6 +230,8 @@ def _merge_findings(
     for found in unmatched[1:]:
         common &= {_identity(f) for f in found}
     merged += [f for f in unmatched[0] if _identity(f) in common]
+    if over_file_limit(((f.rule, f.location) for f in merged), chunks):
+        return None
     return sorted(merged, key=_whole_order)
 
 
@@ -335,10 +338,11 @@ def check_and_store_parts(
     policies = read_inputs(plan.policies) if plan.policies else []
     if inputs is None or policies is None:
         return None
-    chunks = chunk_files(inputs, CHECK_CHUNK_JOBS)
+    units = input_units(inputs)
+    chunks = chunk_files(units, CHECK_CHUNK_JOBS)
     if len(chunks) < 2:
         return None
-    context = [f for f in inputs if not f.trainjobs] + policies
+    context = [f for f in units if not f.trainjobs] + policies
     cue = _cue_sources(plan)
     shared = check_key(plan, context, cue) if cache is not None and store is None else None
     indexes = [-1, *range(len(chunks))]  # -1: the context checked alone

@@ -4,7 +4,10 @@ A repo's input files fall in two groups. A *job file* holds TrainJobs only (ever
 top-level ``kind:`` line of it says ``TrainJob``); every other file (runtimes,
 PriorityClasses, mixed files) is *context*. The job files are cut into chunks of about
 :data:`CHUNK_JOBS` TrainJobs (the cut points depend on each file's name, so adding or
-removing a file moves no other boundary), and each chunk runs the whole render chain
+removing a file moves no other boundary; a file of more than :data:`RANGE_JOBS`
+TrainJobs is cut into document ranges first, :func:`file_ranges`, whose boundaries depend
+only on its documents, and a mixed file's other kinds become context ranges), and each
+chunk runs the whole render chain
 (:data:`compiler.plan.stages.RENDER_STAGES`) on the context files plus its own files.
 Its objects are serialised at once into a content-addressed blob store and only their
 names, paths and sort keys are kept, so memory stays bounded by the chunk, not the repo;
@@ -40,19 +43,26 @@ import shutil
 import signal
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from sys import intern
 from typing import Any, TypeVar
 
+from compiler.apiserver.manifest import Manifest
 from compiler.emit.blobs import BlobStore, remember
 from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import Problem, SetupError
+from compiler.errors import Problem, SetupError, SourceLocation
 from compiler.katib.experiment import is_experiment
 from compiler.load.discover import discover_collect
-from compiler.load.loader import LoadResult, load_texts_collect
+from compiler.load.loader import (
+    LoadResult,
+    TextSource,
+    load_texts_collect,
+)
+from compiler.load.ranges import document_ranges
 from compiler.model.build import Build, Stage
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import JobSummary, ObjectFile, PartBuild
@@ -79,6 +89,11 @@ T = TypeVar("T")
 
 CHUNK_JOBS = 100  # TrainJobs per chunk, about: a chunk's render costs ~0.1 s, ~5 MiB
 MAX_CHUNK_JOBS = 1000  # a chunk is cut here whatever the names say (memory)
+# a job file of more TrainJobs is cut into document ranges of about this many
+# (compiler.load.ranges), at most MAX_RANGE_JOBS: a chunk is then bounded whatever the
+# layout (one file of 100,000 TrainJobs included)
+RANGE_JOBS = 100
+MAX_RANGE_JOBS = 1000
 CACHE_FORMAT = "2"  # bump when ChunkResult changes shape
 
 # a top-level kind in block style; anything else (flow style, quoted) makes a context file
@@ -116,15 +131,31 @@ def writable_render_cache() -> Path | None:
 # --- inputs ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (slots: 100,000 one-TrainJob files, ~30 MB less)
 class InputFile:
+    """An input file, or a range of a job file's documents (``data`` is then the whole
+    file's bytes, shared by its ranges: :meth:`text` is the range's)."""
+
     display: str
     data: bytes
     trainjobs: int  # its `kind: TrainJob` lines; 0 for a context file
+    start: int = 0  # a range: its bytes in ``data`` and the line it starts at
+    end: int | None = None
+    first_line: int = 1
+    mark: int = 0  # a range: the CRC-32 of its last document (where chunks may end)
+    lines: int = 0  # a range: the lines it spans (0: to the end of the file)
+    held: int = 0  # a context file: the TrainJob documents it holds among other kinds
+
+    @property
+    def ranged(self) -> bool:
+        return self.end is not None
+
+    def text(self) -> bytes:
+        return self.data if self.end is None else self.data[self.start : self.end]
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return hashlib.sha256(memoryview(self.data)[self.start : self.end]).hexdigest()
 
 
 def _classify(display: str, data: bytes) -> InputFile:
@@ -137,7 +168,13 @@ def _classify(display: str, data: bytes) -> InputFile:
     # a Katib Experiment renders (itself, its trials checked) like a TrainJob: a job
     # file, in one chunk, not context that every chunk would write out again
     jobs = len(kinds) if kinds and all(kind in _JOB_KINDS for kind in kinds) else 0
-    return InputFile(display, data, jobs)
+    held = 0 if jobs else sum(kind in _JOB_KINDS for kind in kinds)
+    return InputFile(display, data, jobs, held=held)
+
+
+def _not_jobs(document: bytes) -> bool:
+    """Whether a document of a mixed file holds another kind than the job kinds."""
+    return any(kind not in _JOB_KINDS for kind in _KIND_LINE.findall(document))
 
 
 def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
@@ -166,29 +203,119 @@ def _name_hash(display: str) -> int:
     return int.from_bytes(hashlib.sha256(display.encode()).digest()[:4], "big")
 
 
-def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
-    """The job files cut into chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`)
-    TrainJobs, in input order.
+def file_ranges(job_file: InputFile) -> list[InputFile]:
+    """A file of more than :data:`RANGE_JOBS` TrainJobs as its document ranges
+    (:func:`compiler.load.ranges.document_ranges`), else (or when it cannot be cut
+    safely) the file itself. The documents of other kinds in a mixed file (its
+    runtimes, say) are ranges of their own, context (``trainjobs`` 0) like a runtime
+    file; its TrainJobs' ranges are job ranges."""
+    from compiler.apiserver.yaml_source import max_file_documents
 
-    A chunk ends after a file whose name hashes to 0 modulo (files per chunk), so a
-    change to the set of files moves only the boundaries next to it."""
-    jobs = [f for f in files if f.trainjobs]
+    if max(job_file.trainjobs, job_file.held) <= RANGE_JOBS or job_file.ranged:
+        return [job_file]
+    data = job_file.data
+    apart = _not_jobs if job_file.held else None
+    ranges = document_ranges(data, RANGE_JOBS, MAX_RANGE_JOBS, max_file_documents(), apart)
+    if ranges is None:
+        return [job_file]
+    pieces = []
+    for r in ranges:
+        kinds = data.count(b"\nkind:", r.start, r.end) + (r.start == 0 and data[:5] == b"kind:")
+        lines = 0 if r.end == len(data) else data.count(b"\n", r.start, r.end)
+        # every range of a job file is job content, counted at least once
+        jobs = 0 if r.apart else max(1, kinds)
+        pieces.append(
+            InputFile(job_file.display, data, jobs, r.start, r.end, r.first_line, r.last, lines)
+        )
+    return pieces
+
+
+class Places:
+    """Where a set of inputs is: whole files, and line spans of files read by ranges (a
+    location there is one of those inputs')."""
+
+    def __init__(self, files: Iterable[InputFile]) -> None:
+        self.whole: set[str] = set()
+        self.spans: dict[str, list[tuple[int, int]]] = {}
+        for f in files:
+            if not f.ranged:
+                self.whole.add(f.display)
+            else:
+                end = f.first_line + f.lines if f.lines else sys.maxsize
+                self.spans.setdefault(f.display, []).append((f.first_line, end))
+
+    def holds(self, location: SourceLocation | None) -> bool:
+        if location is None:
+            return False
+        if location.file in self.whole:
+            return True
+        spans = self.spans.get(location.file)
+        line = location.line
+        return spans is not None and line is not None and any(a <= line < b for a, b in spans)
+
+    def has(self, manifest: Manifest) -> bool:
+        """Whether ``manifest`` came from these inputs."""
+        file = manifest.source.file
+        if file in self.whole:
+            return True
+        return file in self.spans and self.holds(manifest.source.locate(()))
+
+
+def input_units(files: Sequence[InputFile]) -> list[InputFile]:
+    """``files`` with the large ones as their document ranges (:func:`file_ranges`)."""
+    return [piece for f in files for piece in file_ranges(f)]
+
+
+def chunk_files(files: Sequence[InputFile], per_chunk: int = 0) -> list[list[InputFile]]:
+    """The job files (large ones as document ranges, :func:`file_ranges`) cut into
+    chunks of about ``per_chunk`` (default :data:`CHUNK_JOBS`) TrainJobs, in input order.
+
+    A chunk ends after a file whose name hashes to 0 modulo (files per chunk), or after
+    a range whose last document does modulo (ranges per chunk), so a change to the set
+    of files, or to one document, moves only the boundaries next to it."""
+    jobs = [piece for f in files if f.trainjobs for piece in file_ranges(f)]
     if not jobs:
         return []
-    per_file = sum(f.trainjobs for f in jobs) / len(jobs)
+    whole = [f for f in jobs if not f.ranged]
+    per_file = sum(f.trainjobs for f in whole) / len(whole) if whole else 1
     every = max(1, round((per_chunk or CHUNK_JOBS) / per_file))
+    every_range = max(1, round((per_chunk or CHUNK_JOBS) / RANGE_JOBS))
     chunks: list[list[InputFile]] = []
     current: list[InputFile] = []
     count = 0
     for job_file in jobs:
         current.append(job_file)
         count += job_file.trainjobs
-        if count >= MAX_CHUNK_JOBS or _name_hash(job_file.display) % every == 0:
+        if job_file.ranged:  # (the mark's low bits decided the range's own cut)
+            ends = (job_file.mark >> 16) % every_range == 0
+        else:
+            ends = _name_hash(job_file.display) % every == 0
+        if count >= MAX_CHUNK_JOBS or ends:
             chunks.append(current)
             current, count = [], 0
     if current:
         chunks.append(current)
     return chunks
+
+
+def over_file_limit(
+    found: Iterable[tuple[str, SourceLocation | None]], chunks: Sequence[Sequence[InputFile]]
+) -> bool:
+    """Whether more than :data:`~compiler.load.loader.MAX_PROBLEMS_PER_FILE` of a merge's
+    load warnings (``found``: each warning's rule and location) are in one file read by
+    ranges: a whole load keeps that many of a file's and counts the rest, which no range
+    alone can."""
+    from compiler.load import loader
+
+    ranged = {f.display for chunk in chunks for f in chunk if f.ranged}
+    if not ranged:
+        return False
+    counts = Counter(
+        where.file
+        for rule, where in found
+        if rule == "yaml" and where is not None and where.file in ranged
+    )
+    return any(n > loader.MAX_PROBLEMS_PER_FILE for n in counts.values())
 
 
 # --- cache keys -----------------------------------------------------------------------
@@ -263,14 +390,18 @@ def context_key(
             for overlay in paths:
                 _tree_bytes(digest, Path(overlay))
     for context_file in context:
-        digest.update(f"{context_file.display}\0{context_file.digest}\0".encode())
+        at = f"@{context_file.first_line}" if context_file.ranged else ""
+        digest.update(f"{context_file.display}{at}\0{context_file.digest}\0".encode())
     return digest.hexdigest()
 
 
 def chunk_key(context: str, files: Sequence[InputFile], first: bool) -> str:
+    """A chunk's key: ``context`` (:func:`context_key`) and its files' names and bytes
+    (a range's with the line it starts at: its positions are the file's)."""
     digest = hashlib.sha256(f"{context}\0first={first}\0".encode())
     for job_file in files:
-        digest.update(f"{job_file.display}\0{job_file.digest}\0".encode())
+        at = f"@{job_file.first_line}" if job_file.ranged else ""
+        digest.update(f"{job_file.display}{at}\0{job_file.digest}\0".encode())
     return digest.hexdigest()
 
 
@@ -290,6 +421,11 @@ class ChunkResult:
     foreign: bool = False  # a job file held something else than TrainJobs
 
 
+def _context_texts(context: Sequence[InputFile]) -> list[TextSource]:
+    """The context's texts as the loader takes them (one key for the per-process load)."""
+    return [(f.display, f.text(), f.first_line) for f in context]
+
+
 def chunk_build(
     plan: BuildPlan,
     context: Sequence[InputFile],
@@ -299,18 +435,16 @@ def chunk_build(
 ) -> Build:
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
-    order = {f.display: i for i, f in enumerate(context)}
-    texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in own]
+    places = Places(context)
+    texts: list[TextSource] = [(f.display, f.text(), f.first_line) for f in own]
 
     def load_chunk(build: Build) -> None:
         # the context once per process (compiler.plan.context), then the chunk's files
-        start = context_state(
-            [(f.display, f.data) for f in context], plan.default_namespace, plan.crds
-        )
+        start = context_state(_context_texts(context), plan.default_namespace, plan.crds)
         loaded, problems = load_texts_collect(texts, plan.default_namespace, plan.crds, start=start)
         if not keep_context:
             loaded.objects = [
-                m for m in loaded.objects if m.kind != TRAINJOB_KIND or m.source.file not in order
+                m for m in loaded.objects if m.kind != TRAINJOB_KIND or not places.has(m)
             ]
         loaded.texts = {}
         build.loaded = loaded
@@ -324,17 +458,15 @@ def chunk_build(
     return build
 
 
-def chunk_contents(
-    loaded: LoadResult, own_names: set[str]
-) -> tuple[bool, list[tuple[str, str, str]]]:
+def chunk_contents(loaded: LoadResult, own: Places) -> tuple[bool, list[tuple[str, str, str]]]:
     """(whether the chunk's own files held other kinds than TrainJob, the identities
     (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
     foreign = any(
-        m.source.file in own_names and m.kind != TRAINJOB_KIND and not is_experiment(m.data)
+        m.kind != TRAINJOB_KIND and not is_experiment(m.data) and own.has(m)
         for m in (*loaded.objects, *loaded.rejected, *loaded.others)
     )
     identities = [
-        (m.api_version.partition("/")[0], m.namespace or "", m.name)
+        (intern(m.api_version.partition("/")[0]), intern(m.namespace or ""), m.name)
         for m in loaded.objects
         if m.kind == TRAINJOB_KIND
     ]
@@ -343,16 +475,21 @@ def chunk_contents(
 
 def store_objects(objects: Sequence[RenderedObject], store: BlobStore) -> list[ObjectFile]:
     """Serialise ``objects`` into ``store``; what is kept of each is its :class:`ObjectFile`."""
-    files = [
-        ObjectFile(
-            obj.sort_key,
-            obj.relative_path,
-            store.put(dump_document(obj.data).encode("utf-8")),
-            (obj.trainjob_namespace, obj.trainjob_name),
-            str(obj.data.get("kind", "")),
+    # the few namespaces, kinds and API versions kept once each, not once per object
+    # (kept for every object of the repo until it is written: memory, issue 28)
+    files = []
+    for obj in objects:
+        namespace, name, kind, api_version, object_name = obj.sort_key
+        namespace, kind = intern(namespace), intern(kind)
+        files.append(
+            ObjectFile(
+                (namespace, name, kind, intern(api_version), object_name),
+                obj.relative_path,
+                store.put(dump_document(obj.data).encode("utf-8")),
+                (intern(obj.trainjob_namespace), obj.trainjob_name),
+                kind,
+            )
         )
-        for obj in objects
-    ]
     store.flush()  # readable by the parent when this is a worker (a PackStore's)
     return files
 
@@ -369,9 +506,8 @@ def render_chunk(
     """Render one chunk (``stages``, a chain that starts with its load) and put its
     objects in ``store``."""
     build = chunk_build(plan, context, own, keep_context, stages[1:])
-    own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
-    result.foreign, result.identities = chunk_contents(build.loaded, own_names)
+    result.foreign, result.identities = chunk_contents(build.loaded, Places(own))
     # Katib trials' TrainJobs (out of ``loaded`` at the chain's end): a clash with a
     # TrainJob of another chunk makes the render whole, which names it
     result.identities += [
@@ -381,7 +517,7 @@ def render_chunk(
     result.objects = store_objects(build.stored_objects() if stored else build.objects, store)
     result.summaries = [
         JobSummary(
-            (s.namespace, s.name),
+            (intern(s.namespace), s.name),
             s.line(),
             tuple(s.secret_requirements),
             tuple(requirement_text(r) for r in s.secret_requirements),
@@ -480,7 +616,7 @@ def _render_missing(
     if missing:
         # loaded once here, inherited by every worker (the context: already, unless the
         # context alone came from the cache)
-        context_state([(f.display, f.data) for f in context], plan.default_namespace, plan.crds)
+        context_state(_context_texts(context), plan.default_namespace, plan.crds)
 
     def task(index: int) -> ChunkResult:
         return render_chunk(plan, context, chunks[index], index == 0, stored, store, stages)
@@ -509,14 +645,14 @@ def _merge_warnings(
     extra_seen: set[tuple[str, str]] = set()  # extras of the chunks before
     unmatched: list[list[Problem]] = []
     for own, result in zip(chunks, results, strict=True):
-        own_names = {f.display for f in own}
+        places = Places(own)
         remaining = Counter(base_count)
         extras: set[tuple[str, str]] = set()
         unmatched.append([w for w in result.warnings if _UNMATCHED.match(w.message)])
         for warning in result.warnings:
             if _UNMATCHED.match(warning.message):
                 continue
-            if _location_file(warning) in own_names:
+            if places.holds(warning.location):
                 merged.append(warning)
                 continue
             identity = _identity(warning)
@@ -534,6 +670,8 @@ def _merge_warnings(
     for found in unmatched[1:]:
         common &= {_identity(w) for w in found}
     merged += [w for w in unmatched[0] if _identity(w) in common]
+    if over_file_limit(((str(w.rule), w.location) for w in merged), chunks):
+        return None
     return sorted(merged, key=warning_order)
 
 
@@ -569,10 +707,11 @@ def run_parts(
     inputs = read_inputs(plan.inputs)
     if inputs is None:
         return None
-    chunks = chunk_files(inputs)
+    units = input_units(inputs)
+    chunks = chunk_files(units)
     if len(chunks) < 2:
         return None
-    context = [f for f in inputs if not f.trainjobs]
+    context = [f for f in units if not f.trainjobs]
     shared = context_key(plan, context, stored, stages)
     keys = [chunk_key(shared, chunk, i == 0) for i, chunk in enumerate(chunks)]
     base_key = chunk_key(shared, [], False)

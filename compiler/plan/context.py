@@ -19,19 +19,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compiler.apiserver.crds import CrdSet
-from compiler.load.loader import LoadState, load_state
+from compiler.load.loader import LoadState, TextSource, load_state
 
 __all__ = ["context_state"]
 
-Texts = Sequence[tuple[str, str | bytes]]
+Texts = Sequence[TextSource]
 
 # The last context loaded: (its texts, namespace), the CRDs it was loaded with, the state.
 # One entry: a process renders one plan's chunks at a time.
-_LAST: list[tuple[tuple[tuple[tuple[str, str | bytes], ...], str], CrdSet, LoadState]] = []
+_LAST: list[tuple[tuple[tuple[TextSource, ...], str], CrdSet, LoadState]] = []
 
 
 def context_state(texts: Texts, default_namespace: str, crds: CrdSet) -> LoadState:
-    """The loader's state after the context files ``texts`` (display name, bytes),
+    """The loader's state after the context files ``texts`` (display name, bytes, first line),
     loaded once per process for a given list, namespace and CRD set."""
     key = (tuple(texts), default_namespace)
     if _LAST and _LAST[0][1] is crds and _LAST[0][0] == key:

@@ -51,10 +51,10 @@ def test_the_context_is_loaded_once_whatever_the_chunks(
     parsed = tmp_path / "parsed"  # one line per file parsed, by any process
     real = YamlStream
 
-    def counting(text: Any, display: str) -> Any:
+    def counting(text: Any, display: str, **options: Any) -> Any:
         with open(parsed, "a", encoding="utf-8") as out:
             out.write(Path(display).name + "\n")
-        return real(text, display)
+        return real(text, display, **options)
 
     monkeypatch.setattr(loader, "YamlStream", counting)
     monkeypatch.setattr(chunks, "CHUNK_JOBS", 1)  # every file ends a chunk, about
@@ -88,10 +88,10 @@ def test_workers_share_the_context_the_parent_loaded(
     parsed = tmp_path / "parsed"
     real = YamlStream
 
-    def counting(text: Any, display: str) -> Any:
+    def counting(text: Any, display: str, **options: Any) -> Any:
         with open(parsed, "a", encoding="utf-8") as out:
             out.write(Path(display).name + "\n")
-        return real(text, display)
+        return real(text, display, **options)
 
     monkeypatch.setattr(loader, "YamlStream", counting)
     monkeypatch.setattr(context, "_LAST", [])

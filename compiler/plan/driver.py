@@ -35,11 +35,11 @@ load, and the cache key names the chain's stages, so every verb and both ways ge
 A depth only some commands ask for is a chain of its own (``RENDER_STAGES`` plus the
 stage) passed as ``stages`` to :func:`render` or :func:`render_whole`.
 
-Where later work on speed goes (issue 28): the context files a chunk loads again are
-loaded by :func:`compiler.plan.chunks.chunk_build` (once per process is a cache there);
-how files are cut is :func:`compiler.plan.chunks.chunk_files` (document ranges within a
-file would be cut there); where objects go (a blob store, or for ``--no-cache`` and a
-stream memory) is decided here, in :func:`render`.
+Where work on speed goes (issue 28): the context files every chunk shares are loaded
+once per process (:mod:`compiler.plan.context`, called from
+:func:`compiler.plan.chunks.chunk_build`); how files are cut, a large file into document
+ranges, is :func:`compiler.plan.chunks.chunk_files`; where objects go (a blob store, or
+for ``--no-cache`` and a stream memory) is decided here, in :func:`render`.
 """
 
 from __future__ import annotations
