@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.render_bench import RUNTIMES, TRAINJOB
+from tests.bench.render_bench import generate
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,17 +58,9 @@ with open(os.environ["MODULES_REPORT"], "w") as f:
 
 
 def _repo(directory: Path) -> Path:
+    """Three files of 100 TrainJobs: three chunks (one file each), as in the bench."""
     directory.mkdir()
-    (directory / "runtimes.yaml").write_text(RUNTIMES)
-    runtimes = ("bench-torch", "bench-mpi", "bench-plain")
-    for f in range(3):
-        documents = [
-            TRAINJOB.format(
-                i=i, team=i % 2, runtime=runtimes[i % 3], nodes=1, cpu=2, mem=8, gpus=i % 2
-            )
-            for i in range(f * 3, f * 3 + 3)
-        ]
-        (directory / f"jobs-{f}.yaml").write_text("---\n".join(documents))
+    generate(directory, 300)
     return directory
 
 

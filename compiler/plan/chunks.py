@@ -44,23 +44,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compiler.emit.blobs import BlobStore, remember
 from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import Problem, SetupError
-from compiler.katib.experiment import is_experiment
+from compiler.errors import Problem, SetupError, warning_order
 from compiler.load.discover import discover_collect
-from compiler.load.loader import LoadResult, load_texts_collect
-from compiler.model.build import Build, Stage
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import JobSummary, ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
-from compiler.plan.context import context_state
-from compiler.plan.stages import RENDER_STAGES, warning_order
 from compiler.upstream.artifacts import cache_root, upstream
 from compiler.upstream.names import TRAINJOB_KIND
+
+# The render chain (stages, loader, context, Katib) is imported where a chunk is rendered:
+# a run whose chunks all come from the cache needs none of it (issue 28, startup time).
+if TYPE_CHECKING:
+    from compiler.load.loader import LoadResult
+    from compiler.model.build import Build, Stage
 
 __all__ = [
     "CHUNK_JOBS",
@@ -143,7 +144,7 @@ def _classify(display: str, data: bytes) -> InputFile:
 def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
     """Every YAML file under ``paths`` with its bytes; None when one cannot be read as a
     file (stdin, a missing path: the whole render reports it)."""
-    from compiler.apiserver.yaml_source import read_source
+    from compiler.apiserver.source_bytes import read_source
     from compiler.errors import InputError
 
     sources, problems = discover_collect(list(paths))
@@ -238,18 +239,31 @@ def _upstream_files(version: str) -> list[Path]:
     return [found.manifest_path, found.typeinfo_path]
 
 
+def _render_stages() -> tuple[Stage, ...]:
+    """:data:`compiler.plan.stages.RENDER_STAGES`, imported when a chunk is rendered."""
+    from compiler.plan.stages import RENDER_STAGES
+
+    return RENDER_STAGES
+
+
 def context_key(
     plan: BuildPlan,
     context: Sequence[InputFile],
     stored: bool,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> str:
     """Everything but a chunk's own files that a chunk's output depends on (the chain
-    ``stages`` too: another chain, another output)."""
+    ``stages`` too: another chain, another output; None: the render chain, named without
+    importing it, as :func:`code_fingerprint` covers any edit to it)."""
     from dataclasses import replace
 
     digest = hashlib.sha256(f"trainc-render-{CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
-    digest.update(" ".join(f"{s.__module__}.{s.__qualname__}" for s in stages).encode())
+    names = (
+        ["compiler.plan.stages.RENDER_STAGES"]
+        if stages is None
+        else [f"{s.__module__}.{s.__qualname__}" for s in stages]
+    )
+    digest.update(" ".join(names).encode())
     digest.update(repr(replace(plan, inputs=(), policies=())).encode())
     digest.update(f"\0stored={stored}\0".encode())
     for path in _upstream_files(plan.trainer_version):
@@ -295,10 +309,15 @@ def chunk_build(
     context: Sequence[InputFile],
     own: Sequence[InputFile],
     keep_context: bool,
-    stages: Sequence[Stage] = RENDER_STAGES[1:],
+    stages: Sequence[Stage] | None = None,
 ) -> Build:
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
+    from compiler.load.loader import load_texts_collect
+    from compiler.model.build import Build
+    from compiler.plan.context import context_state
+
+    after_load = _render_stages()[1:] if stages is None else stages
     order = {f.display: i for i, f in enumerate(context)}
     texts: list[tuple[str, str | bytes]] = [(f.display, f.data) for f in own]
 
@@ -319,7 +338,7 @@ def chunk_build(
         build.warnings += loaded.warnings
 
     build = Build(plan)
-    for stage in (load_chunk, *stages):
+    for stage in (load_chunk, *after_load):
         stage(build)
     return build
 
@@ -329,6 +348,8 @@ def chunk_contents(
 ) -> tuple[bool, list[tuple[str, str, str]]]:
     """(whether the chunk's own files held other kinds than TrainJob, the identities
     (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
+    from compiler.katib.experiment import is_experiment
+
     foreign = any(
         m.source.file in own_names and m.kind != TRAINJOB_KIND and not is_experiment(m.data)
         for m in (*loaded.objects, *loaded.rejected, *loaded.others)
@@ -364,11 +385,11 @@ def render_chunk(
     keep_context: bool,
     stored: bool,
     store: BlobStore,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> ChunkResult:
-    """Render one chunk (``stages``, a chain that starts with its load) and put its
-    objects in ``store``."""
-    build = chunk_build(plan, context, own, keep_context, stages[1:])
+    """Render one chunk (``stages``, a chain that starts with its load; None: the render
+    chain) and put its objects in ``store``."""
+    build = chunk_build(plan, context, own, keep_context, None if stages is None else stages[1:])
     own_names = {f.display for f in own}
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, own_names)
@@ -474,10 +495,12 @@ def _render_missing(
     stored: bool,
     store: BlobStore,
     jobs: int,
-    stages: tuple[Stage, ...],
+    stages: tuple[Stage, ...] | None,
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
     if missing:
+        from compiler.plan.context import context_state
+
         # loaded once here, inherited by every worker (the context: already, unless the
         # context alone came from the cache)
         context_state([(f.display, f.data) for f in context], plan.default_namespace, plan.crds)
@@ -559,10 +582,10 @@ def run_parts(
     store: BlobStore,
     stored: bool = False,
     files: bool = True,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> PartBuild | None:
     """``plan`` rendered chunk by chunk (see the module docstring) by the chain
-    ``stages``; None when it must be rendered whole (a single chunk, stdin,
+    ``stages`` (None: the render chain); None when it must be rendered whole (a single chunk, stdin,
     ``--previous``, or a result that depends on more than one chunk)."""
     if plan.previous is not None:
         return None
