@@ -356,6 +356,8 @@ def check_and_store_parts(
             found[i] = hit
     missing = [i for i in indexes if i not in found]
     if missing:
+        import compiler.plan.check  # noqa: F401  (the chain imported once, not per worker)
+
         plan.crds  # noqa: B018  (loaded once, inherited by every worker)
 
     def task(index: int) -> CheckChunk:

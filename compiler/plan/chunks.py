@@ -501,6 +501,7 @@ def _render_missing(
     if missing:
         from compiler.plan.context import context_state
 
+        _render_stages()  # the chain imported here, once, not in each forked worker
         # loaded once here, inherited by every worker (the context: already, unless the
         # context alone came from the cache)
         context_state([(f.display, f.data) for f in context], plan.default_namespace, plan.crds)
