@@ -31,6 +31,7 @@ matches nothing in the repo when it matches nothing in every chunk.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -608,6 +609,7 @@ def run_parts(
             hit = _cached(cache, key, store)
             if hit is not None:
                 found[i] = hit
+        gc.freeze()  # kept to the end: the collector need not walk them again
     if base is None:
         base = render_chunk(plan, context, [], False, stored, store, stages)
         if cache is not None:
