@@ -212,6 +212,14 @@ def location_order(location: SourceLocation | None) -> tuple[str, int, int]:
     return (location.file, location.line, location.column)
 
 
+def warning_order(warning: Problem) -> tuple[tuple[str, int, int], str, str]:
+    """Warnings by place, then object, then message: one order whatever found them first,
+    so that a build put together from parts says them in the order a whole build does
+    (:mod:`compiler.plan.chunks`; here, not in the render chain, so that a merge of
+    cached chunks does not import the chain)."""
+    return (location_order(warning.location), str(warning.object or ""), warning.message)
+
+
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
     """Problems in report order (:func:`location_order`).
 

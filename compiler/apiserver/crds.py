@@ -37,6 +37,7 @@ from compiler.apiserver.yaml_source import parse_yaml, read_source
 from compiler.errors import FieldError, InputError, JsonPath, SetupError
 from compiler.kube.gotext import go_json
 from compiler.upstream.artifacts import DEFAULT_TRAINER_VERSION, cache_root, load_json, upstream
+from compiler.upstream.versions import DEFAULT_KUBERNETES as DEFAULT_KUBERNETES
 from compiler.upstream.versions import TRAINER_VERSIONS
 
 __all__ = ["TRAINER_PLURALS", "CrdInfo", "CrdSet", "admit", "load_crd", "trainer_crds"]
@@ -487,12 +488,6 @@ def _validate_owner_references(references: list[Any]) -> list[FieldError]:
 
 
 # --- the CRD set and the create path ----------------------------------------------------
-
-
-# The Kubernetes version whose API server trainc emulates unless told otherwise: the one
-# the live conformance oracle runs (tests/live). A cluster's ``kubernetes:`` in
-# trainc.yaml (or ``--kubernetes``) chooses another; it changes message texts only.
-DEFAULT_KUBERNETES: tuple[int, int] = (1, 34)
 
 
 def parse_kubernetes_version(text: str) -> tuple[int, int]:

@@ -30,13 +30,16 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.emit.yaml_text import dump_document, dump_documents
 from compiler.errors import InputError, TraincError, escape_text
-from compiler.model.build import Build
 from compiler.model.objects import RenderedObject, sorted_objects
 from compiler.model.parts import PartBuild
 from compiler.render.info import SecretRequirement
+
+if TYPE_CHECKING:  # a run whose chunks all come from the cache builds nothing
+    from compiler.model.build import Build
 
 MARKER = ".trainc-output"
 MARKER_TEXT = "rendered by trainc; replaced whole on each run\n"

@@ -17,16 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.apiserver.crds import (
-    DEFAULT_KUBERNETES,
-    CrdSet,
-    crds_with_schemas_from,
-    trainer_crds,
-)
 from compiler.render.framework import RenderOptions
-from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
+from compiler.upstream.versions import DEFAULT_KUBERNETES, DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
+    from compiler.apiserver.crds import CrdSet  # a run from the cache needs no CRDs
     from compiler.load.confine import Root
     from compiler.project import Project
     from compiler.project.model import ApplySetSetting, Cluster, GitOps
@@ -132,6 +127,8 @@ class BuildPlan:
     @cached_property
     def crds(self) -> CrdSet:
         """The Trainer CRDs of the emulated version, replaced kind by kind by ``schemas``."""
+        from compiler.apiserver.crds import crds_with_schemas_from, trainer_crds
+
         if self.schemas is not None:
             crds = crds_with_schemas_from(self.schemas, self.trainer_version)
         else:

@@ -17,11 +17,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.apiserver.crds import DEFAULT_KUBERNETES, parse_kubernetes_version
 from compiler.errors import UsageError
 from compiler.model.plan import BuildPlan, ClusterTarget
 from compiler.render.framework import RenderOptions
-from compiler.upstream.versions import DEFAULT_TRAINER_VERSION
+from compiler.upstream.versions import DEFAULT_KUBERNETES, DEFAULT_TRAINER_VERSION
 
 if TYPE_CHECKING:  # the project file's model (pydantic) loads only when a project is used
     from compiler.project import Project
@@ -65,6 +64,8 @@ def plans_for_project(
 
     An unknown name is an InputError at the project's ``clusters`` list.
     """
+    from compiler.apiserver.crds import parse_kubernetes_version
+
     wanted = None if clusters is None else list(clusters)
     for name in wanted or ():
         project.cluster(name)  # raises for an unknown name

@@ -29,7 +29,6 @@ from compiler.load.discover import Source, discover_collect
 from compiler.model.check import CheckResult
 from compiler.model.parts import ObjectFile
 from compiler.model.plan import BuildPlan
-from compiler.plan.check import CHECK_STAGES
 from compiler.plan.chunks import (
     InputFile,
     Places,
@@ -45,7 +44,6 @@ from compiler.plan.chunks import (
     read_inputs,
     store_objects,
 )
-from compiler.plan.katib import katib_trials, katib_trials_outside
 from compiler.policy.objects import PolicyObject
 from compiler.upstream.names import TRAINJOB_KIND
 
@@ -153,6 +151,10 @@ def _check_chunk(
     first: bool,
     store: BlobStore | None,
 ) -> CheckChunk:
+    # the check chain is imported where a chunk is checked: not when all come from the cache
+    from compiler.plan.check import CHECK_STAGES
+    from compiler.plan.katib import katib_trials, katib_trials_outside
+
     stages = CHECK_STAGES[1:]
     if not first:
         # a context file's Katib Experiment is checked by every chunk, but its trials are
@@ -255,7 +257,7 @@ def _cue_sources(plan: BuildPlan) -> list[Source]:
 
 def _texts(files: Sequence[InputFile], cue: Sequence[Source]) -> tuple[dict[str, str], list[str]]:
     """The source texts a report quotes, and the .cue files (as a whole check has them)."""
-    from compiler.apiserver.yaml_source import read_source
+    from compiler.apiserver.source_bytes import read_source
     from compiler.errors import InputError
 
     def decode(data: bytes) -> str:
@@ -287,8 +289,6 @@ def check_key(plan: BuildPlan, context: Sequence[InputFile], cue: Sequence[Sourc
     artifacts, overlays, the project file, the context files with the YAML policies and
     their parameters), the ``.cue`` policies and the cue CLI that runs them. None when
     the cue CLI is missing (the check says so; nothing is cached)."""
-    from compiler.policy.cue import CueUnavailable, cue_binary
-
     digest = hashlib.sha256(f"trainc-check-{CHECK_CACHE_FORMAT}\0".encode())
     digest.update(context_key(plan, context, stored=False).encode())
     for source in cue:
@@ -300,6 +300,8 @@ def check_key(plan: BuildPlan, context: Sequence[InputFile], cue: Sequence[Sourc
             return None
         digest.update(f"\0{source.display}\0".encode() + hashlib.sha256(data).digest())
     if cue:
+        from compiler.policy.cue import CueUnavailable, cue_binary  # (only then: startup)
+
         try:
             binary = cue_binary()
             status = binary.stat()
@@ -358,6 +360,8 @@ def check_and_store_parts(
             found[i] = hit
     missing = [i for i in indexes if i not in found]
     if missing:
+        import compiler.plan.check  # noqa: F401  (the chain imported once, not per worker)
+
         plan.crds  # noqa: B018  (loaded once, inherited by every worker)
 
     def task(index: int) -> CheckChunk:

@@ -34,6 +34,7 @@ matches nothing in the repo when it matches nothing in every chunk.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -48,29 +49,26 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from sys import intern
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compiler.apiserver.manifest import Manifest
 from compiler.emit.blobs import BlobStore, remember
 from compiler.emit.output import requirement_text
 from compiler.emit.yaml_text import dump_document
-from compiler.errors import Problem, SetupError, SourceLocation
-from compiler.katib.experiment import is_experiment
+from compiler.errors import Problem, SetupError, SourceLocation, warning_order
 from compiler.load.discover import discover_collect
-from compiler.load.loader import (
-    LoadResult,
-    TextSource,
-    load_texts_collect,
-)
 from compiler.load.ranges import document_ranges
-from compiler.model.build import Build, Stage
 from compiler.model.objects import RenderedObject
 from compiler.model.parts import JobSummary, ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
-from compiler.plan.context import context_state
-from compiler.plan.stages import RENDER_STAGES, warning_order
 from compiler.upstream.artifacts import cache_root, upstream
 from compiler.upstream.names import TRAINJOB_KIND
+
+# The render chain (stages, loader, context, Katib) is imported where a chunk is rendered:
+# a run whose chunks all come from the cache needs none of it (issue 28, startup time).
+if TYPE_CHECKING:
+    from compiler.load.loader import LoadResult, TextSource
+    from compiler.model.build import Build, Stage
 
 __all__ = [
     "CHUNK_JOBS",
@@ -180,7 +178,7 @@ def _not_jobs(document: bytes) -> bool:
 def read_inputs(paths: Sequence[str]) -> list[InputFile] | None:
     """Every YAML file under ``paths`` with its bytes; None when one cannot be read as a
     file (stdin, a missing path: the whole render reports it)."""
-    from compiler.apiserver.yaml_source import read_source
+    from compiler.apiserver.source_bytes import read_source
     from compiler.errors import InputError
 
     sources, problems = discover_collect(list(paths))
@@ -209,7 +207,7 @@ def file_ranges(job_file: InputFile) -> list[InputFile]:
     safely) the file itself. The documents of other kinds in a mixed file (its
     runtimes, say) are ranges of their own, context (``trainjobs`` 0) like a runtime
     file; its TrainJobs' ranges are job ranges."""
-    from compiler.apiserver.yaml_source import max_file_documents
+    from compiler.apiserver.source_bytes import max_file_documents
 
     if max(job_file.trainjobs, job_file.held) <= RANGE_JOBS or job_file.ranged:
         return [job_file]
@@ -305,11 +303,11 @@ def over_file_limit(
     load warnings (``found``: each warning's rule and location) are in one file read by
     ranges: a whole load keeps that many of a file's and counts the rest, which no range
     alone can."""
-    from compiler.load import loader
-
     ranged = {f.display for chunk in chunks for f in chunk if f.ranged}
     if not ranged:
         return False
+    from compiler.load import loader  # (here: a merge of whole files does not need it)
+
     counts = Counter(
         where.file
         for rule, where in found
@@ -365,18 +363,31 @@ def _upstream_files(version: str) -> list[Path]:
     return [found.manifest_path, found.typeinfo_path]
 
 
+def _render_stages() -> tuple[Stage, ...]:
+    """:data:`compiler.plan.stages.RENDER_STAGES`, imported when a chunk is rendered."""
+    from compiler.plan.stages import RENDER_STAGES
+
+    return RENDER_STAGES
+
+
 def context_key(
     plan: BuildPlan,
     context: Sequence[InputFile],
     stored: bool,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> str:
     """Everything but a chunk's own files that a chunk's output depends on (the chain
-    ``stages`` too: another chain, another output)."""
+    ``stages`` too: another chain, another output; None: the render chain, named without
+    importing it, as :func:`code_fingerprint` covers any edit to it)."""
     from dataclasses import replace
 
     digest = hashlib.sha256(f"trainc-render-{CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
-    digest.update(" ".join(f"{s.__module__}.{s.__qualname__}" for s in stages).encode())
+    names = (
+        ["compiler.plan.stages.RENDER_STAGES"]
+        if stages is None
+        else [f"{s.__module__}.{s.__qualname__}" for s in stages]
+    )
+    digest.update(" ".join(names).encode())
     digest.update(repr(replace(plan, inputs=(), policies=())).encode())
     digest.update(f"\0stored={stored}\0".encode())
     for path in _upstream_files(plan.trainer_version):
@@ -431,10 +442,15 @@ def chunk_build(
     context: Sequence[InputFile],
     own: Sequence[InputFile],
     keep_context: bool,
-    stages: Sequence[Stage] = RENDER_STAGES[1:],
+    stages: Sequence[Stage] | None = None,
 ) -> Build:
     """The render chain (or ``stages`` after the load) on the context files and ``own``;
     TrainJobs of context files are rendered only when ``keep_context``."""
+    from compiler.load.loader import load_texts_collect
+    from compiler.model.build import Build
+    from compiler.plan.context import context_state
+
+    after_load = _render_stages()[1:] if stages is None else stages
     places = Places(context)
     texts: list[TextSource] = [(f.display, f.text(), f.first_line) for f in own]
 
@@ -453,7 +469,7 @@ def chunk_build(
         build.warnings += loaded.warnings
 
     build = Build(plan)
-    for stage in (load_chunk, *stages):
+    for stage in (load_chunk, *after_load):
         stage(build)
     return build
 
@@ -461,6 +477,8 @@ def chunk_build(
 def chunk_contents(loaded: LoadResult, own: Places) -> tuple[bool, list[tuple[str, str, str]]]:
     """(whether the chunk's own files held other kinds than TrainJob, the identities
     (group, namespace, name) of the TrainJobs it loaded): what a merge checks across chunks."""
+    from compiler.katib.experiment import is_experiment
+
     foreign = any(
         m.kind != TRAINJOB_KIND and not is_experiment(m.data) and own.has(m)
         for m in (*loaded.objects, *loaded.rejected, *loaded.others)
@@ -501,11 +519,11 @@ def render_chunk(
     keep_context: bool,
     stored: bool,
     store: BlobStore,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> ChunkResult:
-    """Render one chunk (``stages``, a chain that starts with its load) and put its
-    objects in ``store``."""
-    build = chunk_build(plan, context, own, keep_context, stages[1:])
+    """Render one chunk (``stages``, a chain that starts with its load; None: the render
+    chain) and put its objects in ``store``."""
+    build = chunk_build(plan, context, own, keep_context, None if stages is None else stages[1:])
     result = ChunkResult(problems=build.problems, warnings=build.warnings, notes=list(build.notes))
     result.foreign, result.identities = chunk_contents(build.loaded, Places(own))
     # Katib trials' TrainJobs (out of ``loaded`` at the chain's end): a clash with a
@@ -610,10 +628,13 @@ def _render_missing(
     stored: bool,
     store: BlobStore,
     jobs: int,
-    stages: tuple[Stage, ...],
+    stages: tuple[Stage, ...] | None,
 ) -> dict[int, ChunkResult]:
     """Render the chunks ``missing`` (their indexes), in ``jobs`` processes."""
     if missing:
+        from compiler.plan.context import context_state
+
+        _render_stages()  # the chain imported here, once, not in each forked worker
         # loaded once here, inherited by every worker (the context: already, unless the
         # context alone came from the cache)
         context_state(_context_texts(context), plan.default_namespace, plan.crds)
@@ -697,10 +718,10 @@ def run_parts(
     store: BlobStore,
     stored: bool = False,
     files: bool = True,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> PartBuild | None:
     """``plan`` rendered chunk by chunk (see the module docstring) by the chain
-    ``stages``; None when it must be rendered whole (a single chunk, stdin,
+    ``stages`` (None: the render chain); None when it must be rendered whole (a single chunk, stdin,
     ``--previous``, or a result that depends on more than one chunk)."""
     if plan.previous is not None:
         return None
@@ -723,6 +744,7 @@ def run_parts(
             hit = _cached(cache, key, store)
             if hit is not None:
                 found[i] = hit
+        gc.freeze()  # kept to the end: the collector need not walk them again
     if base is None:
         base = render_chunk(plan, context, [], False, stored, store, stages)
         if cache is not None:

@@ -54,14 +54,13 @@ from compiler.emit.blobs import BlobStore, blob_store
 from compiler.emit.output import MissingBlob
 from compiler.emit.yaml_text import dump_document
 from compiler.errors import Problem, SetupError
-from compiler.model.build import Build, Stage
 from compiler.model.objects import sorted_objects
 from compiler.model.parts import ObjectFile, PartBuild
 from compiler.model.plan import BuildPlan
 from compiler.plan import chunks
-from compiler.plan.stages import RENDER_STAGES, run
 
 if TYPE_CHECKING:
+    from compiler.model.build import Build, Stage
     from compiler.model.check import CheckResult
 
 # The check chain (plan/check.py, plan/check_chunks.py) is imported where it runs: it
@@ -98,6 +97,15 @@ class Run:
 
 
 # --- render -----------------------------------------------------------------------------
+
+
+def run(plan: BuildPlan, stages: tuple[Stage, ...] | None = None) -> Build:
+    """``plan`` built whole by ``stages`` (None: the render chain,
+    :data:`compiler.plan.stages.RENDER_STAGES`). The chain is imported here, where a plan
+    is rendered: a run whose chunks all come from the render cache never imports it."""
+    from compiler.plan import stages as chain
+
+    return chain.run(plan, chain.RENDER_STAGES if stages is None else stages)
 
 
 @dataclass
@@ -160,7 +168,7 @@ def render(
     stored: bool = False,
     files: bool = True,
     near: Path | None = None,
-    stages: tuple[Stage, ...] = RENDER_STAGES,
+    stages: tuple[Stage, ...] | None = None,
 ) -> T:
     """Render every plan and hand the result to ``write`` (what it returns is returned).
 
@@ -189,7 +197,7 @@ def _render_by_chunks(
     stored: bool,
     files: bool,
     near: Path | None,
-    stages: tuple[Stage, ...],
+    stages: tuple[Stage, ...] | None,
 ) -> T:
     cache = how.cache_dir()
     try:
@@ -222,7 +230,7 @@ def _render_by_chunks(
     raise _Whole  # pruned again meanwhile: render whole, which needs no cache
 
 
-def render_whole(plans: list[BuildPlan], stages: tuple[Stage, ...] = RENDER_STAGES) -> list[Build]:
+def render_whole(plans: list[BuildPlan], stages: tuple[Stage, ...] | None = None) -> list[Build]:
     """Every plan's whole build (what a verb that reads every field of it needs)."""
     return [run(plan, stages) for plan in plans]
 
@@ -234,7 +242,6 @@ def check(plans: list[BuildPlan], how: Run, *, whole: bool = False) -> CheckResu
     """Every plan checked and merged (:func:`compiler.plan.check.check_plans`): by chunks
     in ``-j`` processes when there are several (their findings through the render cache),
     else whole; always whole with ``whole`` (the caller reads the builds)."""
-    from compiler.plan import check as check_chain
     from compiler.plan import check_chunks
 
     jobs = how.processes()
@@ -242,7 +249,17 @@ def check(plans: list[BuildPlan], how: Run, *, whole: bool = False) -> CheckResu
 
     def check_one(plan: BuildPlan) -> CheckResult:
         parts = check_chunks.check_parts(plan, jobs, cache) if jobs > 1 and not whole else None
-        return parts if parts is not None else check_chain.check(plan)
+        if parts is not None:
+            return parts
+        from compiler.plan import check as check_chain
+
+        return check_chain.check(plan)
+
+    if len(plans) == 1 and plans[0].cluster is None:
+        # check_plans' own shortcut, taken here: the check chain (most of trainc) is not
+        # imported when every chunk's findings come from the cache
+        return check_one(plans[0])
+    from compiler.plan import check as check_chain
 
     return check_chain.check_plans(plans, check_one=check_one)
 

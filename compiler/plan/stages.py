@@ -40,9 +40,9 @@ from compiler.errors import (
     ObjectRef,
     Problem,
     TraincError,
-    location_order,
     sorted_problems,
 )
+from compiler.errors import warning_order as warning_order  # its home before (callers)
 from compiler.expand.downstream import downstream_problems, expanded_input_problems
 from compiler.load.loader import load_collect, load_previous
 from compiler.model.build import Build, Stage
@@ -460,13 +460,6 @@ def run(plan: BuildPlan, stages: tuple[Stage, ...] = RENDER_STAGES) -> Build:
     build.problems = sorted_problems(build.problems)
     build.warnings = sorted(build.warnings, key=warning_order)
     return build
-
-
-def warning_order(warning: Problem) -> tuple[tuple[str, int, int], str, str]:
-    """Warnings by place, then object, then message: one order whatever found them first,
-    so that a build put together from parts says them in the order a whole build does
-    (:mod:`compiler.plan.chunks`)."""
-    return (location_order(warning.location), str(warning.object or ""), warning.message)
 
 
 def run_each(plans: Iterable[BuildPlan]) -> dict[str, Build]:

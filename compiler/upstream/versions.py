@@ -19,6 +19,7 @@ from functools import cache
 from typing import Generic, TypeVar
 
 __all__ = [
+    "DEFAULT_KUBERNETES",
     "DEFAULT_TRAINER_VERSION",
     "KATIB_VERSION",
     "KUEUE_TRAINER_VERSIONS",
@@ -31,6 +32,11 @@ __all__ = [
 ]
 
 DEFAULT_TRAINER_VERSION = "v2.3.0"
+# The Kubernetes version whose API server trainc emulates unless told otherwise: the one
+# the live conformance oracle runs (tests/live). A cluster's ``kubernetes:`` in
+# trainc.yaml (or ``--kubernetes``) chooses another; it changes message texts only.
+# (Here, not in compiler.apiserver.crds, so that a build plan is made without the CRDs.)
+DEFAULT_KUBERNETES: tuple[int, int] = (1, 34)
 # The releases trainc renders for, oldest first: each has its artifacts in the cache
 # (scripts/fetch-upstream.sh) and its own conformance oracle build.
 TRAINER_VERSIONS: tuple[str, ...] = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0")
