@@ -102,10 +102,10 @@ def shape(text: str, names: list[str]) -> str:
     names, quoted values, numbers, list indices; a field difference keeps its path and
     what kind of difference it is."""
     line = " ".join(text.split())
+    line = _OBJECT.sub(lambda m: f"{m.group(1)} <object>", line)
     for name in sorted(names, key=len, reverse=True):
         if name:
             line = line.replace(name, "<name>")
-    line = _OBJECT.sub(lambda m: f"{m.group(1)} <object>", line)
     found = _VALUE.search(line)
     if found and found.group(1) in ("expected", "got") and " items" in line[found.start() :]:
         line = line[: found.start()] + ": list length"
@@ -134,8 +134,35 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         return Finding(f"trainer depth: {shape(detail, names)}", detail, report(verdict))
     if verdict.pods_identical is False:
         detail = verdict.pods_difference or ""
+        if only_last_replica(detail):
+            return Finding(LAST_REPLICA, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
     return None
+
+
+LAST_REPLICA = (
+    "pod depth: trainc reports the API server's refusal of the last Job of a replicated "
+    "job only; the JobSet controller's event lists every replica's"
+)
+_MISSING = "recorded, not in trainc's output:"
+_JOB_INDEX = re.compile(r'(job "|Job\.batch ")([^"]*-)\d+"')
+
+
+def only_last_replica(detail: str) -> bool:
+    """Whether every refusal line trainc lacks is one it says for another replica of the
+    same replicated job (the Job names differing only in their index)."""
+    if not detail.startswith(_MISSING) or "\ntrainc:\n" not in detail:
+        return False
+    missing, said = detail.removeprefix(_MISSING).split("\ntrainc:\n", 1)
+
+    def masked(line: str) -> str:
+        return _JOB_INDEX.sub(r'\1\2<index>"', line)
+
+    said_lines = [masked(line) for line in said.splitlines() if line]
+    lines = [line for line in missing.splitlines() if line]
+    return bool(lines) and all(
+        any(s.startswith(masked(line)) for s in said_lines) for line in lines
+    )
 
 
 def report(verdict: Verdict) -> str:

@@ -1,0 +1,93 @@
+"""The live pod-depth fuzzer (tests/live/fuzz_pods.py): its signatures and case handling,
+a few seeds through the real control plane with no difference, and a planted emulation
+bug that it finds and writes as a reproduction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conformance.cases import load_case
+from tests.live import fuzz_pods
+from tests.live.controlplane import ControlPlane
+
+_EVENT = (
+    'job "{job}" creation failed with error: Job.batch "{job}" is invalid: '
+    "spec.template.spec.containers[0].resources.limits: Required value"
+)
+
+
+def _missing(missing: list[str], said: list[str]) -> str:
+    return "\n".join(["recorded, not in trainc's output:", *missing, "trainc:", *said])
+
+
+def test_shape_masks_names_values_and_indices() -> None:
+    one = fuzz_pods.shape(
+        'Pod fz-1-0/job-node-0-0-<random>: .spec.containers[1].env[0].value: expected "a", got "b"',
+        ["job", "fz-1-0"],
+    )
+    two = fuzz_pods.shape(
+        'Pod fz-9-3/llm-node-0-2-<random>: .spec.containers[0].env[2].value: expected "x", got "y"',
+        ["llm", "fz-9-3"],
+    )
+    assert one == two == "Pod <object>: .spec.containers[].env[].value: expected"
+    other = fuzz_pods.shape("Job a/b: .spec.x: missing (expected 1)", [])
+    assert other == "Job <object>: .spec.x: missing"
+
+
+def test_the_last_replica_standing_for_the_others_is_one_signature() -> None:
+    said = [_EVENT.format(job="job-node-1") + " (the API server refuses the Job ...)"]
+    same = _missing([_EVENT.format(job="job-node-0")], said)
+    assert fuzz_pods.only_last_replica(same)
+    other_job = _missing([_EVENT.format(job="job-launcher-0")], said)
+    assert not fuzz_pods.only_last_replica(other_job)
+    other_message = _missing([_EVENT.format(job="job-node-0").replace("Required", "Bad")], said)
+    assert not fuzz_pods.only_last_replica(other_message)
+
+
+def test_cases_are_drawn_again_from_the_seed_and_moved_to_their_namespace(
+    tmp_path: Path,
+) -> None:
+    first = fuzz_pods.draw_cases(6, 11)
+    assert [c.files for c in first] == [c.files for c in fuzz_pods.draw_cases(6, 11)]
+    case = fuzz_pods.in_namespace(first[-1], "fz-11-5")
+    fuzz_pods.write_case(tmp_path, case, "a test")
+    loaded = load_case(tmp_path)
+    assert loaded is not None and loaded.inputs
+    for path in loaded.inputs:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc["kind"] in ("TrainJob", "TrainingRuntime"):
+                assert doc["metadata"]["namespace"].startswith("fz-11-5")
+
+
+@pytest.mark.parametrize(("seed", "count"), [(2, 5), (3, 6)])
+def test_seeds_agree_with_the_live_controllers(
+    pods_plane: ControlPlane, tmp_path: Path, seed: int, count: int
+) -> None:
+    fuzzer = fuzz_pods.fuzz(count, seed, tmp_path, plane=pods_plane, log=lambda _: None)
+    assert fuzzer.examples == count
+    assert fuzzer.known == {}, fuzzer.known
+
+
+def test_a_planted_emulation_bug_is_found_and_written(
+    pods_plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compiler.expand import expand
+
+    def buggy(objects: list[dict[str, Any]], depth: str) -> list[dict[str, Any]]:
+        out = expand(objects, depth)
+        for obj in out:
+            if obj.get("kind") == "Pod":
+                obj["spec"]["hostname"] = "wrong"
+        return out
+
+    monkeypatch.setattr(fuzz_pods, "load_expand", lambda: buggy)
+    lines: list[str] = []
+    fuzzer = fuzz_pods.fuzz(2, 2, tmp_path, plane=pods_plane, reduce_seconds=0, log=lines.append)
+    assert list(fuzzer.known) == ["pod depth: Pod <object>: .spec.hostname: expected"]
+    (written,) = fuzzer.written.values()
+    assert (written / "case.yaml").is_file() and (written / "diff.txt").is_file()
+    assert any(line.startswith("DIFF") for line in lines)
