@@ -47,6 +47,7 @@ from tests.conformance.cases import REPO, load_case
 from tests.conformance.fuzz import _KEEP, Finding, _paths, _without
 from tests.conformance.strategies import FuzzCase, dump, pod_cases
 from tests.live.conformance_live import Expand, Verdict, clean, compare, load_expand
+from tests.live.conformance_live import _message_report as message_report
 from tests.live.controlplane import ApiError, Client, ControlPlane, build, start
 
 NAMESPACED = ("TrainJob", "TrainingRuntime")
@@ -104,8 +105,8 @@ def shape(text: str, names: list[str]) -> str:
     line = " ".join(text.split())
     line = _OBJECT.sub(lambda m: f"{m.group(1)} <object>", line)
     for name in sorted(names, key=len, reverse=True):
-        if name:
-            line = line.replace(name, "<name>")
+        if name:  # as a whole word: a TrainJob "job" is not the "job" of "jobset"
+            line = re.sub(rf"(?<![\w]){re.escape(name)}(?![a-z0-9])", "<name>", line)
     found = _VALUE.search(line)
     if found and found.group(1) in ("expected", "got") and " items" in line[found.start() :]:
         line = line[: found.start()] + ": list length"
@@ -137,7 +138,27 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
+    unsaid = unsaid_findings(verdict)
+    if unsaid:
+        detail = "the cluster says, trainc does not word for word: " + unsaid[0]
+        return Finding(f"message: {shape(unsaid[0], names)}", detail, report(verdict))
     return None
+
+
+def unsaid_findings(verdict: Verdict) -> list[str]:
+    """The real refusals (the API server's or a webhook's on an input, the Trainer's
+    creation-failure event) trainc does not say word for word, as conformance-live's
+    errors.json judges them, where trainc refuses the inputs too. (Where trainc renders,
+    a JobSet webhook's denial is among its downstream problems, which the pod depth
+    compares with the events.)"""
+    if verdict.live.rejections or verdict.live.creation_failures:
+        if verdict.trainc_problems is None:
+            return []
+        found = message_report(verdict)
+        texts = [f for r in found["rejections"] for f in r["findings"]]
+        texts += [f["finding"] for f in found["creationFailures"]]
+        return [str(f["text"]) for f in texts if not f["inTrainc"]]
+    return []
 
 
 LAST_REPLICA = (
@@ -163,6 +184,20 @@ def only_last_replica(detail: str) -> bool:
     return bool(lines) and all(
         any(s.startswith(masked(line)) for s in said_lines) for line in lines
     )
+
+
+def outcome(verdict: Verdict) -> str:
+    """What the cluster did with a case, for the closing summary."""
+    live = verdict.live
+    created = live.workloads
+    if live.rejections:
+        return "refused by the API server or a webhook"
+    if live.creation_failures:
+        return "refused at the JobSet (the Trainer's creation failed)"
+    if created is not None and created.failures:
+        return "refused below the JobSet (a Job or Pod)"
+    pods = sum(1 for o in created.objects if o.get("kind") == "Pod") if created else 0
+    return "down to the Pods" if pods else "admitted, no Pods (suspended, managed elsewhere)"
 
 
 def report(verdict: Verdict) -> str:
@@ -199,6 +234,9 @@ class LiveFuzzer:
     written: dict[str, Path] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     runs: int = 0
+    reducing: bool = False
+    # per drawn case (reductions not counted): what the cluster did with it
+    outcomes: dict[str, int] = field(default_factory=dict)
 
     def run_case(self, case: FuzzCase) -> Finding | None:
         """One case on the cluster (cleaned first) against trainc."""
@@ -219,6 +257,8 @@ class LiveFuzzer:
                 return Finding(
                     f"crash: {type(error).__name__}", f"{type(error).__name__}: {error}", ""
                 )
+            if not self.reducing:
+                self.outcomes[outcome(verdict)] = self.outcomes.get(outcome(verdict), 0) + 1
             return finding_of(verdict, case)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
@@ -238,7 +278,11 @@ class LiveFuzzer:
         def bounded(candidate: FuzzCase) -> Finding | None:
             return self.run_case(candidate) if time.monotonic() < deadline else None
 
-        small, small_finding = reduce(case, finding, bounded)
+        self.reducing = True
+        try:
+            small, small_finding = reduce(case, finding, bounded)
+        finally:
+            self.reducing = False
         self.record(small, small_finding)
 
     def record(self, case: FuzzCase, finding: Finding) -> Path:
@@ -383,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRAINC_CACHE", str(cache_root()))
     began = time.monotonic()
     fuzzer = fuzz(args.count, args.seed, args.out, args.timeout, args.reduce_seconds)
+    for what, number in sorted(fuzzer.outcomes.items()):
+        print(f"  {number:4d} cases {what}")
     for signature, occurrences in sorted(fuzzer.known.items()):
         print(f"  {occurrences:4d}x {signature}  ({fuzzer.written.get(signature, '-')})")
     print(

@@ -78,7 +78,8 @@ def test_a_planted_emulation_bug_is_found_and_written(
     from compiler.expand import expand
 
     def buggy(objects: list[dict[str, Any]], depth: str) -> list[dict[str, Any]]:
-        out = expand(objects, depth)
+        assert depth == "pods"
+        out = expand(objects, "pods")
         for obj in out:
             if obj.get("kind") == "Pod":
                 obj["spec"]["hostname"] = "wrong"
@@ -91,3 +92,20 @@ def test_a_planted_emulation_bug_is_found_and_written(
     (written,) = fuzzer.written.values()
     assert (written / "case.yaml").is_file() and (written / "diff.txt").is_file()
     assert any(line.startswith("DIFF") for line in lines)
+
+
+def test_a_jobset_denied_after_the_trainers_other_objects_is_a_creation_failure() -> None:
+    from tests.live.conformance_live import LiveAnswer, _jobset_denied
+
+    denied = (
+        'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
+        'the request: JobSet.jobset.x-k8s.io "job" is invalid: ...'
+    )
+    config_map = {"kind": "ConfigMap", "metadata": {"name": "job-flux"}}
+    live = LiveAnswer(objects=[config_map], creation_failures=[{"events": [denied]}])
+    assert _jobset_denied(live)
+    # a created JobSet whose later update was denied: not a refused create
+    live.objects.append({"kind": "JobSet", "metadata": {"name": "job"}})
+    assert not _jobset_denied(live)
+    other = LiveAnswer(objects=[config_map], creation_failures=[{"events": ["quota"]}])
+    assert not _jobset_denied(other)
