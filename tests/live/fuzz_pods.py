@@ -135,6 +135,8 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         return Finding(f"trainer depth: {shape(detail, names)}", detail, report(verdict))
     if verdict.pods_identical is False:
         detail = verdict.pods_difference or ""
+        if waits_for_a_scheduler(verdict):
+            return Finding(NO_SCHEDULER, detail, report(verdict))
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
@@ -159,6 +161,22 @@ def unsaid_findings(verdict: Verdict) -> list[str]:
         texts += [f["finding"] for f in found["creationFailures"]]
         return [str(f["text"]) for f in texts if not f["inTrainc"]]
     return []
+
+
+NO_SCHEDULER = (
+    "harness limit: exclusive-placement followers wait for their leader to be scheduled "
+    "(no scheduler runs here; trainc leaves the leader's topology out, pod_webhook.py)"
+)
+# JobSet's pod webhook (vpod.kb.io) refusing a follower Pod under exclusive placement
+# until its leader is scheduled: transient on a cluster with a scheduler.
+_FOLLOWER = ("follower pod node selector", "leader pod not yet scheduled")
+
+
+def waits_for_a_scheduler(verdict: Verdict) -> bool:
+    """Whether every refusal below the JobSet is a follower Pod waiting for its leader."""
+    created = verdict.live.workloads
+    failures = created.failures if created is not None else []
+    return bool(failures) and all(any(f in failure for f in _FOLLOWER) for failure in failures)
 
 
 LAST_REPLICA = (
@@ -235,6 +253,8 @@ class LiveFuzzer:
     started: float = field(default_factory=time.monotonic)
     runs: int = 0
     reducing: bool = False
+    # what the harness cannot show (not differences): signature -> occurrences
+    limits: dict[str, int] = field(default_factory=dict)
     # per drawn case (reductions not counted): what the cluster did with it
     outcomes: dict[str, int] = field(default_factory=dict)
 
@@ -267,6 +287,9 @@ class LiveFuzzer:
         self.examples += 1
         finding = self.run_case(case)
         if finding is None:
+            return
+        if finding.signature.startswith("harness limit"):
+            self.limits[finding.signature] = self.limits.get(finding.signature, 0) + 1
             return
         if finding.signature in self.known:
             self.known[finding.signature] += 1
@@ -429,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     fuzzer = fuzz(args.count, args.seed, args.out, args.timeout, args.reduce_seconds)
     for what, number in sorted(fuzzer.outcomes.items()):
         print(f"  {number:4d} cases {what}")
+    for signature, occurrences in sorted(fuzzer.limits.items()):
+        print(f"  {occurrences:4d}x {signature}")
     for signature, occurrences in sorted(fuzzer.known.items()):
         print(f"  {occurrences:4d}x {signature}  ({fuzzer.written.get(signature, '-')})")
     print(

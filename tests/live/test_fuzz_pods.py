@@ -109,3 +109,21 @@ def test_a_jobset_denied_after_the_trainers_other_objects_is_a_creation_failure(
     assert not _jobset_denied(live)
     other = LiveAnswer(objects=[config_map], creation_failures=[{"events": ["quota"]}])
     assert not _jobset_denied(other)
+
+
+def test_followers_waiting_for_a_scheduled_leader_are_a_harness_limit() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    follower = (
+        "Job fz/job-node-0: FailedCreate: Error creating: admission webhook "
+        '"vpod.kb.io" denied the request: leader pod not yet scheduled, not creating ...'
+    )
+    live = LiveAnswer(workloads=Workloads(failures=[follower]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical, verdict.pods_difference = False, "the cluster refused ..."
+    assert fuzz_pods.waits_for_a_scheduler(verdict)
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.NO_SCHEDULER
+    live.workloads = Workloads(failures=[follower, follower.replace("leader pod", "quota")])
+    assert not fuzz_pods.waits_for_a_scheduler(verdict)
