@@ -137,6 +137,8 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         detail = verdict.pods_difference or ""
         if waits_for_a_scheduler(verdict):
             return Finding(NO_SCHEDULER, detail, report(verdict))
+        if event_too_long(verdict):
+            return Finding(EVENT_TOO_LONG, detail, report(verdict))
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
@@ -177,6 +179,27 @@ def waits_for_a_scheduler(verdict: Verdict) -> bool:
     created = verdict.live.workloads
     failures = created.failures if created is not None else []
     return bool(failures) and all(any(f in failure for f in _FOLLOWER) for failure in failures)
+
+
+EVENT_TOO_LONG = (
+    "harness limit: trainc's refusal of a Job is an event over 1024 bytes, which the API "
+    "server refuses (events.k8s.io note limit): the JobSet controller's refusal is not seen"
+)
+_NOTE_LIMIT = 1024  # pkg/apis/core/validation/events.go NoteLengthLimit
+_TRAINC_ONLY = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):"
+
+
+def event_too_long(verdict: Verdict) -> bool:
+    """Whether trainc refuses Jobs the cluster never created, without an event, and every
+    such refusal is a JobSet controller event too long to be stored."""
+    detail = verdict.pods_difference or ""
+    created = verdict.live.workloads
+    if not detail.startswith(_TRAINC_ONLY) or created is None or created.failures:
+        return False
+    if not created.timed_out or any(o.get("kind") == "Job" for o in created.objects):
+        return False
+    events = [line.split(" (the API server refuses", 1)[0] for line in detail.splitlines()[1:]]
+    return bool(events) and all(len(e.encode()) > _NOTE_LIMIT for e in events if e)
 
 
 LAST_REPLICA = (

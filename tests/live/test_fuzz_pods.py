@@ -127,3 +127,18 @@ def test_followers_waiting_for_a_scheduled_leader_are_a_harness_limit() -> None:
     assert found is not None and found.signature == fuzz_pods.NO_SCHEDULER
     live.workloads = Workloads(failures=[follower, follower.replace("leader pod", "quota")])
     assert not fuzz_pods.waits_for_a_scheduler(verdict)
+
+
+def test_a_refusal_whose_event_is_too_long_to_store_is_a_harness_limit() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    event = _EVENT.format(job="job-node-0")
+    long_event = event + ", " + "x" * 1024
+    live = LiveAnswer(workloads=Workloads(timed_out=["0/1 Jobs, 0/0 Services, 0/0 Pods"]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    trainc_only = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
+    verdict.pods_difference = trainc_only + long_event + " (the API server refuses the Job ...)"
+    assert fuzz_pods.event_too_long(verdict)
+    verdict.pods_difference = trainc_only + event + " (the API server refuses the Job ...)"
+    assert not fuzz_pods.event_too_long(verdict)  # a short event the cluster would store
