@@ -540,10 +540,11 @@ def compare(
                 "; ".join(str(r.get("message")) for r in live.rejections)
             )
         byte_identical = difference is None
-    elif live.creation_failures and (not live.objects or _jobset_denied(live)):
+    elif live.creation_failures and (not live.objects or _jobset_refused(live)):
         # Admitted, but the controller cannot create its objects: trainc must refuse too.
-        # (The JobSet webhook's denial may come after the Trainer created the objects it
-        # applies before the JobSet, e.g. the Flux or MPI ConfigMaps: render refuses all.)
+        # (The JobSet's refusal, by its webhook or the API server, may come after the
+        # Trainer created the objects it applies before the JobSet, e.g. a PodGroup or the
+        # Flux and MPI ConfigMaps: render refuses them all.)
         kind = "creation-failure"
         # trainc's JobSet webhook refusal: the Trainer's objects rendered, the JobSet denied
         if actual.objects is None or any(p.rule == "jobset-webhook" for p in actual.downstream):
@@ -731,16 +732,11 @@ def write_goldens(verdicts: list[Verdict], versions: dict[str, str]) -> int:
 _JOBSET_WEBHOOK = 'admission webhook "vjobset.kb.io"'
 
 
-def _jobset_denied(live: LiveAnswer) -> bool:
-    """Whether the JobSet webhook denied the creation of the case's JobSets: every
-    creation failure is its denial and no JobSet exists (a denied later update of a
-    created JobSet is a later reconcile's failure, see compare())."""
-    events = [event for failure in live.creation_failures for event in failure["events"]]
-    return (
-        bool(events)
-        and all(_JOBSET_WEBHOOK in event for event in events)
-        and not any(o.get("kind") == "JobSet" for o in live.objects)
-    )
+def _jobset_refused(live: LiveAnswer) -> bool:
+    """Whether the Trainer's JobSets were refused: a creation failure and no JobSet
+    exists (a refused later update of a created JobSet is a later reconcile's failure,
+    see compare())."""
+    return bool(live.creation_failures) and not any(o.get("kind") == "JobSet" for o in live.objects)
 
 
 def downstream_refusals(live: LiveAnswer) -> list[downstream.Refusal]:

@@ -94,8 +94,8 @@ def test_a_planted_emulation_bug_is_found_and_written(
     assert any(line.startswith("DIFF") for line in lines)
 
 
-def test_a_jobset_denied_after_the_trainers_other_objects_is_a_creation_failure() -> None:
-    from tests.live.conformance_live import LiveAnswer, _jobset_denied
+def test_a_jobset_refused_after_the_trainers_other_objects_is_a_creation_failure() -> None:
+    from tests.live.conformance_live import LiveAnswer, _jobset_refused
 
     denied = (
         'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
@@ -103,12 +103,16 @@ def test_a_jobset_denied_after_the_trainers_other_objects_is_a_creation_failure(
     )
     config_map = {"kind": "ConfigMap", "metadata": {"name": "job-flux"}}
     live = LiveAnswer(objects=[config_map], creation_failures=[{"events": [denied]}])
-    assert _jobset_denied(live)
+    assert _jobset_refused(live)
     # a created JobSet whose later update was denied: not a refused create
     live.objects.append({"kind": "JobSet", "metadata": {"name": "job"}})
-    assert not _jobset_denied(live)
-    other = LiveAnswer(objects=[config_map], creation_failures=[{"events": ["quota"]}])
-    assert not _jobset_denied(other)
+    assert not _jobset_refused(live)
+    # the server-side apply's own refusal (a list-map key twice) after a PodGroup
+    podgroup = {"kind": "PodGroup", "metadata": {"name": "job"}}
+    typed = "TrainJob resources reconciliation failed: failed to create typed patch object"
+    applied = LiveAnswer(objects=[podgroup], creation_failures=[{"events": [typed]}])
+    assert _jobset_refused(applied)
+    assert not _jobset_refused(LiveAnswer(objects=[config_map]))
 
 
 def test_followers_waiting_for_a_scheduled_leader_are_a_harness_limit() -> None:
