@@ -139,6 +139,9 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
             return Finding(NO_SCHEDULER, detail, report(verdict))
         if event_too_long(verdict):
             return Finding(EVENT_TOO_LONG, detail, report(verdict))
+        created = verdict.live.workloads
+        if created is not None and created.timed_out and not created.failures:
+            return Finding(TIMED_OUT, f"{detail} ({created.timed_out[0]})", report(verdict))
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
@@ -184,6 +187,10 @@ def waits_for_a_scheduler(verdict: Verdict) -> bool:
 EVENT_TOO_LONG = (
     "harness limit: trainc's refusal of a Job is an event over 1024 bytes, which the API "
     "server refuses (events.k8s.io note limit): the JobSet controller's refusal is not seen"
+)
+TIMED_OUT = (
+    "harness limit: the controllers did not finish within --timeout and reported nothing "
+    "(inconclusive; run the reproduction with a longer --timeout)"
 )
 _NOTE_LIMIT = 1024  # pkg/apis/core/validation/events.go NoteLengthLimit
 _TRAINC_ONLY = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):"

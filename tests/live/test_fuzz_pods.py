@@ -146,3 +146,18 @@ def test_a_refusal_whose_event_is_too_long_to_store_is_a_harness_limit() -> None
     assert fuzz_pods.event_too_long(verdict)
     verdict.pods_difference = trainc_only + event + " (the API server refuses the Job ...)"
     assert not fuzz_pods.event_too_long(verdict)  # a short event the cluster would store
+
+
+def test_controllers_that_did_not_finish_are_inconclusive() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    live = LiveAnswer(workloads=Workloads(timed_out=["1/2 Jobs, 1/1 Services, 1/1 Pods"]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical = False
+    verdict.pods_difference = "trainc refuses below the JobSet, the cluster did not ...\nshort"
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.TIMED_OUT
+    live.workloads = Workloads()  # finished: a difference
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature.startswith("pod depth: trainc refuses")
