@@ -141,6 +141,8 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
             return Finding(EVENT_TOO_LONG, detail, report(verdict))
         created = verdict.live.workloads
         if created is not None and created.timed_out and not created.failures:
+            if "JobSet " in created.timed_out[0]:  # finished: it will create no more Jobs
+                return Finding(JOBSET_FINISHED, detail, report(verdict))
             return Finding(TIMED_OUT, f"{detail} ({created.timed_out[0]})", report(verdict))
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
@@ -187,6 +189,10 @@ def waits_for_a_scheduler(verdict: Verdict) -> bool:
 EVENT_TOO_LONG = (
     "harness limit: trainc's refusal of a Job is an event over 1024 bytes, which the API "
     "server refuses (events.k8s.io note limit): the JobSet controller's refusal is not seen"
+)
+JOBSET_FINISHED = (
+    "pod depth: the JobSet finished (its success or failure policy met) before the JobSet "
+    "controller created every Job; trainc still expands and checks them all"
 )
 TIMED_OUT = (
     "harness limit: the controllers did not finish within --timeout and reported nothing "
@@ -302,6 +308,9 @@ class LiveFuzzer:
                     self.client, loaded, self.timeout, self.plane.audit_log, True, self.expand
                 )
             except (ApiError, OSError, RuntimeError) as error:
+                # the harness's own failure (e.g. the cluster does not come clean): counted
+                # apart, never reduced
+                self.log(f"harness error on case {self.examples}: {error}")
                 return Finding(f"harness error: {type(error).__name__}", str(error), str(error))
             except Exception as error:  # trainc's crash is a finding, not the end of the run
                 return Finding(
@@ -318,7 +327,7 @@ class LiveFuzzer:
         finding = self.run_case(case)
         if finding is None:
             return
-        if finding.signature.startswith("harness limit"):
+        if finding.signature.startswith(("harness limit", "harness error")):
             self.limits[finding.signature] = self.limits.get(finding.signature, 0) + 1
             return
         if finding.signature in self.known:

@@ -158,6 +158,9 @@ def test_controllers_that_did_not_finish_are_inconclusive() -> None:
     verdict.pods_difference = "trainc refuses below the JobSet, the cluster did not ...\nshort"
     found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
     assert found is not None and found.signature == fuzz_pods.TIMED_OUT
+    live.workloads = Workloads(timed_out=["1/2 Jobs, ...; JobSet fz/c: Completed"])
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.JOBSET_FINISHED
     live.workloads = Workloads()  # finished: a difference
     found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
     assert found is not None and found.signature.startswith("pod depth: trainc refuses")
