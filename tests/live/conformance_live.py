@@ -733,10 +733,13 @@ _JOBSET_WEBHOOK = 'admission webhook "vjobset.kb.io"'
 
 
 def _jobset_refused(live: LiveAnswer) -> bool:
-    """Whether the Trainer's JobSets were refused: a creation failure and no JobSet
-    exists (a refused later update of a created JobSet is a later reconcile's failure,
-    see compare())."""
-    return bool(live.creation_failures) and not any(o.get("kind") == "JobSet" for o in live.objects)
+    """Whether the JobSets of the TrainJobs whose creation failed were refused: none of
+    them exists (a refused later update of a created JobSet is a later reconcile's
+    failure, see compare()). Another TrainJob of the case may have its JobSet."""
+    failed = {str(f["trainJob"]) for f in live.creation_failures}
+    return bool(failed) and not any(
+        o.get("kind") == "JobSet" and _owner_name(o) in failed for o in live.objects
+    )
 
 
 def downstream_refusals(live: LiveAnswer) -> list[downstream.Refusal]:

@@ -97,20 +97,30 @@ def test_a_planted_emulation_bug_is_found_and_written(
 def test_a_jobset_refused_after_the_trainers_other_objects_is_a_creation_failure() -> None:
     from tests.live.conformance_live import LiveAnswer, _jobset_refused
 
+    def owned(kind: str, name: str, owner: str) -> dict[str, Any]:
+        refs = [{"kind": "TrainJob", "name": owner}]
+        return {
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "ns", "ownerReferences": refs},
+        }
+
     denied = (
         'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
         'the request: JobSet.jobset.x-k8s.io "job" is invalid: ...'
     )
-    config_map = {"kind": "ConfigMap", "metadata": {"name": "job-flux"}}
-    live = LiveAnswer(objects=[config_map], creation_failures=[{"events": [denied]}])
-    assert _jobset_refused(live)
+    failed = [{"trainJob": "ns/job", "events": [denied]}]
+    config_map = owned("ConfigMap", "job-flux", "job")
+    live = LiveAnswer(objects=[config_map, owned("JobSet", "b", "b")], creation_failures=failed)
+    assert _jobset_refused(live)  # another TrainJob's JobSet was created
     # a created JobSet whose later update was denied: not a refused create
-    live.objects.append({"kind": "JobSet", "metadata": {"name": "job"}})
+    live.objects.append(owned("JobSet", "job", "job"))
     assert not _jobset_refused(live)
     # the server-side apply's own refusal (a list-map key twice) after a PodGroup
-    podgroup = {"kind": "PodGroup", "metadata": {"name": "job"}}
     typed = "TrainJob resources reconciliation failed: failed to create typed patch object"
-    applied = LiveAnswer(objects=[podgroup], creation_failures=[{"events": [typed]}])
+    applied = LiveAnswer(
+        objects=[owned("PodGroup", "job", "job")],
+        creation_failures=[{"trainJob": "ns/job", "events": [typed]}],
+    )
     assert _jobset_refused(applied)
     assert not _jobset_refused(LiveAnswer(objects=[config_map]))
 
