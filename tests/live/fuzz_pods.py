@@ -91,6 +91,7 @@ def in_namespace(case: FuzzCase, namespace: str) -> FuzzCase:
     return FuzzCase(files, case.owner_uid, case.features, case.env_order_random)
 
 
+_FILE = re.compile(r"\S*/([\w.-]+\.ya?ml)\b")  # a case's temporary folder
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _INDEX = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"\b\d+\b")
@@ -102,7 +103,7 @@ def shape(text: str, names: list[str]) -> str:
     """A difference with what varies between cases masked: the case's names, object
     names, quoted values, numbers, list indices; a field difference keeps its path and
     what kind of difference it is."""
-    line = " ".join(text.split())
+    line = _FILE.sub(r"\1", " ".join(text.split()))
     line = _OBJECT.sub(lambda m: f"{m.group(1)} <object>", line)
     for name in sorted(names, key=len, reverse=True):
         if name:  # as a whole word: a TrainJob "job" is not the "job" of "jobset"

@@ -34,6 +34,11 @@ def test_shape_masks_names_values_and_indices() -> None:
         ["llm", "fz-9-3"],
     )
     assert one == two == "Pod <object>: .spec.containers[].env[].value: expected"
+    one, two = (
+        fuzz_pods.shape(f"trainc rejects: /tmp/{d}/trainjob.yaml:4:3: TrainJob x/job", ["job"])
+        for d in ("a1", "b2")
+    )
+    assert one == two == "trainc rejects: trainjob.yaml:N:N: TrainJob <object>"
     other = fuzz_pods.shape("Job a/b: .spec.x: missing (expected 1)", [])
     assert other == "Job <object>: .spec.x: missing"
 
