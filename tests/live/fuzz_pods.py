@@ -241,6 +241,32 @@ def only_last_replica(detail: str) -> bool:
     )
 
 
+_PANIC = '"msg":"Observed a panic","controller":"trainjob_controller"'
+
+
+def _read_from(path: Path, offset: int) -> str:
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        return handle.read().decode(errors="replace")
+
+
+def nothing_but_a_panic(verdict: Verdict, controller_log: str) -> bool:
+    """Whether trainc refuses a TrainJob the cluster admitted and the Trainer controller
+    then panicked on (``controller_log``: its log since the case began), creating nothing
+    and reporting no event: what trainc's refusal says (e.g. a Flux TrainJob without
+    ``numNodes``, a nil pointer the Flux plugin dereferences)."""
+    live = verdict.live
+    return (
+        not verdict.identical
+        and verdict.trainc_problems is not None
+        and not live.objects
+        and not live.creation_failures
+        and not live.rejections
+        and bool(live.trainjob_uids)
+        and _PANIC in controller_log
+    )
+
+
 def outcome(verdict: Verdict) -> str:
     """What the cluster did with a case, for the closing summary."""
     live = verdict.live
@@ -303,11 +329,16 @@ class LiveFuzzer:
             write_case(directory, case, "generated")
             loaded = load_case(directory)
             assert loaded is not None
+            controller = self.plane.controller
+            log = controller.log if controller is not None else None
             try:
                 clean(self.client)
+                offset = log.stat().st_size if log is not None and log.exists() else 0
                 verdict = compare(
                     self.client, loaded, self.timeout, self.plane.audit_log, True, self.expand
                 )
+                if log is not None and nothing_but_a_panic(verdict, _read_from(log, offset)):
+                    return None  # the controller panicked and created nothing: trainc's refusal
             except (ApiError, OSError, RuntimeError) as error:
                 # the harness's own failure (e.g. the cluster does not come clean): counted
                 # apart, never reduced

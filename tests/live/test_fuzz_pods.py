@@ -179,3 +179,15 @@ def test_controllers_that_did_not_finish_are_inconclusive() -> None:
     live.workloads = Workloads()  # finished: a difference
     found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
     assert found is not None and found.signature.startswith("pod depth: trainc refuses")
+
+
+def test_a_trainjob_the_controller_panics_on_agrees_with_trainc_refusing_it() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+
+    live = LiveAnswer(trainjob_uids={"ns/a": "u"})
+    verdict = Verdict("c", "objects", False, False, "the cluster admits it", 0.0, live, ["x"], None)
+    panic = '{"level":"error","msg":"Observed a panic","controller":"trainjob_controller"}'
+    assert fuzz_pods.nothing_but_a_panic(verdict, panic)
+    assert not fuzz_pods.nothing_but_a_panic(verdict, "")
+    live.objects.append({"kind": "JobSet"})
+    assert not fuzz_pods.nothing_but_a_panic(verdict, panic)
