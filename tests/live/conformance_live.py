@@ -658,9 +658,10 @@ def pods_difference(
     if created.timed_out:
         return f"timed out waiting for the JobSet and Job controllers: {created.timed_out[0]}"
     if rendered is None:
-        # trainc refuses every input when the API server refuses one (a case of several
-        # TrainJobs whose first is refused): the others' workloads have no counterpart
-        if created.objects and not live.rejections:
+        # trainc refuses every input when the cluster refuses one (a case of several
+        # TrainJobs whose first is refused by the API server or fails to create its
+        # objects): the others' workloads have no counterpart
+        if created.objects and not live.rejections and not live.creation_failures:
             return f"trainc refuses, the controllers create {workloads.summary(created.objects)}"
         return None  # nothing to expand on either side (compared at the JobSet depth)
     expanded: list[Json] = []

@@ -191,3 +191,14 @@ def test_a_trainjob_the_controller_panics_on_agrees_with_trainc_refusing_it() ->
     assert not fuzz_pods.nothing_but_a_panic(verdict, "")
     live.objects.append({"kind": "JobSet"})
     assert not fuzz_pods.nothing_but_a_panic(verdict, panic)
+
+
+def test_workloads_of_another_trainjob_are_not_compared_when_trainc_refuses_all() -> None:
+    from tests.live.conformance_live import LiveAnswer, pods_difference
+    from tests.live.workloads import Workloads
+
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b"}}
+    live = LiveAnswer(workloads=Workloads(objects=[service]))
+    assert pods_difference(live, None, lambda objects, depth: []) is not None
+    live.creation_failures = [{"trainJob": "ns/a", "events": ["refused"]}]
+    assert pods_difference(live, None, lambda objects, depth: []) is None
