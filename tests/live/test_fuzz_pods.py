@@ -199,6 +199,6 @@ def test_workloads_of_another_trainjob_are_not_compared_when_trainc_refuses_all(
 
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b"}}
     live = LiveAnswer(workloads=Workloads(objects=[service]))
-    assert pods_difference(live, None, lambda objects, depth: []) is not None
+    assert pods_difference(live, None, lambda objects, depth: [], False) is not None
     live.creation_failures = [{"trainJob": "ns/a", "events": ["refused"]}]
-    assert pods_difference(live, None, lambda objects, depth: []) is None
+    assert pods_difference(live, None, lambda objects, depth: [], False) is None
