@@ -17,7 +17,7 @@ KATIB_ORACLE_DIR := tests/katib/oracle
 KATIB_ORACLE := $(KATIB_ORACLE_DIR)/bin/katib-oracle
 N ?= 1000
 
-.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance katib-oracle katib-conformance
+.PHONY: setup upstream upstream-wheel dist cue kubectl render test lint docs oracle pods-oracle vapbench goldens conformance conformance-fuzz conformance-live conformance-live-fuzz control-plane fuzz bench bench-apply clean migrate-oracle migrate-conformance extension-conformance kueue-oracle kueue-conformance katib-oracle katib-conformance
 
 setup: $(VENV)/.installed upstream cue kubectl
 
@@ -147,6 +147,14 @@ control-plane:
 # conformance-live: X/Y cases identical, then (with compiler.expand) X/Y cases identical (jobs, services, pods)
 conformance-live: setup control-plane
 	$(PY) -m tests.live.conformance_live $(ARGS)
+
+# N random runtimes + TrainJobs (tests/conformance/strategies.py pod_cases) through the
+# same control plane down to the Pods, against trainc --expand pods; each distinct
+# difference reduced into conformance-out/live-fuzz/<hash>/ (a golden-style case folder);
+# closing line: conformance-live-fuzz: N cases, D distinct differences
+SEED ?= 0
+conformance-live-fuzz: setup control-plane
+	$(PY) -m tests.live.fuzz_pods --count $(N) --seed $(SEED) $(ARGS)
 
 # The migration oracle: Training Operator v1.9.4 and MPI Operator v0.7.0 building the
 # pods of a v1 job (defaulting, validation, pod construction), without a cluster.

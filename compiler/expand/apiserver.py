@@ -30,8 +30,12 @@ admission plugins add):
   ``PreemptLowerPriority``),
   ``DefaultTolerationSeconds`` (``not-ready`` and ``unreachable`` for 300 s).
 
-Left out, and why: quantity rounding to milli units (``SetDefaults_ResourceList``
-changes only values finer than 1m, which nobody writes); pod-level resource defaults
+The quantities of each container's (and init and ephemeral container's) requests and
+limits, the pod-level ``resources`` and ``overhead`` are rounded up to milli units
+(``SetDefaults_ResourceList``: ``1500u`` is stored as ``2m``; a value already that
+coarse keeps its text).
+
+Left out, and why: pod-level resource defaults
 (``spec.resources``, not rendered by the Trainer); the priority of a Pod that names a
 PriorityClass neither a system one nor given (its value lives in the cluster: left
 unset, with no JobSet priority label); a LimitRange's defaults (objects in the
@@ -52,6 +56,7 @@ from compiler.apiserver.workloads.defaults import (
     requests_from_limits,
 )
 from compiler.expand import names as n
+from compiler.kube.quantity import Quantity, QuantityError
 
 __all__ = [
     "admit_pod",
@@ -112,11 +117,35 @@ def create_service(service: dict[str, Any]) -> dict[str, Any]:
     return service
 
 
+_MILLI = -3  # the scale SetDefaults_ResourceList rounds quantities up to
+
+
 def _set_uid(obj: dict[str, Any]) -> None:
     meta = obj.setdefault("metadata", {})
     meta["uid"] = n.placeholder_uid(
         str(obj.get("kind", "")), meta.get("namespace", ""), meta.get("name", "")
     )
+
+
+def _round_resource_lists(pod_spec: dict[str, Any]) -> None:
+    """``SetDefaults_ResourceList`` on every ResourceList of a pod spec: each quantity
+    rounded up to milli units (its text replaced only when that changes it)."""
+    lists: list[Any] = [pod_spec.get("overhead"), *((pod_spec.get("resources") or {}).values())]
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for container in pod_spec.get(key) or []:
+            if isinstance(container, dict):
+                lists += list((container.get("resources") or {}).values())
+    for resource_list in lists:
+        if not isinstance(resource_list, dict):
+            continue
+        for name, value in resource_list.items():
+            try:
+                quantity = Quantity.from_manifest(value)
+            except (QuantityError, TypeError, ValueError):
+                continue  # the API server's validation reports it
+            rounded = quantity.round_up(_MILLI)
+            if rounded is not quantity:
+                resource_list[name] = rounded.canonical()
 
 
 def create_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +156,7 @@ def create_job(job: dict[str, Any]) -> dict[str, Any]:
     if template.get("metadata", {}).get("labels") is not None and not meta.get("labels"):
         meta["labels"] = dict(template["metadata"]["labels"])
     default_job_spec(spec)
+    _round_resource_lists(template["spec"])
     stored_pod_spec(template["spec"])
     _set_uid(job)
     if not spec["manualSelector"]:
@@ -159,6 +189,7 @@ def _default_pod(pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
     requests_from_limits(spec)
     default_pod_workload(spec)
+    _round_resource_lists(spec)
 
 
 def _service_account(pod: dict[str, Any]) -> None:

@@ -138,3 +138,20 @@ def test_image_pull_policy() -> None:
     assert image_pull_policy("reg.io:5000/a/b") == "Always"
     assert image_pull_policy("UPPER/case") == "Always"  # UPPER is a registry host
     assert image_pull_policy("Busybox") == "IfNotPresent"  # does not parse
+
+
+def test_resource_quantities_are_rounded_up_to_milli_units() -> None:
+    # SetDefaults_ResourceList (pkg/apis/core/v1/defaults.go) on every created Job and Pod
+    resources = {
+        "requests": {"cpu": "1500u", "memory": "1.5M", "example.com/x": "1n"},
+        "limits": {"cpu": "250m", "memory": 2},
+    }
+    spec = {"containers": [{"name": "a", "image": "i", "resources": resources}]}
+    job = create_job({"metadata": {"name": "j"}, "spec": {"template": {"spec": spec}}})
+    stored = job["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert stored["requests"] == {"cpu": "2m", "memory": "1.5M", "example.com/x": "1m"}
+    assert stored["limits"] == {"cpu": "250m", "memory": 2}
+    pod = create_pod(
+        {"metadata": {"name": "p"}, "spec": {"initContainers": [{**spec["containers"][0]}]}}
+    )
+    assert pod["spec"]["initContainers"][0]["resources"]["requests"]["cpu"] == "2m"

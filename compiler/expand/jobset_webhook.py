@@ -478,13 +478,17 @@ def _claim_mounts(rjobs: Sequence[Mapping[str, Any]], claim: str) -> list[FieldE
         if any(m.get("name") == claim for c in containers for m in c.get("volumeMounts") or []):
             mounted = True
     if not mounted:
+        # the []ReplicatedJob as json.Marshal prints it: Go's field order, omitempty
+        at: JsonPath = ("spec", "replicatedJobs")
+        go_type = field_type("jobset.v1alpha2.JobSet", at)
+        shown = go_value(list(rjobs), go_type) if go_type is not None else list(rjobs)
         errors.append(
             _invalid(
-                ("spec", "replicatedJobs"),
-                list(rjobs),
+                at,
+                shown,
                 "replicatedJob containers don't have a matching volumeMount: "
                 f"{claim} from VolumeClaimPolicies",
-                None,
+                go_type,
             )
         )
     return errors

@@ -140,3 +140,16 @@ def test_patch_keeps_what_only_the_round_trip_drops() -> None:
         "spec": {"env": [{"name": "A", "value": ""}], "cpu": "1", "network": {"x": True}}
     }
     assert patched(raw, original, original) == raw
+
+
+def test_an_unmounted_claim_prints_the_replicated_jobs_as_go_marshals_them() -> None:
+    # validateReplicatedJobsVolumeClaims: field.Invalid(spec.replicatedJobs, rJobs, ...)
+    # prints the []ReplicatedJob with json.Marshal: fields in Go's declaration order
+    jobset = _jobset(volumeClaimPolicies=[{"templates": [{"metadata": {"name": "data"}}]}])
+    job = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
+    job["template"]["spec"]["containers"][0] = {"image": "x:1", "command": ["t"], "name": "node"}
+    jobset["spec"]["replicatedJobs"][0]["template"]["spec"] = dict(reversed(list(job.items())))
+    (text,) = [t for t in _texts(jobset) if "matching volumeMount" in t]
+    assert text.startswith('spec.replicatedJobs: Invalid value: [{"name":"node","groupName":')
+    assert '"spec":{"parallelism":2,"completions":2,' in text
+    assert '"containers":[{"name":"node","image":"x:1","command":["t"]' in text

@@ -499,6 +499,25 @@ class Quantity:
         """``q.Neg()``."""
         return Quantity(-self._m, self._e, big=self._big, fmt=self._format)
 
+    def round_up(self, scale: int) -> Quantity:
+        """``Quantity.RoundUp(scale)``: the value rounded away from zero to a multiple of
+        ``10**scale``. A small value already that coarse is returned as it is (its text
+        kept); otherwise the text is dropped and the canonical form printed::
+
+            >>> Quantity.parse("1500u").round_up(-3).canonical()
+            '2m'
+            >>> Quantity.parse("250m").round_up(-3).canonical()
+            '250m'
+        """
+        if not self._big and self._e >= scale:
+            return self
+        if self._e >= scale:
+            m = self._m * 10 ** (self._e - scale)
+        else:
+            factor = 10 ** (scale - self._e)
+            m = -(-abs(self._m) // factor) * self.sign()
+        return Quantity(m, scale, big=self._big, fmt=self._format)
+
     def roundtrip(self) -> Quantity:
         """The value after a typed JSON round trip (marshal, then unmarshal).
 

@@ -163,7 +163,10 @@ def downstream_difference(
                 index = _rjob_index(jobset, job.group(1), order[jobset])
                 if index is not None:
                     stopped[jobset] = min(stopped.get(jobset, index), index)
-    for extra in (s for s in said if s not in matched):
+    # one error of the webhook's denial, said on its own (trainc locates each) as well
+    # as within the whole event: part of a recorded line, not a refusal of its own
+    lines = [line for r in recorded for line in _event_lines(r)]
+    for extra in (s for s in said if s not in matched and not any(s in line for line in lines)):
         job = _JOB_EVENT.match(extra)
         later = job is not None and any(
             (index := _rjob_index(jobset, job.group(1), order[jobset])) is not None

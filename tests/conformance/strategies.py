@@ -1441,3 +1441,192 @@ def cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
         features=features,
         env_order_random=runtime.policy == "xgboost",
     )
+
+
+# --------------------------------------------------------------------------- the pod depth
+# tests/live/fuzz_pods.py runs the cases down to the Pods (the JobSet webhooks and
+# controller, the Job controller, the API server's Job and Pod validation). These draw
+# more of what matters there, on top of :func:`cases`: several replicated jobs with
+# replicas > 1, dependsOn, JobSet success/failure/startup policies and network, the
+# exclusive-placement annotation, init containers and sidecars, volumes and mounts, env
+# valueFrom, a ServiceAccount, a PriorityClass among the inputs, TrainJob names near the
+# 63-character limits of the names JobSet derives from them.
+
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector-strategy"
+
+
+def _replicated_jobs(runtime: Json) -> list[Json]:
+    spec = ((runtime.get("spec") or {}).get("template") or {}).get("spec") or {}
+    jobs = spec.get("replicatedJobs")
+    return jobs if isinstance(jobs, list) else []
+
+
+def _pod_spec(job: Json) -> Json:
+    template = job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
+    spec: Json = template.setdefault("spec", {})
+    return spec
+
+
+@st.composite
+def long_name(draw: Draw) -> str:
+    """A DNS-1035 label of 40 to 63 characters: around the lengths where JobSet's names
+    (``<jobset>-<replicatedJob>-<index>-<podIndex>-<suffix>``) pass 63."""
+    length = draw(st.integers(40, 63))
+    stem = "train-" + "abcdefghij" * 7
+    name = stem[:length].rstrip("-")
+    return name if name[-1].isalnum() else name[:-1] + "z"
+
+
+@st.composite
+def pod_depth(draw: Draw, runtime: Json) -> list[str]:
+    """Add pod-depth features to ``runtime`` (a runtime document) in place; their names."""
+    jobs = _replicated_jobs(runtime)
+    if not jobs:
+        return []
+    features: list[str] = []
+    template = runtime["spec"].setdefault("template", {})
+    jobset_spec: Json = template.setdefault("spec", {})
+    names = [str(j.get("name")) for j in jobs]
+    for job in jobs:
+        if rarely(draw, 30):
+            job["replicas"] = draw(st.integers(2, 3))
+            features.append(f"{job['name']} replicas {job['replicas']}")
+    if len(jobs) > 1 and rarely(draw, 25) and "startupPolicy" not in jobset_spec:
+        later = draw(st.integers(1, len(jobs) - 1))
+        earlier = draw(st.integers(0, later - 1))
+        jobs[later]["dependsOn"] = [
+            {"name": names[earlier], "status": draw(st.sampled_from(["Complete", "Ready"]))}
+        ]
+        features.append(f"{names[later]} dependsOn {names[earlier]}")
+    if rarely(draw, 25):
+        policy: Json = {"operator": draw(st.sampled_from(["All", "Any"]))}
+        if draw(st.booleans()):
+            policy["targetReplicatedJobs"] = draw(
+                st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True)
+            )
+        jobset_spec["successPolicy"] = policy
+        features.append("successPolicy")
+    if rarely(draw, 25):
+        failure: Json = {"maxRestarts": draw(st.integers(0, 3))}
+        if draw(st.booleans()):
+            failure["restartStrategy"] = draw(st.sampled_from(["Recreate", "BlockingRecreate"]))
+        if draw(st.booleans()):
+            rule: Json = {
+                # "rule-a": not a rule name JobSet's webhook takes
+                "name": "rule-a" if rarely(draw, 10) else "restart_all",
+                "action": draw(
+                    st.sampled_from(
+                        ["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"]
+                    )
+                ),
+            }
+            if draw(st.booleans()):
+                rule["onJobFailureReasons"] = ["PodFailurePolicy"]
+            if draw(st.booleans()):
+                rule["targetReplicatedJobs"] = [draw(st.sampled_from(names))]
+            failure["rules"] = [rule]
+        jobset_spec["failurePolicy"] = failure
+        features.append("failurePolicy")
+    if rarely(draw, 15) and not any(j.get("dependsOn") for j in jobs):
+        jobset_spec["startupPolicy"] = {
+            "startupPolicyOrder": draw(st.sampled_from(["InOrder", "AnyOrder"]))
+        }
+        features.append("startupPolicy")
+    if rarely(draw, 35):
+        network: Json = dict(jobset_spec.get("network") or {})
+        for key, values in (
+            ("subdomain", st.sampled_from(["train-net", "a" * 60, "my-svc"])),
+            ("enableDNSHostnames", st.booleans()),
+            ("publishNotReadyAddresses", st.booleans()),
+        ):
+            if draw(st.booleans()):
+                network[key] = draw(values)
+        jobset_spec["network"] = network
+        features.append(f"network {sorted(network)}")
+    if rarely(draw, 20):
+        annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+        annotations[EXCLUSIVE] = draw(
+            st.sampled_from(["kubernetes.io/hostname", "cloud.google.com/gke-nodepool"])
+        )
+        if rarely(draw, 30):
+            annotations[NODE_SELECTOR_STRATEGY] = "true"
+        features.append("exclusive placement")
+    for job in jobs:
+        pod = _pod_spec(job)
+        containers = pod.get("containers")
+        if not isinstance(containers, list) or not containers:
+            continue
+        if rarely(draw, 15):
+            pod.setdefault("initContainers", []).append(draw(init_container()))
+            features.append(f"{job['name']} initContainer")
+        if rarely(draw, 15):
+            side = draw(sidecar())
+            if draw(st.booleans()):
+                side["restartPolicy"] = "Always"  # a native sidecar
+                pod.setdefault("initContainers", []).append(side)
+            else:
+                containers.append(side)
+            features.append(f"{job['name']} sidecar")
+        if rarely(draw, 20):
+            volume = draw(st.sampled_from(["scratch", "cfg-vol"]))
+            source: Json = (
+                {"emptyDir": {}} if volume == "scratch" else {"configMap": {"name": "settings"}}
+            )
+            if volume not in {v.get("name") for v in pod.get("volumes") or []}:
+                pod.setdefault("volumes", []).append({"name": volume, **source})
+            mounts = containers[0].setdefault("volumeMounts", [])
+            if volume not in {m.get("name") for m in mounts}:
+                mounts.append({"name": volume, "mountPath": f"/mnt/{volume}"})
+            features.append(f"{job['name']} volume {volume}")
+        if rarely(draw, 20):
+            env = containers[0].setdefault("env", [])
+            name = draw(st.sampled_from(["MY_POD", "MY_NODE", "MY_CPU"]))
+            if name not in {e.get("name") for e in env}:
+                env.append(draw(env_var(name)))
+            features.append(f"{job['name']} env valueFrom")
+        if rarely(draw, 15):
+            pod["serviceAccountName"] = draw(st.sampled_from(["trainer-sa", "default"]))
+            features.append("serviceAccountName")
+    return features
+
+
+@st.composite
+def pod_cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
+    """:func:`cases` with the pod-depth features of :func:`pod_depth`, a PriorityClass
+    the runtime names among the inputs, and sometimes a TrainJob name near 63 characters."""
+    base: FuzzCase = draw(cases(version))
+    files = dict(base.files)
+    runtime = yaml.safe_load(files["runtime.yaml"])
+    trainjobs_ = [d for d in yaml.safe_load_all(files["trainjob.yaml"]) if d]
+    features = list(base.features) + draw(pod_depth(runtime))
+    classes = list(yaml.safe_load_all(files.get("priorityclasses.yaml", ""))) or []
+    jobs = _replicated_jobs(runtime)
+    if jobs and rarely(draw, 20):
+        pod = _pod_spec(draw(st.sampled_from(jobs)))
+        if "priorityClassName" not in pod:
+            pod["priorityClassName"] = "fuzz-priority"
+            classes = [c for c in classes if c] + [
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": "fuzz-priority"},
+                    "value": draw(st.sampled_from([10, 5000])),
+                }
+            ]
+            features.append("priorityClassName fuzz-priority")
+    if rarely(draw, 20):
+        name = draw(long_name())
+        trainjobs_[0]["metadata"]["name"] = name
+        features.append(f"TrainJob name of {len(name)} characters")
+    out: list[tuple[str, str]] = []
+    if any(classes):
+        out.append(("priorityclasses.yaml", dump([c for c in classes if c])))
+    out.append(("runtime.yaml", dump([runtime])))
+    out.append(("trainjob.yaml", dump(trainjobs_)))
+    return FuzzCase(
+        files=out,
+        owner_uid=base.owner_uid,
+        features=features,
+        env_order_random=base.env_order_random,
+    )

@@ -95,3 +95,19 @@ def test_write_then_read(tmp_path: Path) -> None:
     assert path.read_text().startswith("# Recorded from the live control plane")
     assert read(path) == RECORDED
     assert read(tmp_path / "absent.yaml") is None
+
+
+def test_a_webhook_error_without_a_field_said_on_its_own_line_too_agrees() -> None:
+    # JobSet's webhook words a failure-policy rule name as an Internal error at <nil>;
+    # trainc says that error at the runtime's line, then the whole event at the TrainJob.
+    error = "Internal error: invalid failure policy rule name 'rule-a', a failure ..."
+    event = (
+        'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
+        f'the request: JobSet.jobset.x-k8s.io "ds" is invalid: <nil>: {error}'
+    )
+    recorded = [Refusal("TrainJob default/ds", "TrainJobResourcesCreationFailed", event)]
+    said = [_problem(error, rule="jobset-webhook"), _problem(event + " (the JobSet webhook ...)")]
+    assert downstream_difference(recorded, said, JOBSET) is None
+    other = [_problem("Internal error: another", rule="jobset-webhook"), said[1]]
+    difference = downstream_difference(recorded, other, JOBSET)
+    assert difference is not None and "Internal error: another" in difference

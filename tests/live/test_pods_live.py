@@ -4,31 +4,15 @@ Pending Pods; the JobSet as the Trainer sent it is read from the audit log."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.conformance.cases import GOLDEN, load_case
 from tests.live import workloads
 from tests.live.conformance_live import clean, run_case
-from tests.live.controlplane import RESOURCES, ControlPlane, ControlPlaneUnavailable, build, start
+from tests.live.controlplane import RESOURCES, ControlPlane
 from tests.live.workload_refusals import FIXTURE, trainjob_name_rows
-
-
-@pytest.fixture(scope="module")
-def pods_plane() -> Iterator[ControlPlane]:
-    """A private control plane (the session one has no pod controllers, so that other
-    tests' JobSets stay as written): Trainer, JobSet and kube-controller-manager."""
-    try:
-        plane = start(build(), trainer=True, pods=True)
-    except ControlPlaneUnavailable as error:
-        pytest.fail(f"no live control plane with pod controllers: {error}", pytrace=False)
-    try:
-        yield plane
-    finally:
-        plane.stop()
 
 
 def _case(name: str) -> Any:

@@ -250,6 +250,24 @@ def _failure_events(client: Client, namespaces: set[str], uids: set[str]) -> lis
     return sorted(messages)
 
 
+def _finished_jobsets(client: Client, jobsets: list[Json]) -> list[str]:
+    """``JobSet ns/name: Completed`` (or ``Failed``) for each of ``jobsets`` the JobSet
+    controller has finished: it creates no more Jobs (e.g. a success policy met before a
+    dependent replicated job was created)."""
+    out = []
+    for jobset in jobsets:
+        meta = jobset["metadata"]
+        code, got = client.raw("GET", RESOURCES["JobSet"].path(meta["namespace"], meta["name"]))
+        conditions = ((got or {}).get("status") or {}).get("conditions") if code == 200 else []
+        for condition in conditions or []:
+            if (
+                condition.get("type") in ("Completed", "Failed")
+                and condition.get("status") == "True"
+            ):
+                out.append(f"JobSet {meta['namespace']}/{meta['name']}: {condition['type']}")
+    return out
+
+
 def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
     """Wait until the controllers have made every Job, Service and Pod the stored JobSets
     call for (or reported a failure, or ``timeout``); the objects as created."""
@@ -307,6 +325,7 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
             answer.timed_out = [
                 f"{len(jobs)}/{want_jobs} Jobs, {len(services)}/{want_services} Services, "
                 f"{len(pods)}/{want_pods} Pods"
+                + "".join(f"; {s}" for s in _finished_jobsets(client, jobsets))
             ]
             break
         time.sleep(0.1)

@@ -1,0 +1,204 @@
+"""The live pod-depth fuzzer (tests/live/fuzz_pods.py): its signatures and case handling,
+a few seeds through the real control plane with no difference, and a planted emulation
+bug that it finds and writes as a reproduction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conformance.cases import load_case
+from tests.live import fuzz_pods
+from tests.live.controlplane import ControlPlane
+
+_EVENT = (
+    'job "{job}" creation failed with error: Job.batch "{job}" is invalid: '
+    "spec.template.spec.containers[0].resources.limits: Required value"
+)
+
+
+def _missing(missing: list[str], said: list[str]) -> str:
+    return "\n".join(["recorded, not in trainc's output:", *missing, "trainc:", *said])
+
+
+def test_shape_masks_names_values_and_indices() -> None:
+    one = fuzz_pods.shape(
+        'Pod fz-1-0/job-node-0-0-<random>: .spec.containers[1].env[0].value: expected "a", got "b"',
+        ["job", "fz-1-0"],
+    )
+    two = fuzz_pods.shape(
+        'Pod fz-9-3/llm-node-0-2-<random>: .spec.containers[0].env[2].value: expected "x", got "y"',
+        ["llm", "fz-9-3"],
+    )
+    assert one == two == "Pod <object>: .spec.containers[].env[].value: expected"
+    one, two = (
+        fuzz_pods.shape(f"trainc rejects: /tmp/{d}/trainjob.yaml:4:3: TrainJob x/job", ["job"])
+        for d in ("a1", "b2")
+    )
+    assert one == two == "trainc rejects: trainjob.yaml:N:N: TrainJob <object>"
+    other = fuzz_pods.shape("Job a/b: .spec.x: missing (expected 1)", [])
+    assert other == "Job <object>: .spec.x: missing"
+
+
+def test_the_last_replica_standing_for_the_others_is_one_signature() -> None:
+    said = [_EVENT.format(job="job-node-1") + " (the API server refuses the Job ...)"]
+    same = _missing([_EVENT.format(job="job-node-0")], said)
+    assert fuzz_pods.only_last_replica(same)
+    other_job = _missing([_EVENT.format(job="job-launcher-0")], said)
+    assert not fuzz_pods.only_last_replica(other_job)
+    other_message = _missing([_EVENT.format(job="job-node-0").replace("Required", "Bad")], said)
+    assert not fuzz_pods.only_last_replica(other_message)
+
+
+def test_cases_are_drawn_again_from_the_seed_and_moved_to_their_namespace(
+    tmp_path: Path,
+) -> None:
+    first = fuzz_pods.draw_cases(6, 11)
+    assert [c.files for c in first] == [c.files for c in fuzz_pods.draw_cases(6, 11)]
+    case = fuzz_pods.in_namespace(first[-1], "fz-11-5")
+    fuzz_pods.write_case(tmp_path, case, "a test")
+    loaded = load_case(tmp_path)
+    assert loaded is not None and loaded.inputs
+    for path in loaded.inputs:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc["kind"] in ("TrainJob", "TrainingRuntime"):
+                assert doc["metadata"]["namespace"].startswith("fz-11-5")
+
+
+@pytest.mark.parametrize(("seed", "count"), [(2, 5), (3, 6)])
+def test_seeds_agree_with_the_live_controllers(
+    pods_plane: ControlPlane, tmp_path: Path, seed: int, count: int
+) -> None:
+    fuzzer = fuzz_pods.fuzz(count, seed, tmp_path, plane=pods_plane, log=lambda _: None)
+    assert fuzzer.examples == count
+    assert fuzzer.known == {}, fuzzer.known
+
+
+def test_a_planted_emulation_bug_is_found_and_written(
+    pods_plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compiler.expand import expand
+
+    def buggy(objects: list[dict[str, Any]], depth: str) -> list[dict[str, Any]]:
+        assert depth == "pods"
+        out = expand(objects, "pods")
+        for obj in out:
+            if obj.get("kind") == "Pod":
+                obj["spec"]["hostname"] = "wrong"
+        return out
+
+    monkeypatch.setattr(fuzz_pods, "load_expand", lambda: buggy)
+    lines: list[str] = []
+    fuzzer = fuzz_pods.fuzz(2, 2, tmp_path, plane=pods_plane, reduce_seconds=0, log=lines.append)
+    assert list(fuzzer.known) == ["pod depth: Pod <object>: .spec.hostname: expected"]
+    (written,) = fuzzer.written.values()
+    assert (written / "case.yaml").is_file() and (written / "diff.txt").is_file()
+    assert any(line.startswith("DIFF") for line in lines)
+
+
+def test_a_jobset_refused_after_the_trainers_other_objects_is_a_creation_failure() -> None:
+    from tests.live.conformance_live import LiveAnswer, _jobset_refused
+
+    def owned(kind: str, name: str, owner: str) -> dict[str, Any]:
+        refs = [{"kind": "TrainJob", "name": owner}]
+        return {
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "ns", "ownerReferences": refs},
+        }
+
+    denied = (
+        'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
+        'the request: JobSet.jobset.x-k8s.io "job" is invalid: ...'
+    )
+    failed = [{"trainJob": "ns/job", "events": [denied]}]
+    config_map = owned("ConfigMap", "job-flux", "job")
+    live = LiveAnswer(objects=[config_map, owned("JobSet", "b", "b")], creation_failures=failed)
+    assert _jobset_refused(live)  # another TrainJob's JobSet was created
+    # a created JobSet whose later update was denied: not a refused create
+    live.objects.append(owned("JobSet", "job", "job"))
+    assert not _jobset_refused(live)
+    # the server-side apply's own refusal (a list-map key twice) after a PodGroup
+    typed = "TrainJob resources reconciliation failed: failed to create typed patch object"
+    applied = LiveAnswer(
+        objects=[owned("PodGroup", "job", "job")],
+        creation_failures=[{"trainJob": "ns/job", "events": [typed]}],
+    )
+    assert _jobset_refused(applied)
+    assert not _jobset_refused(LiveAnswer(objects=[config_map]))
+
+
+def test_followers_waiting_for_a_scheduled_leader_are_a_harness_limit() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    follower = (
+        "Job fz/job-node-0: FailedCreate: Error creating: admission webhook "
+        '"vpod.kb.io" denied the request: leader pod not yet scheduled, not creating ...'
+    )
+    live = LiveAnswer(workloads=Workloads(failures=[follower]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical, verdict.pods_difference = False, "the cluster refused ..."
+    assert fuzz_pods.waits_for_a_scheduler(verdict)
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.NO_SCHEDULER
+    live.workloads = Workloads(failures=[follower, follower.replace("leader pod", "quota")])
+    assert not fuzz_pods.waits_for_a_scheduler(verdict)
+
+
+def test_a_refusal_whose_event_is_too_long_to_store_is_a_harness_limit() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    event = _EVENT.format(job="job-node-0")
+    long_event = event + ", " + "x" * 1024
+    live = LiveAnswer(workloads=Workloads(timed_out=["0/1 Jobs, 0/0 Services, 0/0 Pods"]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    trainc_only = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
+    verdict.pods_difference = trainc_only + long_event + " (the API server refuses the Job ...)"
+    assert fuzz_pods.event_too_long(verdict)
+    verdict.pods_difference = trainc_only + event + " (the API server refuses the Job ...)"
+    assert not fuzz_pods.event_too_long(verdict)  # a short event the cluster would store
+
+
+def test_controllers_that_did_not_finish_are_inconclusive() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+    from tests.live.workloads import Workloads
+
+    live = LiveAnswer(workloads=Workloads(timed_out=["1/2 Jobs, 1/1 Services, 1/1 Pods"]))
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical = False
+    verdict.pods_difference = "trainc refuses below the JobSet, the cluster did not ...\nshort"
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.TIMED_OUT
+    live.workloads = Workloads(timed_out=["1/2 Jobs, ...; JobSet fz/c: Completed"])
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.JOBSET_FINISHED
+    live.workloads = Workloads()  # finished: a difference
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature.startswith("pod depth: trainc refuses")
+
+
+def test_a_trainjob_the_controller_panics_on_agrees_with_trainc_refusing_it() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+
+    live = LiveAnswer(trainjob_uids={"ns/a": "u"})
+    verdict = Verdict("c", "objects", False, False, "the cluster admits it", 0.0, live, ["x"], None)
+    panic = '{"level":"error","msg":"Observed a panic","controller":"trainjob_controller"}'
+    assert fuzz_pods.nothing_but_a_panic(verdict, panic)
+    assert not fuzz_pods.nothing_but_a_panic(verdict, "")
+    live.objects.append({"kind": "JobSet"})
+    assert not fuzz_pods.nothing_but_a_panic(verdict, panic)
+
+
+def test_workloads_of_another_trainjob_are_not_compared_when_trainc_refuses_all() -> None:
+    from tests.live.conformance_live import LiveAnswer, pods_difference
+    from tests.live.workloads import Workloads
+
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b"}}
+    live = LiveAnswer(workloads=Workloads(objects=[service]))
+    assert pods_difference(live, None, lambda objects, depth: [], False) is not None
+    live.creation_failures = [{"trainJob": "ns/a", "events": ["refused"]}]
+    assert pods_difference(live, None, lambda objects, depth: [], False) is None
