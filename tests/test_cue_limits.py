@@ -81,6 +81,11 @@ def _inputs(tmp_path: Path, policy: str) -> list[str]:
 
 def _safety() -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (SAFETY_DATA_LIMIT, SAFETY_DATA_LIMIT))
+    # A shell starts a background job (`make test &`, nohup) with SIGINT ignored, and an
+    # ignored signal stays ignored across exec: Python then installs no Ctrl-C handler
+    # and trainc, rightly, ignores the SIGINT these tests send. Start it as from a
+    # terminal's foreground instead.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _start(
