@@ -34,9 +34,9 @@ from compiler.errors import EXIT_OK, UsageError, listing
 if TYPE_CHECKING:
     from compiler.model.build import Build
     from compiler.model.objects import RenderedObject
-    from compiler.model.parts import PartBuild
     from compiler.model.plan import BuildPlan
     from compiler.plan.driver import Rendered
+    from compiler.render.info import SecretRequirement
 
 
 def add_parser(commands: Commands) -> None:
@@ -110,8 +110,8 @@ def _expand_depths(value: str) -> tuple[str, ...]:
     return tuple(d for d in _DEPTHS if d in given and not (d == "jobs" and "pods" in given))
 
 
-def _secret_notes(build: Build) -> None:
-    for requirement in build.secret_requirements:
+def _secret_notes(requirements: Iterable[SecretRequirement]) -> None:
+    for requirement in requirements:
         note(
             f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
             "not rendered (see requirements.yaml in an output folder)"
@@ -245,7 +245,7 @@ def _write_builds(
                 else:
                     sys.stdout.write(stream_text(objects[id(build)]))
                 if not project_mode:
-                    _secret_notes(build)
+                    _secret_notes(build.secret_requirements)
             if put_provenance is not None:
                 put_provenance()
             return EXIT_OK
@@ -268,7 +268,8 @@ def _write_builds(
         if put_provenance is not None:
             put_provenance()
     if not args.quiet:
-        _print_summary(builds, count, output, project_mode)
+        lines = [(b.plan.cluster_name, [s.line() for s in b.summaries]) for b in builds]
+        _print_summary(lines, count, output, project_mode)
     return EXIT_OK
 
 
@@ -351,7 +352,8 @@ def _write_parts_of(
     records = None if cache is None else cache / "trees"
     count = tree.write_parts(parts, store, output, project_mode, args.cluster is None, records)
     if not args.quiet:
-        _print_part_summary(parts, count, output, project_mode)
+        lines = [(p.plan.cluster_name, [s.line for s in p.summaries]) for p in parts]
+        _print_summary(lines, count, output, project_mode)
     return EXIT_OK
 
 
@@ -367,28 +369,7 @@ def _stream_parts(rendered: Rendered, project_mode: bool) -> None:
                 sys.stdout.write("---\n")
             sys.stdout.write(rendered.blob(part, obj.digest).decode("utf-8"))
         if not project_mode:
-            for requirement in part.secret_requirements:
-                note(
-                    f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
-                    "not rendered (see requirements.yaml in an output folder)"
-                )
-
-
-def _print_part_summary(
-    parts: list[PartBuild], count: int, output: Path, project_mode: bool
-) -> None:
-    jobs = sum(len(part.summaries) for part in parts)
-    if not project_mode:
-        for summary in parts[0].summaries:
-            print(summary.line)
-        print(f"trainc: {count} objects for {jobs} TrainJobs written to {output}")
-        return
-    for part in parts:
-        for summary in part.summaries:
-            print(f"{part.plan.cluster_name}: {summary.line}")
-    print(
-        f"trainc: {count} objects for {jobs} TrainJobs in {len(parts)} clusters written to {output}"
-    )
+            _secret_notes(part.secret_requirements)
 
 
 def one_plan_build(args: argparse.Namespace, builds: list[Build]) -> Build:
@@ -396,17 +377,20 @@ def one_plan_build(args: argparse.Namespace, builds: list[Build]) -> Build:
     return builds[0]
 
 
-def _print_summary(builds: list[Build], count: int, output: Path, project_mode: bool) -> None:
-    jobs = sum(len(build.summaries) for build in builds)
+def _print_summary(
+    lines: list[tuple[str | None, list[str]]], count: int, output: Path, project_mode: bool
+) -> None:
+    """Each TrainJob's summary line (by cluster: ``lines`` holds each cluster's name and
+    lines), then the count of what was written."""
+    jobs = sum(len(cluster_lines) for _, cluster_lines in lines)
     if not project_mode:
-        for summary in builds[0].summaries:
-            print(summary.line())
+        for line in lines[0][1]:
+            print(line)
         print(f"trainc: {count} objects for {jobs} TrainJobs written to {output}")
         return
-    for build in builds:
-        for summary in build.summaries:
-            print(f"{build.plan.cluster_name}: {summary.line()}")
+    for cluster, cluster_lines in lines:
+        for line in cluster_lines:
+            print(f"{cluster}: {line}")
     print(
-        f"trainc: {count} objects for {jobs} TrainJobs in {len(builds)} clusters "
-        f"written to {output}"
+        f"trainc: {count} objects for {jobs} TrainJobs in {len(lines)} clusters written to {output}"
     )
