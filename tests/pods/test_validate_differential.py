@@ -16,7 +16,7 @@ import pytest
 
 from compiler.apiserver.workloads import invalid_message, validate_job
 from compiler.apiserver.workloads.workloads_test import TABLE, table_job
-from tests.go_oracle import OracleUnavailable
+from tests.go_oracle import oracle_needed
 from tests.pods import validate_fuzz
 
 CASES = 300
@@ -25,10 +25,8 @@ SEED = 27
 
 @pytest.fixture(scope="session")
 def oracle() -> None:
-    try:
+    with oracle_needed("`make pods-validate-oracle` builds it"):
         validate_fuzz.ORACLE.binary  # noqa: B018 - built here, once per session
-    except OracleUnavailable as error:  # setup installs Go: a fresh machine skips nothing
-        pytest.fail(f"{error} (`make pods-validate-oracle` builds it)", pytrace=False)
 
 
 def test_fuzz_cases_agree_with_the_api_server(oracle: None, tmp_path: Any) -> None:
