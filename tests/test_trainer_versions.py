@@ -32,7 +32,8 @@ from compiler.upstream.versions import (
     Gate,
     PerVersion,
 )
-from tests.conformance.oracle import BUILDS, OracleUnavailable, oracle_binary
+from tests.conformance.oracle import BUILDS, oracle_binary
+from tests.go_oracle import oracle_needed
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "golden"
@@ -296,10 +297,8 @@ def test_runtime_webhook_matches_the_release_oracle(
 ) -> None:
     """v2.0.0's runtime webhook (launcher replicas, no container check, no deprecation
     warning) against the real code of each release, built as its conformance oracle."""
-    try:
+    with oracle_needed("`make oracle` builds it; `make test` runs it first"):
         binary = oracle_binary(version)
-    except OracleUnavailable as exc:
-        pytest.fail(f"{exc} (`make oracle` builds it; `make test` runs it first)", pytrace=False)
     path = tmp_path / "runtime.yaml"
     path.write_text(yaml.safe_dump(runtime), encoding="utf-8")
     result = subprocess.run(
@@ -327,10 +326,8 @@ NAMES = ["tune", "llama-3.2-tune", "7b-finetune", "a" * 64, "-" + "b" * 63, "ok-
 def test_trainjob_name_rule_matches_the_v2_0_0_oracle(tmp_path: Path, name: str) -> None:
     """v2.0.0's TrainJob webhook checks the name (DNS-1035, at most 63 characters) with
     the runtime's checks; trainc's findings on metadata.name say word for word the same."""
-    try:
+    with oracle_needed("`make oracle` builds it; `make test` runs it first"):
         binary = oracle_binary("v2.0.0")
-    except OracleUnavailable as exc:
-        pytest.fail(f"{exc} (`make oracle` builds it; `make test` runs it first)", pytrace=False)
     shutil.copy(upstream("v2.0.0").path("manifests/base/runtimes/torch_distributed.yaml"), tmp_path)
     trainjob = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",

@@ -9,13 +9,12 @@ trainc render -q --staged   (the pre-commit hook: exit 1 when the output folder 
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compiler.cli.common import (
     Commands,
@@ -34,10 +33,10 @@ from compiler.errors import EXIT_OK, UsageError, listing
 
 if TYPE_CHECKING:
     from compiler.model.build import Build
-    from compiler.model.objects import AdmittedOutput, RenderedObject
-    from compiler.model.parts import PartBuild
+    from compiler.model.objects import RenderedObject
     from compiler.model.plan import BuildPlan
     from compiler.plan.driver import Rendered
+    from compiler.render.info import SecretRequirement
 
 
 def add_parser(commands: Commands) -> None:
@@ -111,8 +110,8 @@ def _expand_depths(value: str) -> tuple[str, ...]:
     return tuple(d for d in _DEPTHS if d in given and not (d == "jobs" and "pods" in given))
 
 
-def _secret_notes(build: Build) -> None:
-    for requirement in build.secret_requirements:
+def _secret_notes(requirements: Iterable[SecretRequirement]) -> None:
+    for requirement in requirements:
         note(
             f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
             "not rendered (see requirements.yaml in an output folder)"
@@ -215,11 +214,14 @@ def _write_builds(
         id(build): build.stored_objects() if args.server_defaults else build.objects
         for build in builds
     }
-    expanded = {
-        id(build): _expansion(build, args.expand, args.server_defaults)
-        for build in builds
-        if args.expand
-    }
+    expanded = {}
+    if args.expand:
+        from compiler.plan.expansion import build_expansion
+
+        expanded = {
+            id(build): build_expansion(build, args.expand, args.server_defaults, note)
+            for build in builds
+        }
     # Provenance is per cluster: refuse before anything is written.
     provenance = None
     if args.provenance:
@@ -243,7 +245,7 @@ def _write_builds(
                 else:
                     sys.stdout.write(stream_text(objects[id(build)]))
                 if not project_mode:
-                    _secret_notes(build)
+                    _secret_notes(build.secret_requirements)
             if put_provenance is not None:
                 put_provenance()
             return EXIT_OK
@@ -256,111 +258,45 @@ def _write_builds(
                 by_cluster, output, whole=args.cluster is None, stored=args.server_defaults
             )
             for build in builds if args.expand else ():
-                folder = _expanded_folder(output) / (build.plan.cluster_name or "")
-                written = write_directory(expanded[id(build)], folder)
-                if not args.quiet:
-                    note(
-                        f"{written} expanded objects ({','.join(args.expand)}) written to {folder}"
-                    )
+                _write_expansion(args, expanded[id(build)], output, build.plan.cluster_name)
         else:
             output = Path(args.output)
             build = builds[0]
             count = write_directory(objects[id(build)], output, build.secret_requirements)
             if args.expand:
-                folder = _expanded_folder(output)
-                written = write_directory(expanded[id(build)], folder)
-                if not args.quiet:
-                    note(
-                        f"{written} expanded objects ({','.join(args.expand)}) written to {folder}"
-                    )
+                _write_expansion(args, expanded[id(build)], output)
         if put_provenance is not None:
             put_provenance()
     if not args.quiet:
-        _print_summary(builds, count, output, project_mode)
+        lines = [(b.plan.cluster_name, [s.line() for s in b.summaries]) for b in builds]
+        _print_summary(lines, count, output, project_mode)
     return EXIT_OK
-
-
-def _expansion(build: Build, depths: tuple[str, ...], stored: bool) -> list[RenderedObject]:
-    """What each stored JobSet of ``build`` becomes (:func:`compiler.expand.expand`),
-    and with ``trials`` each Katib trial's TrainJob and its objects (``stored``: as the
-    server stores them), filed under its Experiment; each object marked as expanded
-    (never to be applied)."""
-    from compiler.emit.output import planned_files
-    from compiler.expand.downstream import mark_expanded
-    from compiler.model.objects import RenderedObject
-    from compiler.plan.katib import trial_pods_injected
-
-    depth = next((d for d in depths if d != "trials"), None)
-    # the PriorityClasses among the inputs are the cluster's (a Pod's priority, its label)
-    classes = [m.data for m in build.loaded.others if m.kind == "PriorityClass"]
-    out = [] if depth is None else _jobsets_expanded(build.outputs, depth, classes)
-    if "trials" in depths:
-        for trial in build.katib_trials:
-            experiment = trial.experiment
-            owner = (experiment.namespace or build.plan.default_namespace, experiment.name)
-            key = (trial.manifest.namespace or "", trial.manifest.name)
-            outputs = [
-                o for o in build.trial_outputs if (o.summary.namespace, o.summary.name) == key
-            ]
-            objects = [copy.deepcopy(trial.manifest.data)]
-            objects += [
-                copy.deepcopy(o.stored if stored and o.stored is not None else o.rendered.data)
-                for o in outputs
-            ]
-            expanded = [e.data for e in _jobsets_expanded(outputs, depth, classes)] if depth else []
-            if depth == "pods":  # Katib's pod webhook on the trial's Pods
-                expanded, notes = trial_pods_injected(trial, build.plan.default_namespace, expanded)
-                for text in notes:
-                    note(text)
-            objects += expanded
-            out += [RenderedObject(*owner, mark_expanded(obj, "trials")) for obj in objects]
-    planned_files(out)  # two objects on one path: refused before anything is written
-    return out
-
-
-def _jobsets_expanded(
-    outputs: list[AdmittedOutput], depth: str, classes: list[dict[str, Any]]
-) -> list[RenderedObject]:
-    """What each stored JobSet among ``outputs`` becomes at ``depth`` on a cluster with
-    the PriorityClasses ``classes``, marked expanded."""
-    from compiler.expand import expand
-    from compiler.expand.downstream import mark_expanded
-    from compiler.model.objects import RenderedObject
-
-    out = []
-    for output in outputs:
-        data = output.stored
-        if data is None or data.get("kind") != "JobSet":
-            continue  # a JobSet the server refuses is a problem reported already
-        summary = output.summary
-        for obj in expand([*classes, data], "pods" if depth == "pods" else "jobs"):
-            out.append(RenderedObject(summary.namespace, summary.name, mark_expanded(obj, depth)))
-    return out
 
 
 def _expanded_stream(objects: list[RenderedObject], expansion: list[RenderedObject]) -> str:
     """The stream of ``objects`` with each TrainJob's expansion right after its objects."""
-    from compiler.emit.output import planned_files
     from compiler.emit.yaml_text import dump_documents
+    from compiler.plan.expansion import interleaved
 
-    after: dict[tuple[str, str], list[RenderedObject]] = {}
-    for obj in expansion:
-        after.setdefault((obj.trainjob_namespace, obj.trainjob_name), []).append(obj)
-    ordered = [obj for _, obj in planned_files(objects, files=False)]  # grouped by TrainJob
-    documents: list[dict[str, Any]] = []
-    for index, obj in enumerate(ordered):
-        documents.append(obj.data)
-        key = (obj.trainjob_namespace, obj.trainjob_name)
-        following = ordered[index + 1] if index + 1 < len(ordered) else None
-        if following is None or (following.trainjob_namespace, following.trainjob_name) != key:
-            documents.extend(e.data for e in after.pop(key, []))
-    return dump_documents(documents)
+    return dump_documents(interleaved(objects, expansion))
 
 
-def _expanded_folder(output: Path) -> Path:
-    """Where ``--expand`` writes: beside the output folder, never inside one a GitOps
-    tool syncs."""
-    return output.with_name(f"{output.name}.expanded")
+def _write_expansion(
+    args: argparse.Namespace,
+    expansion: list[RenderedObject],
+    output: Path,
+    cluster: str | None = None,
+) -> None:
+    """Write ``expansion`` beside the output folder (a project's: by cluster)."""
+    from compiler.emit.output import write_directory
+    from compiler.plan.expansion import expanded_folder
+
+    folder = expanded_folder(output)
+    if cluster is not None:
+        folder = folder / cluster
+    written = write_directory(expansion, folder)
+    if not args.quiet:
+        note(f"{written} expanded objects ({','.join(args.expand)}) written to {folder}")
 
 
 def _warn_if_empty(args: argparse.Namespace, cluster: str | None, jobs: int) -> None:
@@ -416,7 +352,8 @@ def _write_parts_of(
     records = None if cache is None else cache / "trees"
     count = tree.write_parts(parts, store, output, project_mode, args.cluster is None, records)
     if not args.quiet:
-        _print_part_summary(parts, count, output, project_mode)
+        lines = [(p.plan.cluster_name, [s.line for s in p.summaries]) for p in parts]
+        _print_summary(lines, count, output, project_mode)
     return EXIT_OK
 
 
@@ -432,28 +369,7 @@ def _stream_parts(rendered: Rendered, project_mode: bool) -> None:
                 sys.stdout.write("---\n")
             sys.stdout.write(rendered.blob(part, obj.digest).decode("utf-8"))
         if not project_mode:
-            for requirement in part.secret_requirements:
-                note(
-                    f"Secret {requirement.namespace}/{requirement.name} holds generated keys: "
-                    "not rendered (see requirements.yaml in an output folder)"
-                )
-
-
-def _print_part_summary(
-    parts: list[PartBuild], count: int, output: Path, project_mode: bool
-) -> None:
-    jobs = sum(len(part.summaries) for part in parts)
-    if not project_mode:
-        for summary in parts[0].summaries:
-            print(summary.line)
-        print(f"trainc: {count} objects for {jobs} TrainJobs written to {output}")
-        return
-    for part in parts:
-        for summary in part.summaries:
-            print(f"{part.plan.cluster_name}: {summary.line}")
-    print(
-        f"trainc: {count} objects for {jobs} TrainJobs in {len(parts)} clusters written to {output}"
-    )
+            _secret_notes(part.secret_requirements)
 
 
 def one_plan_build(args: argparse.Namespace, builds: list[Build]) -> Build:
@@ -461,17 +377,20 @@ def one_plan_build(args: argparse.Namespace, builds: list[Build]) -> Build:
     return builds[0]
 
 
-def _print_summary(builds: list[Build], count: int, output: Path, project_mode: bool) -> None:
-    jobs = sum(len(build.summaries) for build in builds)
+def _print_summary(
+    lines: list[tuple[str | None, list[str]]], count: int, output: Path, project_mode: bool
+) -> None:
+    """Each TrainJob's summary line (by cluster: ``lines`` holds each cluster's name and
+    lines), then the count of what was written."""
+    jobs = sum(len(cluster_lines) for _, cluster_lines in lines)
     if not project_mode:
-        for summary in builds[0].summaries:
-            print(summary.line())
+        for line in lines[0][1]:
+            print(line)
         print(f"trainc: {count} objects for {jobs} TrainJobs written to {output}")
         return
-    for build in builds:
-        for summary in build.summaries:
-            print(f"{build.plan.cluster_name}: {summary.line()}")
+    for cluster, cluster_lines in lines:
+        for line in cluster_lines:
+            print(f"{cluster}: {line}")
     print(
-        f"trainc: {count} objects for {jobs} TrainJobs in {len(builds)} clusters "
-        f"written to {output}"
+        f"trainc: {count} objects for {jobs} TrainJobs in {len(lines)} clusters written to {output}"
     )

@@ -428,32 +428,6 @@ def read_changes(
     )
 
 
-def with_expansion(renders: Renders, depth: str) -> dict[str, list[RenderedObject]]:
-    """``renders`` with what each JobSet becomes in a cluster after it, at ``depth``
-    (``jobs``: the Jobs and the headless Service; ``pods``: and the Pods,
-    :func:`compiler.expand.expand`), so a diff shows the Jobs and Pods a change adds,
-    removes or changes. A JobSet the JobSet webhook refuses adds nothing (the render
-    reports the refusal where it checks below the JobSet)."""
-    from compiler.expand import DEPTHS, JobSetRefused, expand
-
-    assert depth in DEPTHS, depth
-    out: dict[str, list[RenderedObject]] = {}
-    for cluster, objects in renders.items():
-        expanded = out.setdefault(cluster, [])
-        for obj in objects:
-            expanded.append(obj)
-            if obj.data.get("kind") != "JobSet":
-                continue
-            try:
-                below = expand([obj.data], "pods" if depth == "pods" else "jobs")
-            except JobSetRefused:
-                continue
-            expanded += [
-                RenderedObject(obj.trainjob_namespace, obj.trainjob_name, data) for data in below
-            ]
-    return out
-
-
 R = TypeVar("R")
 
 

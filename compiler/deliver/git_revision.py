@@ -34,13 +34,13 @@ from compiler.deliver.diff import (
     compute_impact,
     diff_renders,
     read_changes,
-    with_expansion,
 )
 from compiler.emit.blobs import BlobStore
 from compiler.errors import InputError, SetupError, sorted_problems
 from compiler.model.parts import ObjectFile
 from compiler.model.plan import BuildPlan
 from compiler.plan.build_plan import plan_for_paths, plans_for_project
+from compiler.plan.expansion import renders_expanded
 from compiler.plan.katib import peak_changes
 from compiler.plan.queues import quota_changes
 from compiler.project import find_project, load_project
@@ -277,7 +277,8 @@ def diff_against(
     default the nearest ``trainc.yaml``; ``clusters``, default all). With ``impact``,
     each changed input file is rendered on its own to say which TrainJobs it changes.
     With ``expand`` (``jobs`` or ``pods``), both sides are compared at that depth too:
-    the Jobs, Services and Pods each JobSet becomes (:func:`with_expansion`).
+    the Jobs, Services and Pods each JobSet becomes
+    (:func:`~compiler.plan.expansion.renders_expanded`).
     """
     cwd = (cwd or Path.cwd()).resolve()
     root = git_toplevel(cwd)
@@ -339,7 +340,7 @@ def _diff_trees(
         base = render(tree)
         before, after = read_changes(base, head, _read_object(renderer.store))
         if expand is not None:  # an unchanged JobSet expands the same: changed ones only
-            before, after = with_expansion(before, expand), with_expansion(after, expand)
+            before, after = renders_expanded(before, expand), renders_expanded(after, expand)
         result = diff_renders(before, after, rev)
         # Kueue: what the queued TrainJobs request per ClusterQueue, before and after
         base_plans, head_plans = target_plans(tree, target), target_plans(root, target)

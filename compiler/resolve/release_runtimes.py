@@ -79,9 +79,12 @@ def release_runtime_hint(kind: str, name: str, version: str = DEFAULT_TRAINER_VE
     at = [TRAINER_VERSIONS.index(v) for v in releases]
     contiguous = len(at) > 1 and at == list(range(at[0], at[-1] + 1))
     which = f"{releases[0]} to {releases[-1]}" if contiguous else ", ".join(releases)
+    # the release and the file, not trainc's copy of it: that path is this install's, and
+    # the message would differ between machines (as migrate's report: compiler/migrate/nextstep.py)
     return (
         f"{name} is a runtime the Trainer release installs (kubeflow/trainer "
         f"{found.relative}, releases {which}); trainc renders only the runtimes it is given: "
         f"add that file of the release your cluster runs to the inputs (trainc.yaml "
-        f"inputs.runtimes, or a PATH), e.g. trainc's copy of {found.version}: {found.copy}"
+        f"inputs.runtimes, or a PATH); trainc carries the Trainer {found.version} release's "
+        f"{found.relative}"
     )

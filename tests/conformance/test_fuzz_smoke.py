@@ -13,14 +13,13 @@ import pytest
 
 from tests.conformance import oracle
 from tests.conformance.fuzz import fuzz
+from tests.go_oracle import oracle_needed
 
 
 @pytest.fixture(scope="module")
 def oracle_built() -> None:
-    try:
+    with oracle_needed("`make oracle` builds it; `make test` runs it first"):
         oracle.oracle_binary()
-    except oracle.OracleUnavailable as reason:
-        pytest.fail(f"{reason} (`make oracle` builds it; `make test` runs it first)", pytrace=False)
 
 
 RUNTIME = """\

@@ -9,17 +9,16 @@ from compiler.upstream.versions import TRAINER_VERSIONS
 from tests.conformance import oracle
 from tests.conformance.cases import Case, all_cases
 from tests.conformance.compare import compare_case
+from tests.go_oracle import oracle_needed
 
 CASES = [case for version in TRAINER_VERSIONS for case in all_cases(version)]
 
 
 @pytest.fixture(scope="session")
 def oracle_built() -> None:
-    try:
+    with oracle_needed("`make oracle` builds it; `make test` runs it first"):
         for version in TRAINER_VERSIONS:
             oracle.oracle_binary(version)
-    except oracle.OracleUnavailable as reason:
-        pytest.fail(f"{reason} (`make oracle` builds it; `make test` runs it first)", pytrace=False)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.version}/{c.name}")

@@ -11,11 +11,7 @@ Set ``QUANTITY_DIFF_SCALE`` (default 1) to multiply the number of generated exam
 
 from __future__ import annotations
 
-import json
 import os
-import select
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,71 +23,30 @@ from hypothesis import strategies as st
 
 from compiler.kube.podrequests import after_podgroup_build, pod_requests, sum_requests
 from compiler.kube.quantity import Quantity, QuantityError
+from tests.go_oracle import Conversation, GoOracle, oracle_needed
 
-HARNESS_DIR = Path(__file__).parent / "quantitycheck"
-BINARY = HARNESS_DIR / "bin" / "quantitycheck"
+ORACLE = GoOracle("quantitycheck", Path(__file__).parent / "quantitycheck", "quantitycheck")
 TIMEOUT_SECONDS = 20
 SCALE = max(1, int(os.environ.get("QUANTITY_DIFF_SCALE", "1")))
 
 COMPARED: Counter[str] = Counter()
 
 
-class GoOracle:
-    """One long-lived quantitycheck process; ``ask`` sends a request and reads the answer."""
-
-    def __init__(self, binary: Path) -> None:
-        self._proc = subprocess.Popen(
-            [str(binary)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-        )
+class Quantitycheck(Conversation):
+    """The quantitycheck process, counting what it compared by operation."""
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps(request) + "\n")
-        self._proc.stdin.flush()
-        # One answer line per request, so nothing is buffered ahead of it: select is reliable.
-        ready, _, _ = select.select([self._proc.stdout], [], [], TIMEOUT_SECONDS)
-        if not ready:
-            self._proc.kill()
-            raise RuntimeError(f"quantitycheck took over {TIMEOUT_SECONDS}s on {request!r}")
-        line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"quantitycheck exited (code {self._proc.poll()})")
-        answer: dict[str, Any] = json.loads(line)
+        answer = super().ask(request)
         COMPARED[request["op"]] += 1
         return answer
 
-    def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-
 
 @pytest.fixture(scope="session")
-def go(pytestconfig: pytest.Config) -> Iterator[GoOracle]:
+def go(pytestconfig: pytest.Config) -> Iterator[Quantitycheck]:
     """Build the Go harness once per session and keep it running."""
-    go_tool = shutil.which("go")
-    if go_tool is None:
-        pytest.fail(
-            "`go` is not on PATH: the quantity differential tests need the Go toolchain (a prerequisite: README)",
-            pytrace=False,
-        )
-    build = subprocess.run(
-        [go_tool, "build", "-o", str(BINARY), "."],
-        cwd=HARNESS_DIR,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if build.returncode != 0:
-        pytest.fail(f"building {HARNESS_DIR} failed:\n{build.stderr}")
-    oracle = GoOracle(BINARY)
+    with oracle_needed("the quantity differential tests need the Go toolchain: README"):
+        binary = ORACLE.binary
+    oracle = Quantitycheck(binary, "quantitycheck", TIMEOUT_SECONDS)
     yield oracle
     oracle.close()
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
@@ -396,7 +351,7 @@ EDGE_CASES = [
 ]
 
 
-def test_edge_case_strings(go: GoOracle) -> None:
+def test_edge_case_strings(go: Quantitycheck) -> None:
     for text in EDGE_CASES:
         assert py_parse(text) == go.ask({"op": "parse", "s": text}), text
         if "err" not in py_parse(text) and "2147483648" not in text:
@@ -410,13 +365,13 @@ def test_edge_case_strings(go: GoOracle) -> None:
 
 @_settings(3000)
 @given(text=any_quantity_text)
-def test_parse_and_string(go: GoOracle, text: str) -> None:
+def test_parse_and_string(go: Quantitycheck, text: str) -> None:
     assert py_parse(text) == go.ask({"op": "parse", "s": text})
 
 
 @_settings(1000)
 @given(text=valid_quantity)
-def test_value_and_milli_value(go: GoOracle, text: str) -> None:
+def test_value_and_milli_value(go: Quantitycheck, text: str) -> None:
     q = Quantity.parse(text)
     answer = go.ask({"op": "value", "s": text})
     assert (q.value(), q.milli_value()) == (answer.get("value", 0), answer.get("milli", 0))
@@ -424,13 +379,13 @@ def test_value_and_milli_value(go: GoOracle, text: str) -> None:
 
 @_settings(1500)
 @given(value=yaml_scalar)
-def test_manifest_scalars(go: GoOracle, value: str | int | float) -> None:
+def test_manifest_scalars(go: Quantitycheck, value: str | int | float) -> None:
     assert py_manifest(value) == go.ask({"op": "manifest", "json": value})
 
 
 @_settings(1500)
 @given(texts=st.lists(valid_quantity, min_size=0, max_size=6))
-def test_add_sequence(go: GoOracle, texts: list[str]) -> None:
+def test_add_sequence(go: Quantitycheck, texts: list[str]) -> None:
     total = Quantity.zero()
     for text in texts:
         total = total.add(Quantity.parse(text))
@@ -446,21 +401,21 @@ def test_add_sequence(go: GoOracle, texts: list[str]) -> None:
 )
 @example(text="2Gi", factor=-4294967296)  # exactly int64's minimum: Go prints digits, not -8Ei
 @example(text="1Ki", factor=-9007199254740992)
-def test_mul(go: GoOracle, text: str, factor: int) -> None:
+def test_mul(go: Quantitycheck, text: str, factor: int) -> None:
     product = Quantity.parse(text).mul(factor)
     assert {"q": describe(product)} == go.ask({"op": "mul", "s": text, "n": factor})
 
 
 @_settings(1000)
 @given(a=valid_quantity, b=valid_quantity)
-def test_cmp(go: GoOracle, a: str, b: str) -> None:
+def test_cmp(go: Quantitycheck, a: str, b: str) -> None:
     expected = go.ask({"op": "cmp", "a": a, "b": b}).get("cmp", 0)
     assert Quantity.parse(a).cmp(Quantity.parse(b)) == expected
 
 
 @_settings(2000)
 @given(spec=pod_spec(), roundtrip=st.booleans())
-def test_pod_requests(go: GoOracle, spec: dict[str, Any], roundtrip: bool) -> None:
+def test_pod_requests(go: Quantitycheck, spec: dict[str, Any], roundtrip: bool) -> None:
     answer = go.ask({"op": "pod", "spec": spec, "roundtrip": roundtrip})
     try:
         ours = pod_requests(to_quantities(spec, roundtrip))
@@ -476,7 +431,7 @@ def test_pod_requests(go: GoOracle, spec: dict[str, Any], roundtrip: bool) -> No
     roundtrip=st.booleans(),
 )
 def test_podgroup_sums_two_passes(
-    go: GoOracle, podsets: list[tuple[dict[str, Any], int]], roundtrip: bool
+    go: Quantitycheck, podsets: list[tuple[dict[str, Any], int]], roundtrip: bool
 ) -> None:
     request = {
         "op": "sum",
@@ -497,7 +452,7 @@ def test_podgroup_sums_two_passes(
     assert passes[1] == describe_list(second)
 
 
-def test_upstream_examples_through_go(go: GoOracle) -> None:
+def test_upstream_examples_through_go(go: Quantitycheck) -> None:
     """The sums quoted from upstream tests, checked against the Go harness too."""
     volcano = [
         ({"containers": [{"resources": {"requests": {"cpu": "300m", "memory": "1Gi"}}}]}, 1),

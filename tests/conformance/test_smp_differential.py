@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,9 +35,9 @@ from compiler.errors import SetupError
 from compiler.kube.strategic_merge import PatchError, strategic_merge
 from compiler.upstream.openapi import SchemaNode, schema
 from compiler.upstream.typeinfo import TypeInfo, TypeRef, typeinfo
+from tests.go_oracle import Conversation, GoOracle, oracle_needed
 
-HARNESS_DIR = Path(__file__).parent / "smpcheck"
-BINARY = HARNESS_DIR / "bin" / "smpcheck"
+ORACLE = GoOracle("smpcheck", Path(__file__).parent / "smpcheck", "smpcheck")
 SCALE = max(1, int(os.environ.get("SMP_DIFF_SCALE", "1")))
 
 COMPARED: Counter[str] = Counter()
@@ -51,54 +49,21 @@ SMP_TYPES = {
 }
 
 
-class GoOracle:
-    """One long-lived smpcheck process; ``ask`` sends a request and reads the answer."""
-
-    def __init__(self, binary: Path) -> None:
-        self._proc = subprocess.Popen(
-            [str(binary)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-        )
+class Smpcheck(Conversation):
+    """The smpcheck process, counting what it compared by operation (and which errors)."""
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps(request) + "\n")
-        self._proc.stdin.flush()
-        line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"smpcheck exited (code {self._proc.poll()})")
-        answer: dict[str, Any] = json.loads(line)
+        answer = super().ask(request)
         COMPARED[request["op"] + ("/error" if "error" in answer else "")] += 1
         return answer
 
-    def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        self._proc.wait(timeout=30)
-
 
 @pytest.fixture(scope="session")
-def go() -> Iterator[GoOracle]:
+def go() -> Iterator[Smpcheck]:
     """Build the Go harness once per session and keep it running."""
-    go_tool = shutil.which("go")
-    if go_tool is None:
-        pytest.fail(
-            "`go` is not on PATH: the SMP/round-trip differential tests need Go (a prerequisite: README)",
-            pytrace=False,
-        )
-    build = subprocess.run(
-        [go_tool, "build", "-o", str(BINARY), "."],
-        cwd=HARNESS_DIR,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if build.returncode != 0:
-        pytest.fail(f"building {HARNESS_DIR} failed:\n{build.stderr}")
-    oracle = GoOracle(BINARY)
+    with oracle_needed("the SMP/round-trip differential tests need Go: README"):
+        binary = ORACLE.binary
+    oracle = Smpcheck(binary, "smpcheck")
     yield oracle
     oracle.close()
     print(f"\nsmpcheck comparisons: {dict(sorted(COMPARED.items()))}")
@@ -117,7 +82,7 @@ def _schema(type_name: str) -> SchemaNode:
     return schema(SMP_TYPES[type_name])
 
 
-def check_smp(go: GoOracle, type_name: str, original: Any, patch: Any) -> None:
+def check_smp(go: Smpcheck, type_name: str, original: Any, patch: Any) -> None:
     """Go and Python must agree: same result, or both reject the patch."""
     answer = go.ask({"op": "smp", "type": type_name, "original": original, "patch": patch})
     try:
@@ -462,17 +427,17 @@ SETTINGS = settings(
 class TestStrategicMergeDifferential:
     @SETTINGS
     @given(original=POD_ORIGINAL, patch=POD_PATCH)
-    def test_pod_spec(self, go: GoOracle, original: Any, patch: Any) -> None:
+    def test_pod_spec(self, go: Smpcheck, original: Any, patch: Any) -> None:
         check_smp(go, "PodSpec", original, patch)
 
     @SETTINGS
     @given(original=JOBSET_ORIGINAL, patch=JOBSET_PATCH)
-    def test_job_set_spec(self, go: GoOracle, original: Any, patch: Any) -> None:
+    def test_job_set_spec(self, go: Smpcheck, original: Any, patch: Any) -> None:
         check_smp(go, "JobSetSpec", original, patch)
 
     @SETTINGS
     @given(original=TEMPLATE_ORIGINAL, patch=TEMPLATE_PATCH)
-    def test_pod_template_spec(self, go: GoOracle, original: Any, patch: Any) -> None:
+    def test_pod_template_spec(self, go: Smpcheck, original: Any, patch: Any) -> None:
         check_smp(go, "PodTemplateSpec", original, patch)
 
     @SETTINGS
@@ -484,7 +449,7 @@ class TestStrategicMergeDifferential:
     )
     def test_finalizers(
         self,
-        go: GoOracle,
+        go: Smpcheck,
         original: list[str],
         patch: list[str],
         deletions: list[str] | None,
@@ -521,7 +486,7 @@ class TestStrategicMergeDifferential:
     )
     def test_long_lists_and_order(
         self,
-        go: GoOracle,
+        go: Smpcheck,
         original: list[dict[str, Any]],
         patch: list[dict[str, Any]],
         order: list[str] | None,
@@ -545,7 +510,7 @@ WORKED_CASES: list[tuple[list[str], list[str]]] = [
 
 @pytest.mark.usefixtures("upstream_ready")
 @pytest.mark.parametrize(("original", "patch"), WORKED_CASES)
-def test_appendix_b_worked_cases(go: GoOracle, original: list[str], patch: list[str]) -> None:
+def test_appendix_b_worked_cases(go: Smpcheck, original: list[str], patch: list[str]) -> None:
     check_smp(
         go,
         "PodSpec",
@@ -682,7 +647,7 @@ ROUNDTRIP_TYPES = [
 ]
 
 
-def _roundtrip_check(go: GoOracle, type_name: str) -> Callable[[Any], None]:
+def _roundtrip_check(go: Smpcheck, type_name: str) -> Callable[[Any], None]:
     from compiler.kube.roundtrip import RoundTripError, go_roundtrip
 
     def check(value: Any) -> None:
@@ -700,7 +665,7 @@ def _roundtrip_check(go: GoOracle, type_name: str) -> Callable[[Any], None]:
 
 @pytest.mark.usefixtures("upstream_ready")
 @pytest.mark.parametrize(("type_name", "depth"), ROUNDTRIP_TYPES)
-def test_roundtrip_differential(go: GoOracle, type_name: str, depth: int) -> None:
+def test_roundtrip_differential(go: Smpcheck, type_name: str, depth: int) -> None:
     info = typeinfo()
     check = _roundtrip_check(go, type_name)
     root = TypeRef(kind="struct", name=type_name)
@@ -721,7 +686,7 @@ def test_roundtrip_differential(go: GoOracle, type_name: str, depth: int) -> Non
 @pytest.mark.usefixtures("upstream_ready")
 @given(original=JOBSET_ORIGINAL, patch=JOBSET_PATCH)
 @SETTINGS
-def test_runtime_patch_pipeline(go: GoOracle, original: Any, patch: Any) -> None:
+def test_runtime_patch_pipeline(go: Smpcheck, original: Any, patch: Any) -> None:
     """The R-3.2 data path, each step against Go: the runtime's JobSetSpec and the
     patch's JobSetSpecPatch go through their Go types, are merged, and the result goes
     through JobSetSpec again."""

@@ -366,11 +366,29 @@ def tf_runtime(
     roles: dict[str, int], port: int | None = None, container_name: str = "node", bare: str = ""
 ) -> Json:
     """``bare``: a role whose container is not the default one."""
+    return _roles_runtime(
+        "tf", "tensorflow", "acme/tf:2", ("tfjob-port", port), roles, container_name, bare
+    )
+
+
+def _roles_runtime(
+    name: str,
+    extension: str,
+    image: str,
+    port: tuple[str, int | None],
+    roles: dict[str, int],
+    container_name: str,
+    bare: str,
+) -> Json:
+    """A TrainingRuntime of the extension ``extension``: a replicated job per role (the
+    ``worker`` the trainer's, the others ``count`` Pods each), each with one container
+    ``container_name`` (``other`` in the role ``bare``) and the named port, if any."""
+    port_name, number = port
     jobs = []
     for role, count in roles.items():
-        c: Json = {"name": "other" if role == bare else container_name, "image": "acme/tf:2"}
-        if port is not None:
-            c["ports"] = [{"name": "tfjob-port", "containerPort": port}]
+        c: Json = {"name": "other" if role == bare else container_name, "image": image}
+        if number is not None:
+            c["ports"] = [{"name": port_name, "containerPort": number}]
         job_template: Json = {"spec": {"template": {"spec": {"containers": [c]}}}}
         if role == "worker":
             job_template["metadata"] = {
@@ -384,9 +402,9 @@ def tf_runtime(
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainingRuntime",
         "metadata": {
-            "name": "tf",
+            "name": name,
             "namespace": NS,
-            "annotations": {"trainc.dev/extensions": "tensorflow"},
+            "annotations": {"trainc.dev/extensions": extension},
         },
         "spec": {
             "mlPolicy": {"numNodes": roles.get("worker", 1)},
@@ -649,33 +667,9 @@ def elastic_cases() -> list[Case]:
 
 def paddle_runtime(roles: dict[str, int], port: int | None, bare: str = "") -> Json:
     """``bare``: a role whose container is not the default one."""
-    jobs = []
-    for role, count in roles.items():
-        c: Json = {"name": "other" if role == bare else "node", "image": "acme/paddle:2"}
-        if port is not None:
-            c["ports"] = [{"name": "master", "containerPort": port}]
-        job_template: Json = {"spec": {"template": {"spec": {"containers": [c]}}}}
-        if role == "worker":
-            job_template["metadata"] = {
-                "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
-            }
-        else:
-            job_template["spec"]["parallelism"] = count
-            job_template["spec"]["completions"] = count
-        jobs.append({"name": role, "template": job_template})
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainingRuntime",
-        "metadata": {
-            "name": "paddle",
-            "namespace": NS,
-            "annotations": {"trainc.dev/extensions": "paddlepaddle"},
-        },
-        "spec": {
-            "mlPolicy": {"numNodes": roles["worker"]},
-            "template": {"spec": {"replicatedJobs": jobs}},
-        },
-    }
+    return _roles_runtime(
+        "paddle", "paddlepaddle", "acme/paddle:2", ("master", port), roles, "node", bare
+    )
 
 
 def paddlejob(name: str, roles: dict[str, int], port: int | None, bare: str = "") -> Json:

@@ -18,6 +18,7 @@ from compiler.model.build import Build
 from compiler.model.objects import RenderedObject
 from compiler.plan.check import check_paths
 from compiler.upstream.artifacts import katib_upstream, upstream
+from tests.katib.cases import grid_3x2
 
 EXAMPLE = "examples/v1beta1/kubeflow-trainer/trainjob-pytorch.yaml"
 
@@ -62,19 +63,7 @@ def _example() -> dict[str, Any]:
 
 def test_grid_3x2_is_six_trainjobs_six_jobsets(tmp_path: Path) -> None:
     exp = _example()
-    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
-    exp["spec"]["parameters"] = [
-        {
-            "name": "lr",
-            "parameterType": "categorical",
-            "feasibleSpace": {"list": ["0.01", "0.05", "0.1"]},
-        },
-        {
-            "name": "momentum",
-            "parameterType": "categorical",
-            "feasibleSpace": {"list": ["0.5", "0.9"]},
-        },
-    ]
+    grid_3x2(exp)
     result = check_paths([str(_setup(tmp_path, yaml.safe_dump(exp)))])
     build = result.builds[0]
     assert [f.message for f in result.findings] == []

@@ -18,6 +18,7 @@ from compiler.katib.experiment import (
     validate,
 )
 from compiler.katib.trials import SubstitutionError, plan_trials, serialised, substitute
+from tests.go_oracle import oracle_needed
 from tests.katib import oracle
 from tests.katib.cases import CONFIG_MAPS, cases, fuzz_cases
 
@@ -28,10 +29,8 @@ _CONFIG_MAPS = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in 
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
-    try:
+    with oracle_needed("`make katib-oracle` builds it"):
         oracle.oracle_binary()
-    except oracle.OracleUnavailable as reason:
-        pytest.fail(f"{reason} (`make katib-oracle` builds it)", pytrace=False)
 
 
 def _defaults(exp: dict[str, Any]) -> dict[str, Any]:

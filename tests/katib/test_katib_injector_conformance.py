@@ -16,6 +16,7 @@ import pytest
 from compiler.katib.experiment import katib_config_text, set_default
 from compiler.katib.injector import InjectionRefused, inject, trial_pods
 from compiler.kube.roundtrip import go_roundtrip
+from tests.go_oracle import oracle_needed
 from tests.katib import oracle
 from tests.katib.cases import example
 
@@ -29,10 +30,8 @@ COMMAND = ["python3", "/opt/pytorch-mnist/mnist.py", "--epochs=1", "--lr=0.01"]
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
-    try:
+    with oracle_needed("`make katib-oracle` builds it"):
         oracle.oracle_binary()
-    except oracle.OracleUnavailable as reason:
-        pytest.fail(f"{reason} (`make katib-oracle` builds it)", pytrace=False)
 
 
 def _container(name: str = "node", **extra: Any) -> dict[str, Any]:

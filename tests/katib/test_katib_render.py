@@ -12,25 +12,14 @@ import pytest
 import yaml
 
 from compiler.cli import main
+from tests.katib.cases import grid_3x2
 from tests.katib.test_katib_check import BAD, _example, _setup
 
 
 def _grid(tmp_path: Path) -> Path:
     tmp_path.mkdir()
     exp = _example()
-    exp["spec"]["algorithm"] = {"algorithmName": "grid"}
-    exp["spec"]["parameters"] = [
-        {
-            "name": "lr",
-            "parameterType": "categorical",
-            "feasibleSpace": {"list": ["0.01", "0.05", "0.1"]},
-        },
-        {
-            "name": "momentum",
-            "parameterType": "categorical",
-            "feasibleSpace": {"list": ["0.5", "0.9"]},
-        },
-    ]
+    grid_3x2(exp)
     return _setup(tmp_path, yaml.safe_dump(exp))
 
 

@@ -26,6 +26,7 @@ from compiler.queue.workload import PodSet, jobset_workload, total_requests, tra
 from compiler.upstream.versions import KUEUE_TRAINER_VERSIONS, KUEUE_VERSION
 from tests.conformance.cases import all_cases
 from tests.conformance.trainc_side import render
+from tests.go_oracle import oracle_needed
 from tests.kueue import oracle
 from tests.kueue.fuzz import random_podsets, random_setup
 
@@ -36,10 +37,8 @@ FUZZ_SEED = int(os.environ.get("KUEUE_FUZZ_SEED", "20261127"))
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
-    try:
+    with oracle_needed("`make kueue-oracle` builds it"):
         oracle.oracle_binary()
-    except oracle.OracleUnavailable as reason:
-        pytest.fail(f"{reason} (`make kueue-oracle` builds it)", pytrace=False)
 
 
 def _manifests(objects: list[dict[str, Any]]) -> list[Manifest]:

@@ -30,9 +30,9 @@ from compiler.expand.jobset_controller import construct_jobs, headless_service
 from compiler.expand.jobset_webhook import invalid_message
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.render.info import json_copy
+from tests.go_oracle import oracle_needed
 from tests.pods.cases import golden_jobsets, mutated_jobsets, random_jobsets
 from tests.pods.oracle import (
-    OracleUnavailable,
     jobset_oracle,
     kube_oracle,
     oracle_binary,
@@ -103,11 +103,9 @@ def _trainc(stored: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def comparison() -> dict[str, list[str]]:
-    try:
+    with oracle_needed("`make pods-oracle` builds it"):
         oracle_binary("jobset")
         oracle_binary("kube")
-    except OracleUnavailable as error:  # setup installs Go: a fresh machine skips nothing
-        pytest.fail(f"{error} (`make pods-oracle` builds it)", pytrace=False)
     cases = [*golden_jobsets(), *mutated_jobsets(), *random_jobsets(RANDOM_SEED, RANDOM_CASES)]
     stored = [_crd_defaults(json_copy(jobset)) for _, jobset in cases]
     answers = [_without_status(a) for a in jobset_oracle(stored)]

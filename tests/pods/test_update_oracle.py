@@ -12,13 +12,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from compiler.expand import _crd_defaults, webhook_defaults
 from compiler.expand.jobset_webhook import invalid_message, validate_update
 from compiler.render.info import json_copy
+from tests.go_oracle import oracle_needed
 from tests.pods.cases import golden_jobsets
-from tests.pods.oracle import OracleUnavailable, oracle_binary, update_oracle
+from tests.pods.oracle import oracle_binary, update_oracle
 
 Change = Callable[[dict[str, Any]], None]
 
@@ -67,10 +66,8 @@ CHANGES: dict[str, Change] = {
 
 
 def test_update_verdicts_and_messages_are_the_webhooks() -> None:
-    try:
+    with oracle_needed("`make pods-oracle` builds it"):
         oracle_binary("jobset")
-    except OracleUnavailable as error:  # setup installs Go: a fresh machine skips nothing
-        pytest.fail(f"{error} (`make pods-oracle` builds it)", pytrace=False)
     pairs, names = [], []
     for case, jobset in list(golden_jobsets())[::4]:
         old = webhook_defaults(_crd_defaults(json_copy(jobset)))

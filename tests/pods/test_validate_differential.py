@@ -10,14 +10,13 @@ rows of issue 27's table, whose exact messages are also asserted without Go in
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import Any
 
 import pytest
 
 from compiler.apiserver.workloads import invalid_message, validate_job
 from compiler.apiserver.workloads.workloads_test import TABLE, table_job
+from tests.go_oracle import oracle_needed
 from tests.pods import validate_fuzz
 
 CASES = 300
@@ -26,23 +25,8 @@ SEED = 27
 
 @pytest.fixture(scope="session")
 def oracle() -> None:
-    go_tool = shutil.which("go")
-    if go_tool is None:
-        pytest.fail(
-            "`go` is not on PATH: the Job/Pod validation differential tests need the Go"
-            " toolchain (a prerequisite: README)",
-            pytrace=False,
-        )
-    build = subprocess.run(
-        [go_tool, "build", "-o", "bin/validate", "."],
-        cwd=validate_fuzz.HARNESS_DIR,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=3600,
-    )
-    if build.returncode != 0:
-        pytest.fail(f"building {validate_fuzz.HARNESS_DIR} failed:\n{build.stderr}")
+    with oracle_needed("`make pods-validate-oracle` builds it"):
+        validate_fuzz.ORACLE.binary  # noqa: B018 - built here, once per session
 
 
 def test_fuzz_cases_agree_with_the_api_server(oracle: None, tmp_path: Any) -> None:

@@ -25,7 +25,6 @@ import copy
 import functools
 import json
 import random
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,9 +34,11 @@ from typing import Any
 import yaml
 
 from compiler.apiserver.workloads import ServerPanic, invalid_message, validate_job, validate_pod
+from tests.go_oracle import JsonLinesOracle
 
 HARNESS_DIR = Path(__file__).parent / "validate"
-BINARY = HARNESS_DIR / "bin" / "validate"
+# built on demand into HARNESS_DIR/bin/validate, as `make pods-validate-oracle` does
+ORACLE = JsonLinesOracle("pods validate", HARNESS_DIR, "validate")
 ROOT = Path(__file__).resolve().parents[2]
 
 Obj = dict[str, Any]
@@ -1129,17 +1130,9 @@ def cases(count: int, seed: int) -> Iterator[Case]:
 
 
 def go_verdicts(batch: list[Case]) -> list[dict[str, Any]]:
-    """The oracle's answers, one per case (one process for the whole batch)."""
-    if not BINARY.exists():
-        raise SystemExit(f"{BINARY} is missing: run `make pods-validate-oracle` first")
-    lines = "".join(json.dumps({"kind": c.kind, "object": c.obj}) + "\n" for c in batch)
-    done = subprocess.run(
-        [str(BINARY)], input=lines, capture_output=True, text=True, check=True, timeout=600
-    )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
-    if len(answers) != len(batch):
-        raise RuntimeError(f"the oracle answered {len(answers)} of {len(batch)} cases")
-    return answers
+    """The oracle's answers, one per case (one process for the whole batch; the oracle
+    built first if needed)."""
+    return ORACLE.ask([{"kind": c.kind, "object": c.obj} for c in batch])
 
 
 def trainc_verdict(case: Case) -> tuple[str, list[str]]:
