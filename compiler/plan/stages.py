@@ -319,7 +319,7 @@ def admit_outputs(build: Build) -> None:
         if summary.trainjob is None:
             continue
         for rendered in summary.objects:
-            admitted = admit_output(summary, rendered, crds)
+            admitted = admit_output(summary, rendered, crds, build.plan.trainer_version)
             build.outputs.append(admitted)
             build.problems += admitted.problems
             if not admitted.validated:
