@@ -32,7 +32,14 @@ from compiler.kube.fielderror import error_body, field_type, go_value
 from compiler.resolve.names import dns1035_label_errors
 from compiler.upstream.typeinfo import TypeRef
 
-__all__ = ["default_jobset", "denial", "invalid_message", "validate_create", "validate_update"]
+__all__ = [
+    "default_jobset",
+    "denial",
+    "invalid_message",
+    "patch_may_add_null",
+    "validate_create",
+    "validate_update",
+]
 
 _MAX_INT32 = 2147483647
 _MAX_MANAGED_BY = 63
@@ -110,6 +117,39 @@ def default_jobset(jobset: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _MISSING: Any = object()
+
+_POD_SPEC: JsonPath = ("spec", "replicatedJobs", "*", "template", "spec", "template", "spec")
+_CLAIM = ("ephemeral", "volumeClaimTemplate", "spec")
+# Where the webhook's patch writes a value the JobSet schema refuses into a JobSet the
+# schema accepts as sent: a field Go encodes without omitempty, absent from the body, that
+# the schema has optional and not nullable (found from the Go types and the schema:
+# jobset_webhook_test.py). "*": every item of a list.
+NULL_BY_PATCH: tuple[JsonPath, ...] = (
+    ("spec", "replicatedJobs", "*", "template", "spec"),  # a Job template without spec
+    _POD_SPEC,  # a pod template without spec: its containers become null
+    (*_POD_SPEC, "volumes", "*", "projected", "sources"),
+    (*_POD_SPEC, "volumes", "*", *_CLAIM, "dataSource", "apiGroup"),
+    (*_POD_SPEC, "volumes", "*", *_CLAIM, "dataSourceRef", "apiGroup"),
+    ("spec", "volumeClaimPolicies", "*", "templates", "*", "spec", "dataSource", "apiGroup"),
+    ("spec", "volumeClaimPolicies", "*", "templates", "*", "spec", "dataSourceRef", "apiGroup"),
+)
+
+
+def _absent_under(value: Any, pattern: JsonPath) -> bool:
+    """Whether ``pattern`` leads through ``value`` to a map that lacks its last key."""
+    if len(pattern) == 1:
+        return isinstance(value, Mapping) and pattern[0] not in value
+    head, rest = pattern[0], pattern[1:]
+    if head == "*":
+        return isinstance(value, list) and any(_absent_under(v, rest) for v in value)
+    return isinstance(value, Mapping) and head in value and _absent_under(value[head], rest)
+
+
+def patch_may_add_null(jobset: Mapping[str, Any]) -> bool:
+    """Whether the mutating webhook's patch may write, into ``jobset`` as sent, a value
+    its schema refuses (:data:`NULL_BY_PATCH`): only then need a JobSet the schema accepts
+    be validated again after the patch."""
+    return any(_absent_under(jobset, pattern) for pattern in NULL_BY_PATCH)
 
 
 def patched(raw: Mapping[str, Any], original: Any, defaulted: Any) -> dict[str, Any]:

@@ -16,6 +16,9 @@ The steps, in the API server's order:
    validated: its JSON patch adds what Go's encoding of the JobSet has and the body had
    not, ``containers: null`` for a pod template without containers among them, and the
    schema then refuses the ``null`` (``must be of type array``), not a missing field;
+   it is worked out when the JobSet as sent is refused, or has a place where the patch
+   writes a ``null`` into a JobSet that is otherwise valid (``patch_may_add_null``: a
+   ``projected`` volume without ``sources``, a ``dataSource`` without ``apiGroup``);
 3. the schema and the CEL rules.
 
 The stage also keeps each object as the server would store it (its CRD defaults
@@ -35,6 +38,7 @@ from compiler.apiserver.typed_patch import TypedPatchError, typed_patch_errors, 
 from compiler.errors import FieldError, ObjectRef, Problem
 from compiler.expand import webhook_defaults
 from compiler.expand.downstream import BELOW_THE_JOBSET
+from compiler.expand.jobset_webhook import patch_may_add_null
 from compiler.expand.refusal import event_message
 from compiler.kube.roundtrip import RoundTripError
 from compiler.model.objects import AdmittedOutput, RenderedObject, TrainJobSummary
@@ -97,13 +101,16 @@ def admit_output(
             problems = _apply_refusal(summary, data, crd, typed)
             return AdmittedOutput(summary, rendered, None, problems, True)
     all_cel_errors = check_rules(stored, crd, schema_errors, kubernetes=crds.kubernetes)
-    if (schema_errors or all_cel_errors) and kind == "JobSet" and BELOW_THE_JOBSET.on(version):
-        # refused: but the JobSet's mutating webhook patches it before it is validated
+    refused = bool(schema_errors or all_cel_errors)
+    if kind == "JobSet" and BELOW_THE_JOBSET.on(version) and (refused or patch_may_add_null(data)):
+        # the JobSet's mutating webhook patches it before it is validated: its verdict
+        # can differ only where the patch changes a refused field or writes a null
         mutated = _after_mutating_webhook(data)
         if mutated is not None:
-            stored = mutated
-            schema_errors = admit(stored, crd, crds, keep_nulls=True)
-            all_cel_errors = check_rules(stored, crd, schema_errors, kubernetes=crds.kubernetes)
+            patched_errors = admit(mutated, crd, crds, keep_nulls=True)
+            patched_cel = check_rules(mutated, crd, patched_errors, kubernetes=crds.kubernetes)
+            if refused or patched_errors or patched_cel:
+                stored, schema_errors, all_cel_errors = mutated, patched_errors, patched_cel
     # The "some validation rules were not checked" error repeats the schema errors.
     cel_errors = [e for e in all_cel_errors if not e.message.endswith(NOT_CHECKED)]
     problems = [
