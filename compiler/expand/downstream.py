@@ -338,7 +338,8 @@ def never_created_warnings(
     """A replicated job the JobSet controller never creates (its dependency's completion
     meets the success policy first: :func:`~compiler.expand.jobset_controller.never_created`):
     a warning at its ``dependsOn``, as nothing refuses it and it never runs."""
-    if not BELOW_THE_JOBSET.on(version):
+    rjobs = (stored.get("spec") or {}).get("replicatedJobs") or []
+    if not BELOW_THE_JOBSET.on(version) or not any(r.get("dependsOn") for r in rjobs):
         return []
     admitted = default_jobset(stored)
     spec = admitted.get("spec") or {}

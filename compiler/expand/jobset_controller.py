@@ -217,8 +217,10 @@ def never_created(jobset: Mapping[str, Any]) -> dict[str, str]:
     {}
     """
     spec = jobset.get("spec") or {}
-    policy = spec.get("successPolicy") or {}
     rjobs = [r for r in spec.get("replicatedJobs") or [] if isinstance(r, Mapping)]
+    if not any(r.get("dependsOn") for r in rjobs):
+        return {}
+    policy = spec.get("successPolicy") or {}
     targets = set(policy.get("targetReplicatedJobs") or [str(r.get("name")) for r in rjobs])
     done_before: dict[str, set[str]] = {}  # rjob -> the replicated jobs complete by then
     never: dict[str, str] = {}

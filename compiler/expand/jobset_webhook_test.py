@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from compiler.expand.jobset_webhook import (
     NULL_BY_PATCH,
     default_jobset,
@@ -210,11 +212,19 @@ def test_the_nulls_the_patch_may_write_are_all_checked_for() -> None:
     assert _nulls_the_patch_may_write() == listed
 
 
-def test_patch_may_add_null_only_where_such_a_field_is_absent() -> None:
-    jobset = _jobset()
-    assert not patch_may_add_null(jobset)
-    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-    pod["volumes"] = [{"name": "p", "projected": {"sources": []}}]
-    assert not patch_may_add_null(jobset)
-    pod["volumes"].append({"name": "q", "projected": {}})
-    assert patch_may_add_null(jobset)
+def _along(pattern: tuple[str | int, ...], last: Any) -> Any:
+    """An object that has ``pattern``'s path ("*": a list of one), ``last`` at its end."""
+    if not pattern:
+        return last
+    inner = _along(pattern[1:], last)
+    return [inner] if pattern[0] == "*" else {pattern[0]: inner}
+
+
+@pytest.mark.parametrize("pattern", NULL_BY_PATCH)
+def test_patch_may_add_null_exactly_where_such_a_field_is_absent(
+    pattern: tuple[str | int, ...],
+) -> None:
+    *parent, key = pattern
+    assert patch_may_add_null(_along(tuple(parent), {"other": 1}))
+    assert not patch_may_add_null(_along(tuple(parent), {key: {}}))
+    assert not patch_may_add_null(_jobset())
