@@ -611,10 +611,13 @@ def crds_with_schemas_from(directory: Path, version: str = DEFAULT_TRAINER_VERSI
     return CrdSet(crds, pinned.object_meta)
 
 
-def admit(obj: dict[str, Any], crd: CrdInfo, crds: CrdSet) -> list[FieldError]:
+def admit(
+    obj: dict[str, Any], crd: CrdInfo, crds: CrdSet, keep_nulls: bool = False
+) -> list[FieldError]:
     """The API server's create path before CEL, in place on ``obj``; the problems found.
 
     ``obj`` must have a string ``apiVersion`` and ``kind`` (the caller checked them).
+    ``keep_nulls``: validate an object a mutating webhook patched (:func:`admit_schema`).
     """
     meta = obj.get("metadata")
     decoder = _MetaDecode()
@@ -630,7 +633,7 @@ def admit(obj: dict[str, Any], crd: CrdInfo, crds: CrdSet) -> list[FieldError]:
         FieldError.at(p, format_path(p), f'unknown field "{format_path(p)}"')
         for p in decoder.unknown
     ]
-    found = admit_schema(obj, crd.schema)
+    found = admit_schema(obj, crd.schema, keep_nulls)
     if crd.status_subresource and "status" in obj:
         del obj["status"]
         found = [e for e in found if e.unknown or not e.path or e.path[0] != "status"]

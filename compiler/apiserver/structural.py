@@ -754,10 +754,11 @@ _META_FIELDS = frozenset(("apiVersion", "kind", "metadata"))
 class _Walk:
     """One pass over an object: prune, drop nulls, default, validate, check list types."""
 
-    __slots__ = ("errors", "root", "unknown")
+    __slots__ = ("errors", "keep_nulls", "root", "unknown")
 
-    def __init__(self, root: Schema) -> None:
+    def __init__(self, root: Schema, keep_nulls: bool = False) -> None:
         self.root = root
+        self.keep_nulls = keep_nulls
         self.unknown: list[FieldError] = []
         self.errors: list[FieldError] = []
 
@@ -818,7 +819,7 @@ class _Walk:
             for key in extra:
                 self.record((*path, key))
                 del value[key]
-        if None in value.values():
+        if not self.keep_nulls and None in value.values():
             # non-nullable nulls without a default are dropped; with one they get it below
             for key in [k for k, v in value.items() if v is None]:
                 child = properties.get(key, additional)
@@ -880,14 +881,18 @@ def _map_key_flags(root: Schema, path: JsonPath) -> tuple[bool, ...]:
     return tuple(flags)
 
 
-def admit_schema(obj: dict[str, Any], schema: Schema) -> list[FieldError]:
+def admit_schema(obj: dict[str, Any], schema: Schema, keep_nulls: bool = False) -> list[FieldError]:
     """Prune, drop nulls, default (in place) and validate ``obj``; unknown fields come first.
 
     ``obj`` is a whole resource: ``apiVersion``, ``kind`` and ``metadata`` at the root are
     never pruned (the caller checks ``metadata`` against ObjectMeta). The checks include
     ``x-kubernetes-list-type`` uniqueness (``set`` items, ``map`` keys).
+
+    ``keep_nulls``: a non-nullable null without a default stays (and is refused), as after
+    a mutating webhook's patch: the API server drops such nulls only when it decodes a
+    request body.
     """
-    walk = _Walk(schema)
+    walk = _Walk(schema, keep_nulls)
     walk.node(schema, obj, (), root=True)
     unknown = sorted(walk.unknown, key=lambda error: error.message)  # as the API server lists them
     return unknown + _dedupe(walk.errors)

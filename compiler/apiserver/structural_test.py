@@ -125,6 +125,19 @@ def test_nulls_get_the_default_or_are_dropped_unless_nullable() -> None:
     assert spec["suspend"] is False
 
 
+def test_after_a_mutating_webhook_nulls_without_a_default_stay_and_are_refused() -> None:
+    # the API server drops such nulls only when it decodes a request body; a webhook's
+    # JSON patch that adds one (JobSet's "containers": null) is validated as it is
+    obj: dict[str, Any] = {"apiVersion": "x.io/v1", "kind": "X", "metadata": {"name": "a"}}
+    obj["spec"] = {"ref": {"name": "x", "kind": None}, "count": None, "tags": None}
+    errors = [str(e) for e in admit_schema(obj, COMPILED, keep_nulls=True)]
+    assert errors == [
+        'spec.count: Invalid value: "null": spec.count in body must be of type integer: "null"',
+        'spec.tags: Invalid value: "null": spec.tags in body must be of type array: "null"',
+    ]
+    assert obj["spec"]["ref"]["kind"] == "Cluster"  # a null with a default still gets it
+
+
 def test_unknown_fields_are_pruned_and_reported_with_their_path() -> None:
     spec, errors = admit(
         {"ref": {"name": "x", "bogus": 1}, "ports": [{"port": 1, "extra": {"a": 1}}], "zzz": 2}

@@ -14,10 +14,19 @@ replicated job, as the runtime, a runtime patch or an overlay wrote it; a field 
 output overlay's strategic patch wrote, with the value it has, at that patch's line:
 :func:`overlay_location`). The Jobs of
 one replicated job differ only in their index, and so do a Job's Pods: the first of
-each number of digits stands for the others (:func:`representatives`), and the first
-refused is the one reported, as the controllers create them from index 0. The verdict
+each number of digits stands for the others (:func:`representatives`). The verdict
 is taken on the objects without the controllers' Go round trips; only a refusal is
-worked out again on the objects exactly as they are sent, for its words.
+worked out again on the objects exactly as they are sent, for its words. A refused
+Job is reported with every other refused replica of its replicated job: the JobSet
+controller creates them all at once and joins the refusals in one event, a line per
+Job in the order the creates came back (random); trainc lists them by index, and a
+comparison with the cluster's event must take its lines as a set. A refused Pod is
+the first one (the Job controller creates an Indexed Job's Pods from index 0).
+
+A replicated job the JobSet controller never creates is not checked: one that waits for
+Jobs whose completion meets the success policy first
+(:func:`~compiler.expand.jobset_controller.never_created`); render warns about it
+instead (:func:`never_created_warnings`).
 
 The checks are found, not imported: :func:`workload_checks` takes
 ``validate_job``/``validate_pod`` from ``compiler.apiserver.workloads`` when that
@@ -39,13 +48,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
-from compiler.apiserver.manifest import Manifest
+from compiler.apiserver.manifest import Manifest, format_path
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.expand import JobSetRefused
 from compiler.expand import names as n
 from compiler.expand.apiserver import create_job, create_pod
 from compiler.expand.job_controller import initial_pod_count, job_pods
-from compiler.expand.jobset_controller import construct_job
+from compiler.expand.jobset_controller import construct_job, never_created
 from compiler.expand.jobset_webhook import default_jobset, invalid_message, validate_create
 from compiler.expand.pod_webhook import mutate_pod
 from compiler.expand.refusal import refusal_problems
@@ -62,6 +71,7 @@ __all__ = [
     "downstream_problems",
     "expanded_input_problems",
     "mark_expanded",
+    "never_created_warnings",
     "overlay_location",
     "workload_checks",
 ]
@@ -184,23 +194,28 @@ def overlay_location(
 
 def _refusal(
     kind: str,
-    obj: Mapping[str, Any],
-    errors: list[FieldError],
+    refused: Sequence[tuple[Mapping[str, Any], list[FieldError]]],
     rjob_index: int,
     rendered: dict[str, Any],
     trainjob: Manifest,
     runtime: Manifest | None,
     overlays: Sequence[Overlay],
 ) -> list[Problem]:
-    name = str((obj.get("metadata") or {}).get("name", ""))
-    ref = ObjectRef(kind, name, (obj.get("metadata") or {}).get("namespace"))
-    qualified = "Job.batch" if kind == "Job" else kind
-    invalid = invalid_message(name, errors, qualified)
-    event = (
-        f'job "{name}" creation failed with error: {invalid}'
-        if kind == "Job"
-        else f"Error creating: {invalid}"
-    )
+    """The problems of the refused objects of one replicated job: each distinct field
+    error once (on the first object that has it), then the event. The JobSet controller
+    creates a replicated job's Jobs in parallel and joins every refusal in one
+    ``JobCreationFailed`` event, a line each (``errors.Join``, in the order the creates
+    came back); here in index order."""
+    lines: list[str] = []
+    for obj, errors in refused:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        invalid = invalid_message(name, errors, "Job.batch" if kind == "Job" else kind)
+        lines.append(
+            f'job "{name}" creation failed with error: {invalid}'
+            if kind == "Job"
+            else f"Error creating: {invalid}"
+        )
+    event = "\n".join(lines)
     details = (("renderedFrom", str(trainjob.ref)),)
 
     def locate(path: JsonPath) -> SourceLocation:
@@ -211,22 +226,31 @@ def _refusal(
             rendered, at, trainjob, runtime
         )
 
-    problems = [
-        Problem(
-            error.message,
-            locate(error.path),
-            ref,
-            error.field,
-            DOWNSTREAM_RULE,
-            stage="output",
-            details=details,
-        )
-        for error in errors
-    ]
+    problems: list[Problem] = []
+    said: set[tuple[str | None, str]] = set()
+    for obj, errors in refused:
+        meta = obj.get("metadata") or {}
+        ref = ObjectRef(kind, str(meta.get("name", "")), meta.get("namespace"))
+        for error in errors:
+            if (error.field, error.message) in said:
+                continue  # another replica's Job: the same field of the same template
+            said.add((error.field, error.message))
+            problems.append(
+                Problem(
+                    error.message,
+                    locate(error.path),
+                    ref,
+                    error.field,
+                    DOWNSTREAM_RULE,
+                    stage="output",
+                    details=details,
+                )
+            )
     creator = "the JobSet controller" if kind == "Job" else "the Job controller"
+    which = f"the {kind}s" if len(refused) > 1 else f"the {kind}"
     problems.append(
         Problem(
-            f"{event} (the API server refuses the {kind} {creator} would create)",
+            f"{event} (the API server refuses {which} {creator} would create)",
             trainjob.locate(("metadata", "name")),
             trainjob.ref,
             None,
@@ -262,9 +286,10 @@ def downstream_problems(
     if not checks:
         return []
     problems: list[Problem] = []
+    never = never_created(admitted)  # finished before they are created: never refused
     for index, rjob in enumerate((admitted.get("spec") or {}).get("replicatedJobs") or []):
         replicas = rjob.get("replicas", 1)
-        if not isinstance(replicas, int) or replicas < 1:
+        if not isinstance(replicas, int) or replicas < 1 or str(rjob.get("name")) in never:
             continue
         try:
             refused = _first_refused(admitted, rjob, replicas, checks, typed=False)
@@ -277,8 +302,76 @@ def downstream_problems(
         refused = _first_refused(admitted, rjob, replicas, checks, typed=True)
         if refused is not None:
             kind, obj, errors = refused
-            problems += _refusal(kind, obj, errors, index, rendered, trainjob, runtime, overlays)
+            every: list[tuple[Mapping[str, Any], list[FieldError]]] = [(obj, errors)]
+            if kind == "Job":  # every replica's Job is created, and refused, alike
+                every = _refused_jobs(admitted, rjob, replicas, checks["Job"], obj, errors)
+            problems += _refusal(kind, every, index, rendered, trainjob, runtime, overlays)
     return problems
+
+
+def _refused_jobs(
+    admitted: Mapping[str, Any],
+    rjob: Mapping[str, Any],
+    replicas: int,
+    check: WorkloadCheck,
+    first: dict[str, Any],
+    errors: list[FieldError],
+) -> list[tuple[Mapping[str, Any], list[FieldError]]]:
+    """Every Job of ``rjob`` the API server refuses, in index order, from ``first`` (the
+    first refused, with its ``errors``; the Jobs before it are created)."""
+    start = int(str(first["metadata"]["name"]).rsplit("-", 1)[1])
+    out: list[tuple[Mapping[str, Any], list[FieldError]]] = [(first, errors)]
+    for job_index in range(start + 1, replicas):
+        job = create_job(construct_job(admitted, rjob, job_index, typed=True))
+        if found := check(job):
+            out.append((job, found))
+    return out
+
+
+def never_created_warnings(
+    stored: Mapping[str, Any],
+    rendered: dict[str, Any],
+    trainjob: Manifest,
+    runtime: Manifest | None,
+    version: str,
+) -> list[Problem]:
+    """A replicated job the JobSet controller never creates (its dependency's completion
+    meets the success policy first: :func:`~compiler.expand.jobset_controller.never_created`):
+    a warning at its ``dependsOn``, as nothing refuses it and it never runs."""
+    rjobs = (stored.get("spec") or {}).get("replicatedJobs") or []
+    if not BELOW_THE_JOBSET.on(version) or not any(r.get("dependsOn") for r in rjobs):
+        return []
+    admitted = default_jobset(stored)
+    spec = admitted.get("spec") or {}
+    policy = spec.get("successPolicy") or {}
+    operator = policy.get("operator", "All")
+    targets = policy.get("targetReplicatedJobs")
+    meets = f"successPolicy (operator {operator}" + (
+        f", targetReplicatedJobs {', '.join(map(str, targets))})" if targets else ")"
+    )
+    warnings = []
+    never = never_created(admitted)
+    for index, rjob in enumerate(spec.get("replicatedJobs") or []):
+        name = str(rjob.get("name"))
+        if name not in never:
+            continue
+        at = ("spec", "replicatedJobs", index, "dependsOn")
+        warnings.append(
+            Problem(
+                f'replicated job "{name}" never runs: it waits for "{never[name]}" to '
+                f"complete, and that completes the JobSet by its {meets}; the JobSet "
+                f"controller marks the JobSet Completed before it creates {name}'s Jobs",
+                locate_output(rendered, at, trainjob, runtime),
+                ObjectRef(
+                    "JobSet", str(stored["metadata"].get("name", "")), trainjob.ref.namespace
+                ),
+                format_path(at),
+                DOWNSTREAM_RULE,
+                stage="output",
+                details=(("renderedFrom", str(trainjob.ref)),),
+            )
+        )
+    return warnings
 
 
 def representatives(count: int, *, leader: bool = False) -> list[int]:

@@ -16,10 +16,15 @@ Both come out as the controller's Go types marshal them (``go_roundtrip``). The 
 is the defaulted one (:func:`compiler.expand.jobset_webhook.default_jobset`), with
 its :func:`~compiler.expand.names.placeholder_uid` and ``status.restarts`` 0 (a new
 JobSet). ``dependsOn`` and an ``InOrder`` startup policy only delay when later Jobs
-are created; every Job is listed, except in a suspended JobSet: there a replicated job
-that ``dependsOn`` another is not created (``reconcileReplicatedJobs`` waits for its
-dependencies to be Ready or Complete, and a suspended Job's Pods never start), until
-the JobSet is resumed.
+are created; every Job is listed, except
+
+* in a suspended JobSet, a replicated job that ``dependsOn`` another: it is not created
+  (``reconcileReplicatedJobs`` waits for its dependencies to be Ready or Complete, and a
+  suspended Job's Pods never start) until the JobSet is resumed;
+* a replicated job that is never created at all (:func:`never_created`): it waits for
+  Jobs to complete whose completion meets the success policy, and the controller
+  evaluates the success policy (``executeSuccessPolicy``, the JobSet is Completed) before
+  it creates Jobs (``reconcileReplicatedJobs``) in the same reconcile.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from compiler.expand.jobset_webhook import coordinator_endpoint, gen_job_name, p
 from compiler.kube.roundtrip import go_roundtrip
 from compiler.render.info import json_copy  # deepcopy was a tenth of a render
 
-__all__ = ["construct_jobs", "headless_service", "subdomain"]
+__all__ = ["construct_jobs", "headless_service", "never_created", "subdomain"]
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -192,10 +197,63 @@ def _add_claim_volumes(jobset: Mapping[str, Any], pod_spec: dict[str, Any]) -> N
                 )
 
 
+def never_created(jobset: Mapping[str, Any]) -> dict[str, str]:
+    """The replicated jobs of the (defaulted) ``jobset`` whose Jobs the controller never
+    creates, each with the replicated job whose completion finishes the JobSet first.
+
+    A replicated job is created once its ``dependsOn`` are reached (``Complete``: every
+    replica succeeded). By then the replicated jobs it waits to be Complete, and those
+    they waited for in turn, have all completed; when that alone meets the success policy
+    (``Any``: one of them is a target, no targets meaning all; ``All``: the targets are
+    all among them), the reconcile that would create it marks the JobSet Completed first.
+    A replicated job that depends on one never created is never created either. Only
+    what holds whatever the timing: Jobs that happen to finish early are not assumed.
+
+    >>> rjobs = [{"name": "init"}, {"name": "node", "dependsOn": [{"name": "init",
+    ...          "status": "Complete"}]}]
+    >>> never_created({"spec": {"replicatedJobs": rjobs, "successPolicy": {"operator": "Any"}}})
+    {'node': 'init'}
+    >>> never_created({"spec": {"replicatedJobs": rjobs, "successPolicy": {"operator": "All"}}})
+    {}
+    """
+    spec = jobset.get("spec") or {}
+    rjobs = [r for r in spec.get("replicatedJobs") or [] if isinstance(r, Mapping)]
+    if not any(r.get("dependsOn") for r in rjobs):
+        return {}
+    policy = spec.get("successPolicy") or {}
+    targets = set(policy.get("targetReplicatedJobs") or [str(r.get("name")) for r in rjobs])
+    done_before: dict[str, set[str]] = {}  # rjob -> the replicated jobs complete by then
+    never: dict[str, str] = {}
+    for rjob in rjobs:
+        name = str(rjob.get("name"))
+        done: set[str] = set()
+        first = ""
+        for dependency in rjob.get("dependsOn") or []:
+            needed = str(dependency.get("name"))
+            if needed in never:
+                first = first or never[needed]
+            done |= done_before.get(needed, set())
+            if dependency.get("status", "Complete") == "Complete":
+                done.add(needed)
+        done_before[name] = done
+        if not first and done:
+            if policy.get("operator") == "Any":
+                met = [r for r in (str(r.get("name")) for r in rjobs) if r in done & targets]
+                first = met[0] if met else ""
+            elif policy.get("operator") == "All" and targets <= done:
+                first = next(r for r in (str(r.get("name")) for r in rjobs) if r in done)
+        if first:
+            never[name] = first
+    return never
+
+
 def created(jobset: Mapping[str, Any], rjob: Mapping[str, Any]) -> bool:
     """Whether the controller creates the Jobs of ``rjob`` for a new ``jobset``: not
-    those that wait on a dependency while the JobSet is suspended."""
-    return not ((jobset.get("spec") or {}).get("suspend") is True and rjob.get("dependsOn"))
+    those that wait on a dependency while the JobSet is suspended, nor those it never
+    creates (:func:`never_created`)."""
+    if (jobset.get("spec") or {}).get("suspend") is True and rjob.get("dependsOn"):
+        return False
+    return not rjob.get("dependsOn") or str(rjob.get("name")) not in never_created(jobset)
 
 
 def construct_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -32,7 +32,14 @@ from compiler.kube.fielderror import error_body, field_type, go_value
 from compiler.resolve.names import dns1035_label_errors
 from compiler.upstream.typeinfo import TypeRef
 
-__all__ = ["default_jobset", "denial", "invalid_message", "validate_create", "validate_update"]
+__all__ = [
+    "default_jobset",
+    "denial",
+    "invalid_message",
+    "patch_may_add_null",
+    "validate_create",
+    "validate_update",
+]
 
 _MAX_INT32 = 2147483647
 _MAX_MANAGED_BY = 63
@@ -110,6 +117,63 @@ def default_jobset(jobset: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _MISSING: Any = object()
+
+_POD_SPEC: JsonPath = ("spec", "replicatedJobs", "*", "template", "spec", "template", "spec")
+_CLAIM = ("ephemeral", "volumeClaimTemplate", "spec")
+# Where the webhook's patch writes a value the JobSet schema refuses into a JobSet the
+# schema accepts as sent: a field Go encodes without omitempty, absent from the body, that
+# the schema has optional and not nullable (found from the Go types and the schema:
+# jobset_webhook_test.py). "*": every item of a list.
+NULL_BY_PATCH: tuple[JsonPath, ...] = (
+    ("spec", "replicatedJobs", "*", "template", "spec"),  # a Job template without spec
+    _POD_SPEC,  # a pod template without spec: its containers become null
+    (*_POD_SPEC, "volumes", "*", "projected", "sources"),
+    (*_POD_SPEC, "volumes", "*", *_CLAIM, "dataSource", "apiGroup"),
+    (*_POD_SPEC, "volumes", "*", *_CLAIM, "dataSourceRef", "apiGroup"),
+    ("spec", "volumeClaimPolicies", "*", "templates", "*", "spec", "dataSource", "apiGroup"),
+    ("spec", "volumeClaimPolicies", "*", "templates", "*", "spec", "dataSourceRef", "apiGroup"),
+)
+
+
+_MUST = ""  # in a trie node: the key leading to it must be there (no JSON key is "")
+
+
+def _trie(patterns: Sequence[JsonPath]) -> dict[str | int, Any]:
+    root: dict[str | int, Any] = {}
+    for pattern in patterns:
+        node = root
+        for key in pattern:
+            node = node.setdefault(key, {})
+        node[_MUST] = True
+    return root
+
+
+_NULL_TRIE = _trie(NULL_BY_PATCH)
+
+
+def _absent_under(value: Any, node: Mapping[str | int, Any]) -> bool:
+    """Whether a path of the trie ``node`` leads through ``value`` to a map lacking its
+    last key (one walk for all the patterns: this runs on every rendered JobSet)."""
+    for key, below in node.items():
+        if key == _MUST:
+            continue
+        if key == "*":
+            if type(value) is list and any(_absent_under(item, below) for item in value):
+                return True
+        elif type(value) is dict:
+            if key not in value:
+                if _MUST in below:
+                    return True
+            elif _absent_under(value[key], below):
+                return True
+    return False
+
+
+def patch_may_add_null(jobset: Mapping[str, Any]) -> bool:
+    """Whether the mutating webhook's patch may write, into ``jobset`` as sent, a value
+    its schema refuses (:data:`NULL_BY_PATCH`): only then need a JobSet the schema accepts
+    be validated again after the patch."""
+    return _absent_under(jobset, _NULL_TRIE)
 
 
 def patched(raw: Mapping[str, Any], original: Any, defaulted: Any) -> dict[str, Any]:

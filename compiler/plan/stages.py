@@ -43,7 +43,11 @@ from compiler.errors import (
     sorted_problems,
 )
 from compiler.errors import warning_order as warning_order  # its home before (callers)
-from compiler.expand.downstream import downstream_problems, expanded_input_problems
+from compiler.expand.downstream import (
+    downstream_problems,
+    expanded_input_problems,
+    never_created_warnings,
+)
 from compiler.load.loader import load_collect, load_previous
 from compiler.model.build import Build, Stage
 from compiler.model.objects import TrainJobSummary
@@ -319,7 +323,7 @@ def admit_outputs(build: Build) -> None:
         if summary.trainjob is None:
             continue
         for rendered in summary.objects:
-            admitted = admit_output(summary, rendered, crds)
+            admitted = admit_output(summary, rendered, crds, build.plan.trainer_version)
             build.outputs.append(admitted)
             build.problems += admitted.problems
             if not admitted.validated:
@@ -335,12 +339,16 @@ def check_downstream(build: Build) -> None:
     """Below each JobSet the API server stored: the JobSet webhooks, and the API server
     on the Jobs and Pods the controllers would create (:mod:`compiler.expand.downstream`).
 
-    Reads ``outputs``; adds to ``problems``."""
+    Reads ``outputs``; adds to ``problems``, ``warnings`` (a replicated job that never
+    runs)."""
     for output in build.outputs:
         trainjob = output.summary.trainjob
         data = output.rendered.data
         if output.stored is None or trainjob is None or data.get("kind") != "JobSet":
             continue
+        build.warnings += never_created_warnings(
+            output.stored, data, trainjob, output.summary.runtime, build.plan.trainer_version
+        )
         build.problems += downstream_problems(
             output.stored,
             data,
