@@ -397,6 +397,12 @@ class _Builder:
         self.count += len(recorded)
         if self.count > _MAX_NODES:
             raise _YamlValueError("document contains excessive aliasing", event)
+        # Inside an anchored node being recorded, the alias is recorded as what it
+        # replays, not as itself: kept too, a later alias of the outer node would expand
+        # this one twice (once from the alias, once from its replayed events).
+        for recorder in self.recorders:
+            if recorder[-1] is event:
+                recorder.pop()
         saved = self.source
         self.source = iter(recorded).__next__
         self.next = self.recording_next if self.recorders else self.source

@@ -243,6 +243,25 @@ def test_anchors_aliases_and_merge_keys(parser: str) -> None:
     assert positions[("copy", "image")] == (1, 14)
 
 
+def test_an_alias_of_a_node_holding_an_alias_expands_it_once(parser: str) -> None:
+    # found by the live fuzz: a runtime's shared volumeMounts list holding an aliased
+    # mount gave a Duplicate value where the API server (goyaml) reads one mount
+    text = (
+        "mount: &mount {name: data}\n"
+        "mounts: &mounts [*mount]\n"
+        "again: *mounts\n"
+        "nested: &nested {m: *mounts, k: [*mount, *mounts]}\n"
+        "deeper: [*nested]\n"
+    )
+    [doc] = parse_yaml(text, "t.yaml")
+    assert doc.data["mounts"] == [{"name": "data"}]
+    assert doc.data["again"] == [{"name": "data"}]
+    expected = {"m": [{"name": "data"}], "k": [{"name": "data"}, [{"name": "data"}]]}
+    assert doc.data["nested"] == expected
+    assert doc.data["deeper"] == [expected]
+    assert doc.source.positions[("again", 0, "name")] == (1, 16)  # at the anchor
+
+
 def test_bad_aliases(parser: str) -> None:
     assert problems("a: *nope\n")[0].startswith("t.yaml:1:4:")
     assert "undefined alias" in problems("- &a [*a]\n")[0]
