@@ -29,6 +29,7 @@ from typing import Any
 from compiler.apiserver.crds import _dns_subdomain, _label_value
 from compiler.errors import FieldError, JsonPath
 from compiler.kube.fielderror import error_body, field_type, go_value
+from compiler.kube.gotext import aggregated
 from compiler.resolve.names import dns1035_label_errors
 from compiler.upstream.typeinfo import TypeRef
 
@@ -641,13 +642,7 @@ def invalid_message(
     The errors are aggregated as apimachinery does: repeated texts once, one error
     bare, several in ``[a, b]``.
     """
-    texts: list[str] = []
-    for error in errors:
-        text = str(error)
-        if text not in texts:
-            texts.append(text)
-    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    return f'{qualified_kind} "{name}" is invalid: {body}'
+    return f'{qualified_kind} "{name}" is invalid: {aggregated(str(e) for e in errors)}'
 
 
 def denial(name: str, errors: Sequence[FieldError]) -> str:

@@ -151,3 +151,17 @@ def go_json(value: Any, *, sort_keys: bool = True) -> str:
     if isinstance(value, Iterable):
         return "[" + ",".join(go_json(item, sort_keys=sort_keys) for item in value) + "]"
     return go_json(str(value))
+
+
+def aggregated(texts: Iterable[str]) -> str:
+    """How an aggregate of errors prints (apimachinery ``utilerrors.NewAggregate``), as
+    in every ``... is invalid: <errors>``: a repeated text once, one text bare, several
+    in brackets.
+
+    >>> aggregated(["a: Required value"])
+    'a: Required value'
+    >>> aggregated(["a: Required value", "b: Forbidden", "a: Required value"])
+    '[a: Required value, b: Forbidden]'
+    """
+    unique = list(dict.fromkeys(texts))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"

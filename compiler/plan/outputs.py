@@ -40,6 +40,7 @@ from compiler.expand import webhook_defaults
 from compiler.expand.downstream import BELOW_THE_JOBSET
 from compiler.expand.jobset_webhook import patch_may_add_null
 from compiler.expand.refusal import event_message
+from compiler.kube.gotext import aggregated
 from compiler.kube.roundtrip import RoundTripError
 from compiler.model.objects import AdmittedOutput, RenderedObject, TrainJobSummary
 from compiler.provenance.locate import locate_output
@@ -202,17 +203,18 @@ def _creation_failure(
     """What the controller reports when the server refuses one of its objects.
 
     Its event reads ``TrainJob resources reconciliation failed: JobSet.jobset.x-k8s.io
-    "name" is invalid: [field: message, ...]`` (the API server's StatusError text).
+    "name" is invalid: [field: message, ...]`` (the API server's StatusError text; one
+    error bare).
     """
     trainjob = summary.trainjob
     assert trainjob is not None
     name = str((data.get("metadata") or {}).get("name", ""))
-    causes = ", ".join(
+    causes = aggregated(
         e.message if e.field is None else f"{e.field or '<nil>'}: {e.message}" for e in errors
     )
     return Problem(
         f'TrainJob resources reconciliation failed: {crd.kind}.{crd.group} "{name}" is '
-        f"invalid: [{causes}] (the API server refuses the {crd.kind} the controller would "
+        f"invalid: {causes} (the API server refuses the {crd.kind} the controller would "
         "create: the TrainJob gets a TrainJobResourcesCreationFailed event and none of its "
         "objects is created)",
         trainjob.locate(("metadata", "name")),

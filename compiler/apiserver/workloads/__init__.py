@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from compiler.errors import FieldError
-from compiler.kube.gotext import go_quote
+from compiler.kube.gotext import aggregated, go_quote
 
 from . import meta
 from .defaults import default_job, default_pod, drop_disabled_fields, pod_level_resources
@@ -237,14 +237,7 @@ def invalid_message(kind: str, name: str, errors: Iterable[FieldError]) -> str:
     >>> invalid_message("Job", "a", [FieldError("FieldValueRequired", "spec", "Required value")])
     'Job.batch "a" is invalid: spec: Required value'
     """
-    texts: list[str] = []
-    for error in errors:
-        text = str(error)
-        if text not in texts:
-            texts.append(text)
+    texts = [str(error) for error in errors]
     qualified = _QUALIFIED_KINDS.get(kind, kind)
     head = f"{qualified} {go_quote(name)} is invalid"
-    if not texts:
-        return head
-    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    return f"{head}: {body}"
+    return f"{head}: {aggregated(texts)}" if texts else head
