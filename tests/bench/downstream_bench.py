@@ -35,10 +35,12 @@ from tests.bench.render_bench import generate
 def _checks(on: bool) -> Iterator[None]:
     """The render chain with the checks below the JobSet, or with them answering nothing."""
     from compiler.apiserver.workloads import pod
+    from compiler.expand import downstream
     from compiler.plan import stages
 
     real = stages.downstream_problems
     pod.forget_valid_specs()  # a new process's memory
+    downstream.forget_outcomes()
     if not on:
         stages.downstream_problems = lambda *args, **kwargs: []
     try:
