@@ -87,6 +87,13 @@ _FOUND = {"Job": "validate_job", "Pod": "validate_pod"}
 
 def workload_checks() -> dict[str, WorkloadCheck]:
     """The registered checks, and the API server's Job/Pod validation where it exists."""
+    return {**_found_checks(), **WORKLOAD_CHECKS}
+
+
+@cache
+def _found_checks() -> dict[str, WorkloadCheck]:
+    """The API server's Job/Pod validation where it exists (looked for once: a module
+    search per JobSet was a tenth of the remembered verdict's cost)."""
     found: dict[str, WorkloadCheck] = {}
     if importlib.util.find_spec(_WORKLOADS_MODULE) is not None:
         module = importlib.import_module(_WORKLOADS_MODULE)
@@ -94,7 +101,7 @@ def workload_checks() -> dict[str, WorkloadCheck]:
             check = getattr(module, name, None)
             if callable(check):
                 found[kind] = check
-    return {**found, **WORKLOAD_CHECKS}
+    return found
 
 
 def mark_expanded(obj: dict[str, Any], depth: str) -> dict[str, Any]:
