@@ -407,6 +407,7 @@ def _as_created(check: WorkloadCheck) -> WorkloadCheck:
 _NOTHING_REFUSED: set[tuple[Any, ...]] = set()
 _NOTHING_REFUSED_LIMIT = 4096
 _NAME = "\x00"  # the JobSet's name in a key (never in a value it replaces in: checked)
+_NAMESPACE = "\x01"  # and its namespace
 _ANY_VALUE = "x"  # a non-empty env value
 # label and annotation keys whose values the controllers, the Pod webhook or the API
 # server read for more than a label value's or an annotation's text (a topology, an
@@ -438,16 +439,17 @@ def outcome_key(
     one key get one verdict. None when it cannot be keyed (then it is worked out).
 
     The JobSet's name (the TrainJob's) is written in the JobSet and, by the controllers,
-    in every Job and Pod name, hostname, subdomain, label and UID. Every check reads of
-    those no more than the length and the kind of each character (DNS labels and
-    subdomains, label values, the webhook's name lengths), whether two are equal (a
-    selector and its labels, a mount and its volume) and, of a volume's name, whether
-    it starts with ``kube-api-access-`` (the ServiceAccount plugin). So the key holds
-    the name's shape (:data:`_SHAPE`) and the JobSet with the name replaced by
-    :data:`_NAME` where it may be found, and nowhere else (else None):
+    in every Job and Pod name, hostname, subdomain, label and UID; its namespace in
+    every object's namespace, UID and job key. Every check reads of those no more than
+    the length and the kind of each character (DNS labels and subdomains, label
+    values, the webhook's name lengths), whether two are equal (a selector and its
+    labels, a mount and its volume) and, of a volume's name, whether it starts with
+    ``kube-api-access-`` (the ServiceAccount plugin). So the key holds the shapes of
+    the name and the namespace (:data:`_SHAPE`) and the JobSet with the name replaced
+    by :data:`_NAME`, then the namespace by :data:`_NAMESPACE`, where they may be found:
 
-    - ``metadata.name``, and the name of the JobSet's owners (the TrainJob's, which
-      no check below reads);
+    - ``metadata.name`` and ``metadata.namespace``, and the name of the JobSet's owners
+      (the TrainJob's, which no check below reads);
     - label and annotation values of the JobSet, of each Job template and pod template,
       but those under keys read for more (:data:`_READ_PREFIXES`, :data:`_READ_KEYS`):
       labels are checked as label values, annotations for their total size;
@@ -456,51 +458,73 @@ def outcome_key(
       ``kube-api-access-``); the object a ``secret``, ``configMap`` or
       ``persistentVolumeClaim`` volume names (only tested for being empty).
 
-    Replacing keeps which values are equal (a value is the key's text with the mark
-    replaced back). Besides, a non-empty env ``value`` is only tested for being empty:
-    it is keyed as any other (as :func:`~compiler.apiserver.workloads.pod.verdict_key`
-    keys them).
+    The name found anywhere else: None; the namespace: it is kept as it is. Replacing
+    keeps which values are equal (a value is the key's text with the marks replaced
+    back, in the other order). Besides, what is read of a value only for being empty or
+    as a label value is keyed as any other such value: a non-empty env ``value`` (as
+    :func:`~compiler.apiserver.workloads.pod.verdict_key` keys them), and a pod
+    template's ``nodeSelector`` values by their shape (nothing else reads them).
     """
     meta = stored.get("metadata")
     if not isinstance(meta, dict):
         return None
-    name = meta.get("name")
+    name, namespace = meta.get("name"), meta.get("namespace")
     if not isinstance(name, str) or not name:
         return None
-    try:
-        data = marshal.dumps(_jobset_view(stored, meta, name), 2)
-    except (_Unkeyable, ValueError):
-        return None
-    if name.encode() in data:
-        return None  # the name is somewhere a check may read more of it
-    return (data, name.translate(_SHAPE), tuple(sorted(checks.items())))
+    marked = [(name, _NAME)]
+    if isinstance(namespace, str) and namespace:
+        marked.append((namespace, _NAMESPACE))
+    while marked:
+        try:
+            data = marshal.dumps(_jobset_view(stored, meta, marked), 2)
+        except (_Unkeyable, ValueError):
+            return None
+        found = [text for text, _ in marked if text.encode() in data]
+        if not found:
+            shapes = tuple(text.translate(_SHAPE) for text, _ in marked)
+            return (data, shapes, tuple(sorted(checks.items())))
+        if found[0] == name:
+            return None  # the name is somewhere a check may read more of it
+        marked = marked[:1]  # the namespace is: keep it as it is
+    return None  # pragma: no cover - the name is always marked
 
 
-def _replaced(value: Any, name: str) -> Any:
+Marks = Sequence[tuple[str, str]]  # (text, its mark), replaced in turn
+
+
+def _replaced(value: Any, marked: Marks) -> Any:
     if not isinstance(value, str):
         return value
-    if _NAME in value:
-        raise _Unkeyable(value)
-    return value.replace(name, _NAME)
+    for _, mark in marked:
+        if mark in value:
+            raise _Unkeyable(value)
+    for text, mark in marked:
+        value = value.replace(text, mark)
+    return value
 
 
-def _jobset_view(stored: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> dict[str, Any]:
+def _jobset_view(
+    stored: Mapping[str, Any], meta: Mapping[str, Any], marked: Marks
+) -> dict[str, Any]:
     view = dict(stored)
-    view["metadata"] = _meta_view({**meta, "name": _NAME}, name)
+    view["metadata"] = _meta_view(meta, marked)
+    for key in ("name", "namespace"):
+        if key in meta:
+            view["metadata"][key] = _replaced(meta[key], marked)
     owners = meta.get("ownerReferences")
     if isinstance(owners, list):  # the TrainJob's: read by no check below the JobSet
         view["metadata"]["ownerReferences"] = [
-            {**o, "name": _replaced(o.get("name"), name)} if isinstance(o, dict) else o
+            {**o, "name": _replaced(o.get("name"), marked)} if isinstance(o, dict) else o
             for o in owners
         ]
     spec = view.get("spec")
     if isinstance(spec, dict) and isinstance(spec.get("replicatedJobs"), list):
-        rjobs = [_rjob_view(r, name) for r in spec["replicatedJobs"]]
+        rjobs = [_rjob_view(r, marked) for r in spec["replicatedJobs"]]
         view["spec"] = {**spec, "replicatedJobs": rjobs}
     return view
 
 
-def _meta_view(meta: Any, name: str) -> Any:
+def _meta_view(meta: Any, marked: Marks) -> Any:
     if not isinstance(meta, dict):
         return meta
     view = dict(meta)
@@ -508,57 +532,64 @@ def _meta_view(meta: Any, name: str) -> Any:
         values = view.get(key)
         if isinstance(values, dict):
             view[key] = {
-                k: v if k in _READ_KEYS or str(k).startswith(_READ_PREFIXES) else _replaced(v, name)
+                k: v
+                if k in _READ_KEYS or str(k).startswith(_READ_PREFIXES)
+                else _replaced(v, marked)
                 for k, v in values.items()
             }
     return view
 
 
-def _rjob_view(rjob: Any, name: str) -> Any:
+def _rjob_view(rjob: Any, marked: Marks) -> Any:
     template = rjob.get("template") if isinstance(rjob, dict) else None
     if not isinstance(template, dict):
         return rjob
-    template = {**template, "metadata": _meta_view(template.get("metadata"), name)}
+    template = {**template, "metadata": _meta_view(template.get("metadata"), marked)}
     job_spec = template.get("spec")
     pod_template = job_spec.get("template") if isinstance(job_spec, dict) else None
     if isinstance(job_spec, dict) and isinstance(pod_template, dict):
         pod_template = {
             **pod_template,
-            "metadata": _meta_view(pod_template.get("metadata"), name),
-            "spec": _pod_spec_view(pod_template.get("spec"), name),
+            "metadata": _meta_view(pod_template.get("metadata"), marked),
+            "spec": _pod_spec_view(pod_template.get("spec"), marked),
         }
         template["spec"] = {**job_spec, "template": pod_template}
     return {**rjob, "template": template}
 
 
-def _pod_spec_view(spec: Any, name: str) -> Any:
+def _pod_spec_view(spec: Any, marked: Marks) -> Any:
     if not isinstance(spec, dict):
         return spec
     view = dict(spec)
     for key in ("containers", "initContainers"):
         if isinstance(view.get(key), list):
-            view[key] = [_container_view(c, name) for c in view[key]]
+            view[key] = [_container_view(c, marked) for c in view[key]]
     if isinstance(view.get("volumes"), list):
-        view["volumes"] = [_volume_view(v, name) for v in view["volumes"]]
+        view["volumes"] = [_volume_view(v, marked) for v in view["volumes"]]
+    selector = view.get("nodeSelector")
+    if isinstance(selector, dict):  # read only as label values
+        view["nodeSelector"] = {
+            k: v.translate(_SHAPE) if isinstance(v, str) else v for k, v in selector.items()
+        }
     return view
 
 
-def _named(item: Any, name: str) -> Any:
+def _named(item: Any, marked: Marks) -> Any:
     """A volume or volume mount with its name replaced in, and whether the name starts
     with ``kube-api-access-``."""
     if not isinstance(item, dict) or not isinstance(item.get("name"), str):
         return item
     value = item["name"]
-    return {**item, "name": (_replaced(value, name), value.startswith(_TOKEN_VOLUME))}
+    return {**item, "name": (_replaced(value, marked), value.startswith(_TOKEN_VOLUME))}
 
 
-def _container_view(container: Any, name: str) -> Any:
+def _container_view(container: Any, marked: Marks) -> Any:
     if not isinstance(container, dict):
         return container
     view = dict(container)
     for key in ("command", "args"):
         if isinstance(view.get(key), list):
-            view[key] = [_replaced(item, name) for item in view[key]]
+            view[key] = [_replaced(item, marked) for item in view[key]]
     if isinstance(view.get("env"), list):
         view["env"] = [
             {**var, "value": _ANY_VALUE}
@@ -567,7 +598,7 @@ def _container_view(container: Any, name: str) -> Any:
             for var in view["env"]
         ]
     if isinstance(view.get("volumeMounts"), list):
-        view["volumeMounts"] = [_named(m, name) for m in view["volumeMounts"]]
+        view["volumeMounts"] = [_named(m, marked) for m in view["volumeMounts"]]
     return view
 
 
@@ -579,12 +610,12 @@ _NAMED_SOURCES = (
 )
 
 
-def _volume_view(volume: Any, name: str) -> Any:
+def _volume_view(volume: Any, marked: Marks) -> Any:
     if not isinstance(volume, dict):
         return volume
-    view = dict(_named(volume, name))
+    view = dict(_named(volume, marked))
     for kind, key in _NAMED_SOURCES:
         source = view.get(kind)
         if isinstance(source, dict) and key in source:
-            view[kind] = {**source, key: _replaced(source[key], name)}
+            view[kind] = {**source, key: _replaced(source[key], marked)}
     return view

@@ -252,12 +252,32 @@ def _beside_value_from(value: str) -> Callable[[Obj], str | None]:
     return lambda var: value if var.get("valueFrom") is not None else None
 
 
+def _in_namespace(jobset: Obj, namespace: str) -> Obj:
+    out = copy.deepcopy(jobset)
+    out["metadata"]["namespace"] = namespace
+    return out
+
+
+def _node_selector(jobset: Obj, value: str) -> Obj:
+    """``jobset`` with a nodeSelector ``pool: value`` in each pod template."""
+    out = copy.deepcopy(jobset)
+    for rjob in out["spec"].get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            template["spec"]["nodeSelector"] = {
+                **(template["spec"].get("nodeSelector") or {}),
+                "pool": value,
+            }
+    return out
+
+
 def _family(name: str, jobset: Obj) -> Iterator[tuple[str, Obj]]:
     """``jobset`` and other JobSets of its template: where the key keeps less than the
     value (another name of the same shape, other env values), and where a check reads
     more than a key may forget (a name one character longer or shorter, or of another
     shape; an env value empty or not beside ``valueFrom``; a volume named
-    ``kube-api-access-...``)."""
+    ``kube-api-access-...``); in other namespaces (of the same shape, longer, too long,
+    invalid); with nodeSelector values valid and not."""
     old = str(jobset["metadata"]["name"])
     yield name, jobset
     yield f"{name} same shape", _renamed(jobset, old.translate(_ROTATE))
@@ -271,6 +291,16 @@ def _family(name: str, jobset: Obj) -> Iterator[tuple[str, Obj]]:
         yield f"{name} hyphens", _renamed(jobset, old[:-2] + "--")
     yield f"{name} empty beside valueFrom", _env_values(jobset, _beside_value_from(""))
     yield f"{name} value beside valueFrom", _env_values(jobset, _beside_value_from("v"))
+    namespace = str(jobset["metadata"].get("namespace") or "default")
+    for label, other in (
+        ("same shape", namespace.translate(_ROTATE)),
+        ("longer", namespace + "x"),
+        ("of 64 characters", "n" * 64),
+        ("ending in -", namespace + "-"),
+    ):
+        yield f"{name} namespace {label}", _in_namespace(jobset, other)
+    for label, value in (("gpu-a", "gpu-a"), ("gpu-b", "gpu-b"), ("bad", "-bad-")):
+        yield f"{name} nodeSelector {label}", _node_selector(jobset, value)
     token = _renamed(jobset, old.translate(_ROTATE))
     for rjob in token["spec"].get("replicatedJobs") or []:
         spec = rjob["template"]["spec"]["template"].setdefault("spec", {})
@@ -317,16 +347,23 @@ def test_two_jobsets_with_one_key_get_one_verdict() -> None:
 
 
 def _weakened(forget: str) -> Key:
-    """:func:`outcome_key` that forgets an input a check reads: the name's shape, or
-    whether an env value is empty."""
+    """:func:`outcome_key` that forgets an input a check reads: the name's shape, the
+    namespace's, whether an env value is empty, or the nodeSelector values' shape."""
 
     def key(stored: Mapping[str, Any], checks: Mapping[str, Any]) -> Any:
         if forget == "env":
             stored = _env_values(cast(Obj, stored), lambda var: "x" if "value" in var else None)
+        if forget == "nodeSelector":
+            stored = _node_selector(cast(Obj, stored), "x")
         found = outcome_key(stored, checks)
         if found is None:
             return None
-        return found[:1] if forget == "shape" else found
+        data, shapes, checked = found
+        if forget == "name shape":
+            return (data, shapes[1:], checked)
+        if forget == "namespace shape":
+            return (data, shapes[:1], checked)
+        return found
 
     return key
 
@@ -334,7 +371,7 @@ def _weakened(forget: str) -> Key:
 def test_the_key_check_fails_on_a_key_that_forgets_an_input() -> None:
     """:func:`test_two_jobsets_with_one_key_get_one_verdict` can fail: each weakened key
     has a counterexample among the families."""
-    for forget in ("shape", "env"):
+    for forget in ("name shape", "namespace shape", "env", "nodeSelector"):
         assert _counterexample(_weakened(forget)) is not None, forget
 
 
