@@ -402,11 +402,11 @@ def _as_created(check: WorkloadCheck) -> WorkloadCheck:
 
 # --- the memory of JobSets below which nothing is refused -----------------------------
 
-# the keys of JobSets below which nothing was refused, with the checks and shape of name
-# they were judged with; whole keys (a few KiB each: compared, not digested), so bounded
+# the keys of JobSets below which nothing was refused, with the checks and the shapes
+# they were judged with; whole keys (compared, not digested), so bounded
 _NOTHING_REFUSED: set[tuple[Any, ...]] = set()
-_NOTHING_REFUSED_LIMIT = 4096
-_NAME = "\x00"  # the JobSet's name in a key (never in a value it replaces in: checked)
+_NOTHING_REFUSED_LIMIT = 2048  # ~2 KiB a key: at most ~5 MiB
+_NAME = "\x00"  # the JobSet's name in a key (never in a value it is put in: checked)
 _NAMESPACE = "\x01"  # and its namespace
 _ANY_VALUE = "x"  # a non-empty env value
 # label and annotation keys whose values the controllers, the Pod webhook or the API
@@ -424,7 +424,7 @@ _SHAPE = str.maketrans(
 
 
 class _Unkeyable(Exception):
-    """A value where the JobSet's name cannot be told apart from the key's mark."""
+    """A value that holds a mark already: it could not be told from a replaced one."""
 
 
 def forget_outcomes() -> None:
