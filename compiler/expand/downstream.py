@@ -44,6 +44,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
+import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
@@ -96,6 +97,13 @@ _FOUND = {"Job": "validate_job", "Pod": "validate_pod"}
 
 def workload_checks() -> dict[str, WorkloadCheck]:
     """The registered checks, and the API server's Job/Pod validation where it exists."""
+    return {**_found_checks(), **WORKLOAD_CHECKS}
+
+
+@cache
+def _found_checks() -> dict[str, WorkloadCheck]:
+    """The API server's Job/Pod validation where it exists (looked for once: a module
+    search per JobSet was a tenth of the remembered verdict's cost)."""
     found: dict[str, WorkloadCheck] = {}
     if importlib.util.find_spec(_WORKLOADS_MODULE) is not None:
         module = importlib.import_module(_WORKLOADS_MODULE)
@@ -103,7 +111,7 @@ def workload_checks() -> dict[str, WorkloadCheck]:
             check = getattr(module, name, None)
             if callable(check):
                 found[kind] = check
-    return {**found, **WORKLOAD_CHECKS}
+    return found
 
 
 def mark_expanded(obj: dict[str, Any], depth: str) -> dict[str, Any]:
@@ -272,9 +280,34 @@ def downstream_problems(
 ) -> list[Problem]:
     """What the cluster refuses below one JobSet (``stored``: with its CRD defaults;
     ``rendered``: as rendered, to locate fields in the inputs and in the ``overlays``
-    that patched it), on Trainer ``version``."""
+    that patched it), on Trainer ``version``.
+
+    A JobSet below which nothing is refused is remembered by :func:`outcome_key`: the
+    JobSets of many TrainJobs differ only in their name and in what no check reads."""
     if not BELOW_THE_JOBSET.on(version):
         return []
+    checks = workload_checks()
+    key = outcome_key(stored, checks)
+    if key is not None and key in _NOTHING_REFUSED:
+        return []
+    problems = _problems_below(stored, rendered, trainjob, runtime, checks, overlays)
+    if key is not None and not problems:
+        if len(_NOTHING_REFUSED) >= _NOTHING_REFUSED_LIMIT:
+            _NOTHING_REFUSED.clear()  # bounded: each key is a whole JobSet
+        _NOTHING_REFUSED.add(key)
+    return problems
+
+
+def _problems_below(
+    stored: Mapping[str, Any],
+    rendered: dict[str, Any],
+    trainjob: Manifest,
+    runtime: Manifest | None,
+    checks: Mapping[str, WorkloadCheck],
+    overlays: Sequence[Overlay],
+) -> list[Problem]:
+    """:func:`downstream_problems` worked out (every input it reads of ``stored`` must be
+    kept by :func:`outcome_key`)."""
     # webhook_errors(stored), keeping the defaulted JobSet: the Jobs are made from it (they
     # come out of the controller's Go round trip; the webhook's own needs none)
     admitted = default_jobset(stored)
@@ -282,7 +315,6 @@ def downstream_problems(
     if errors:
         name = str((stored.get("metadata") or {}).get("name", ""))
         return refusal_problems(JobSetRefused(name, errors), rendered, trainjob, runtime)
-    checks = workload_checks()
     if not checks:
         return []
     problems: list[Problem] = []
@@ -459,3 +491,224 @@ def _as_created(check: WorkloadCheck) -> WorkloadCheck:
     if "created" not in parameters:
         return check
     return functools.partial(cast(Callable[..., list[FieldError]], check), created=True)
+
+
+# --- the memory of JobSets below which nothing is refused -----------------------------
+
+# the keys of JobSets below which nothing was refused, with the checks and the shapes
+# they were judged with; whole keys (compared, not digested), so bounded
+_NOTHING_REFUSED: set[tuple[Any, ...]] = set()
+_NOTHING_REFUSED_LIMIT = 2048  # ~2 KiB a key: at most ~5 MiB
+_NAME = "\x00"  # the JobSet's name in a key (never in a value it is put in: checked)
+_NAMESPACE = "\x01"  # and its namespace
+_ANY_VALUE = "x"  # a non-empty env value
+# label and annotation keys whose values the controllers, the Pod webhook or the API
+# server read for more than a label value's or an annotation's text (a topology, an
+# index, a name to match): a value under one of them is kept as it is
+_READ_PREFIXES = ("jobset.sigs.k8s.io/", "alpha.jobset.sigs.k8s.io/", "batch.kubernetes.io/")
+_READ_KEYS = frozenset({n.LEGACY_CONTROLLER_UID, n.LEGACY_JOB_NAME})
+_TOKEN_VOLUME = "kube-api-access-"  # the ServiceAccount plugin's test of a volume name
+# a name's characters as the checks tell them apart (DNS labels and subdomains, label
+# values: a lowercase letter, an uppercase one, a digit; any other character as it is)
+_SHAPE = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "a" * 26 + "A" * 26 + "0" * 10,
+)
+
+
+class _Unkeyable(Exception):
+    """A value that holds a mark already: it could not be told from a replaced one."""
+
+
+def forget_outcomes() -> None:
+    """Forget the JobSets below which nothing was refused (a new process's memory)."""
+    _NOTHING_REFUSED.clear()
+
+
+def outcome_key(
+    stored: Mapping[str, Any], checks: Mapping[str, WorkloadCheck]
+) -> tuple[Any, ...] | None:
+    """``stored`` as :func:`downstream_problems`' verdict depends on it: two JobSets with
+    one key get one verdict. None when it cannot be keyed (then it is worked out).
+
+    The JobSet's name (the TrainJob's) is written in the JobSet and, by the controllers,
+    in every Job and Pod name, hostname, subdomain, label and UID; its namespace in
+    every object's namespace, UID and job key. Every check reads of those no more than
+    the length and the kind of each character (DNS labels and subdomains, label
+    values, the webhook's name lengths), whether two are equal (a selector and its
+    labels, a mount and its volume) and, of a volume's name, whether it starts with
+    ``kube-api-access-`` (the ServiceAccount plugin). So the key holds the shapes of
+    the name and the namespace (:data:`_SHAPE`) and the JobSet with the name replaced
+    by :data:`_NAME`, then the namespace by :data:`_NAMESPACE`, where they may be found:
+
+    - ``metadata.name`` and ``metadata.namespace``, and the name of the JobSet's owners
+      (the TrainJob's, which no check below reads);
+    - label and annotation values of the JobSet, of each Job template and pod template,
+      but those under keys read for more (:data:`_READ_PREFIXES`, :data:`_READ_KEYS`):
+      labels are checked as label values, annotations for their total size;
+    - a container's (and init container's) ``command`` and ``args`` (no check reads
+      them); the names of volumes and volume mounts (with whether each starts with
+      ``kube-api-access-``); the object a ``secret``, ``configMap`` or
+      ``persistentVolumeClaim`` volume names (only tested for being empty).
+
+    The name found anywhere else: None; the namespace: it is kept as it is. Replacing
+    keeps which values are equal (a value is the key's text with the marks replaced
+    back, in the other order). Besides, what is read of a value only for being empty or
+    as a label value is keyed as any other such value: a non-empty env ``value`` (as
+    :func:`~compiler.apiserver.workloads.pod.verdict_key` keys them), and a pod
+    template's ``nodeSelector`` values by their shape (nothing else reads them).
+    """
+    meta = stored.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if not isinstance(name, str) or not name:
+        return None
+    marked = [(name, _NAME)]
+    if isinstance(namespace, str) and namespace:
+        marked.append((namespace, _NAMESPACE))
+    while marked:
+        try:
+            data = marshal.dumps(_jobset_view(stored, meta, marked), 2)
+        except (_Unkeyable, ValueError):
+            return None
+        found = [text for text, _ in marked if text.encode() in data]
+        if not found:
+            shapes = tuple(text.translate(_SHAPE) for text, _ in marked)
+            return (data, shapes, tuple(sorted(checks.items())))
+        if found[0] == name:
+            return None  # the name is somewhere a check may read more of it
+        marked = marked[:1]  # the namespace is: keep it as it is
+    return None  # pragma: no cover - the name is always marked
+
+
+Marks = Sequence[tuple[str, str]]  # (text, its mark), replaced in turn
+
+
+def _replaced(value: Any, marked: Marks) -> Any:
+    if not isinstance(value, str):
+        return value
+    for _, mark in marked:
+        if mark in value:
+            raise _Unkeyable(value)
+    for text, mark in marked:
+        value = value.replace(text, mark)
+    return value
+
+
+def _jobset_view(
+    stored: Mapping[str, Any], meta: Mapping[str, Any], marked: Marks
+) -> dict[str, Any]:
+    view = dict(stored)
+    view["metadata"] = _meta_view(meta, marked)
+    for key in ("name", "namespace"):
+        if key in meta:
+            view["metadata"][key] = _replaced(meta[key], marked)
+    owners = meta.get("ownerReferences")
+    if isinstance(owners, list):  # the TrainJob's: read by no check below the JobSet
+        view["metadata"]["ownerReferences"] = [
+            {**o, "name": _replaced(o.get("name"), marked)} if isinstance(o, dict) else o
+            for o in owners
+        ]
+    spec = view.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("replicatedJobs"), list):
+        rjobs = [_rjob_view(r, marked) for r in spec["replicatedJobs"]]
+        view["spec"] = {**spec, "replicatedJobs": rjobs}
+    return view
+
+
+def _meta_view(meta: Any, marked: Marks) -> Any:
+    if not isinstance(meta, dict):
+        return meta
+    view = dict(meta)
+    for key in ("labels", "annotations"):
+        values = view.get(key)
+        if isinstance(values, dict):
+            view[key] = {
+                k: v
+                if k in _READ_KEYS or str(k).startswith(_READ_PREFIXES)
+                else _replaced(v, marked)
+                for k, v in values.items()
+            }
+    return view
+
+
+def _rjob_view(rjob: Any, marked: Marks) -> Any:
+    template = rjob.get("template") if isinstance(rjob, dict) else None
+    if not isinstance(template, dict):
+        return rjob
+    template = {**template, "metadata": _meta_view(template.get("metadata"), marked)}
+    job_spec = template.get("spec")
+    pod_template = job_spec.get("template") if isinstance(job_spec, dict) else None
+    if isinstance(job_spec, dict) and isinstance(pod_template, dict):
+        pod_template = {
+            **pod_template,
+            "metadata": _meta_view(pod_template.get("metadata"), marked),
+            "spec": _pod_spec_view(pod_template.get("spec"), marked),
+        }
+        template["spec"] = {**job_spec, "template": pod_template}
+    return {**rjob, "template": template}
+
+
+def _pod_spec_view(spec: Any, marked: Marks) -> Any:
+    if not isinstance(spec, dict):
+        return spec
+    view = dict(spec)
+    for key in ("containers", "initContainers"):
+        if isinstance(view.get(key), list):
+            view[key] = [_container_view(c, marked) for c in view[key]]
+    if isinstance(view.get("volumes"), list):
+        view["volumes"] = [_volume_view(v, marked) for v in view["volumes"]]
+    selector = view.get("nodeSelector")
+    if isinstance(selector, dict):  # read only as label values
+        view["nodeSelector"] = {
+            k: v.translate(_SHAPE) if isinstance(v, str) else v for k, v in selector.items()
+        }
+    return view
+
+
+def _named(item: Any, marked: Marks) -> Any:
+    """A volume or volume mount with its name replaced in, and whether the name starts
+    with ``kube-api-access-``."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return item
+    value = item["name"]
+    return {**item, "name": (_replaced(value, marked), value.startswith(_TOKEN_VOLUME))}
+
+
+def _container_view(container: Any, marked: Marks) -> Any:
+    if not isinstance(container, dict):
+        return container
+    view = dict(container)
+    for key in ("command", "args"):
+        if isinstance(view.get(key), list):
+            view[key] = [_replaced(item, marked) for item in view[key]]
+    if isinstance(view.get("env"), list):
+        view["env"] = [
+            {**var, "value": _ANY_VALUE}
+            if type(var) is dict and type(var.get("value")) is str and var["value"] != ""
+            else var
+            for var in view["env"]
+        ]
+    if isinstance(view.get("volumeMounts"), list):
+        view["volumeMounts"] = [_named(m, marked) for m in view["volumeMounts"]]
+    return view
+
+
+# volume source -> the field naming its object, read only for being empty
+_NAMED_SOURCES = (
+    ("secret", "secretName"),
+    ("configMap", "name"),
+    ("persistentVolumeClaim", "claimName"),
+)
+
+
+def _volume_view(volume: Any, marked: Marks) -> Any:
+    if not isinstance(volume, dict):
+        return volume
+    view = dict(_named(volume, marked))
+    for kind, key in _NAMED_SOURCES:
+        source = view.get(kind)
+        if isinstance(source, dict) and key in source:
+            view[kind] = {**source, key: _replaced(source[key], marked)}
+    return view

@@ -1,28 +1,32 @@
 """``make bench`` (below the JobSet): what the downstream checks add to ``render``, and
 the cost of ``--expand pods``.
 
-Renders N generated TrainJobs (tests/bench/render_bench.py's mix of torch, MPI and
-plain runtimes) with ``trainc render DIR --no-cache -j 1 -o OUT``, run in this process
-through the CLI, twice a round: as it is, and with the check below each JobSet (the
-``check_downstream`` stage's call, the JobSet webhook's verdict and the API server's Job
-and Pod validation) answering nothing, so that both go through the same chain and
-differ only by the checks. Each run starts with an empty memory of valid pod specs, as a
-new ``trainc`` process does. The figure is CPU time (``time.process_time``: this
-process's own, steadier than wall time on a shared machine), the best of the rounds.
+Renders N TrainJobs with ``trainc render DIR --no-cache -j J -o OUT``, run in this
+process through the CLI, twice a round: as it is, and with the check below each JobSet
+(the ``check_downstream`` stage's call: the JobSet webhook's verdict and the API
+server's Job and Pod validation) answering nothing, so that both go through the same
+chain and differ only by the checks. Two repos: the generator's (tests/bench/render_bench.py's
+mix of torch, MPI and plain runtimes) and the golden templates'
+(tests/bench/golden_repo.py), at ``-j 1`` and at the default ``-j``. Each run starts
+with empty memories (of valid pod specs, of JobSets below which nothing was refused), as
+a new ``trainc`` process does. The figure is CPU time, this process's and its workers'
+(user + sys); the line gives the best of the rounds with and without, and the range and
+median of the rounds' paired ratios.
 
-Then every stored JobSet is expanded to Pods (``render --expand pods``' chain), and the
-cost per TrainJob is printed for each size and, last, compared across sizes: equal
-costs per TrainJob mean ``--expand pods`` is linear.
+Then every stored JobSet of the generator's repo is expanded to Pods (``render --expand
+pods``' chain), and the cost per TrainJob is printed for each size and, last, compared
+across sizes: equal costs per TrainJob mean ``--expand pods`` is linear.
 Target (issue 27): the downstream checks add at most 25% to render at 10,000 TrainJobs.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
+import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,10 +39,12 @@ from tests.bench.render_bench import generate
 def _checks(on: bool) -> Iterator[None]:
     """The render chain with the checks below the JobSet, or with them answering nothing."""
     from compiler.apiserver.workloads import pod
+    from compiler.expand import downstream
     from compiler.plan import stages
 
     real = stages.downstream_problems
     pod.forget_valid_specs()  # a new process's memory
+    downstream.forget_outcomes()
     if not on:
         stages.downstream_problems = lambda *args, **kwargs: []
     try:
@@ -47,17 +53,54 @@ def _checks(on: bool) -> Iterator[None]:
         stages.downstream_problems = real
 
 
-def _render_cpu(repo: Path, out: Path, checks: bool) -> float:
+def _cpu() -> float:
+    """CPU seconds so far of this process and of its workers that ended."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+
+def _render_cpu(repo: Path, out: Path, checks: bool, jobs: str = "1") -> float:
     from compiler.cli import main
 
     shutil.rmtree(out, ignore_errors=True)
+    parallel = [] if jobs == "default" else ["-j", jobs]
     with _checks(checks):
-        started = time.process_time()
-        code = main(["render", str(repo), "--no-cache", "-j", "1", "-q", "-o", str(out)])
-        seconds = time.process_time() - started
+        started = _cpu()
+        code = main(["render", str(repo), "--no-cache", *parallel, "-q", "-o", str(out)])
+        seconds = _cpu() - started
     if code != 0:
         raise RuntimeError(f"render of {repo} exited {code}")
     return seconds
+
+
+def _overhead(repo: Path, out: Path, rounds: int, jobs: str) -> tuple[float, float, list[float]]:
+    """The best CPU without and with the checks, and each round's with/without - 1."""
+    _render_cpu(repo, out, True, jobs)  # warm: CRDs, CEL programs, imports
+    best = {True: float("inf"), False: float("inf")}
+    ratios = []
+    for _ in range(rounds):  # paired: each round runs both, close in time
+        seconds = {checks: _render_cpu(repo, out, checks, jobs) for checks in (False, True)}
+        ratios.append(seconds[True] / seconds[False] - 1)
+        for checks in (False, True):
+            best[checks] = min(best[checks], seconds[checks])
+    return best[False], best[True], ratios
+
+
+def _overhead_line(
+    repo_name: str, count: int, jobs: str, figures: tuple[float, float, list[float]]
+) -> str:
+    from compiler.expand.downstream import workload_checks
+
+    without, with_checks, ratios = figures
+    validation = "with Job/Pod validation" if workload_checks() else "webhook only"
+    return (
+        f"downstream: {count} TrainJobs ({repo_name}), render -j {jobs} CPU {without:.2f} s "
+        f"without the checks below the JobSet, {with_checks:.2f} s with them: "
+        f"{(with_checks - without) / without * 100:+.0f}% (rounds {min(ratios) * 100:+.0f}% to "
+        f"{max(ratios) * 100:+.0f}%, median {statistics.median(ratios) * 100:+.0f}%; "
+        f"{validation}; target +25% at 10000)"
+    )
 
 
 def _expand_cpu(repo: Path) -> tuple[float, int]:
@@ -71,33 +114,33 @@ def _expand_cpu(repo: Path) -> tuple[float, int]:
     jobsets: list[dict[str, Any]] = [
         o.stored for o in build.outputs if o.stored and o.stored.get("kind") == "JobSet"
     ]
-    started = time.process_time()
+    started = _cpu()
     count = sum(len(expand([js], "pods")) for js in jobsets)
-    return time.process_time() - started, count
+    return _cpu() - started, count
 
 
-def measure(count: int, rounds: int, expand_costs: dict[int, float]) -> str:
-    from compiler.expand.downstream import workload_checks
+def measure(
+    count: int, rounds: int, expand_costs: dict[int, float], jobs: list[str], golden: bool
+) -> Iterator[str]:
+    """The overhead lines of the generator's repo (and the golden templates' with
+    ``golden``) of ``count`` TrainJobs at each ``-j``, then the ``--expand pods`` line."""
+    from tests.bench.golden_repo import generate_golden
 
     with tempfile.TemporaryDirectory() as tmp:
-        repo, out = Path(tmp) / "repo", Path(tmp) / "out"
-        repo.mkdir()
-        generate(repo, count)
-        _render_cpu(repo, out, True)  # warm: CRDs, CEL programs, imports
-        best = {True: float("inf"), False: float("inf")}
-        for _ in range(rounds):  # paired: each round runs both, close in time
-            for checks in (False, True):
-                best[checks] = min(best[checks], _render_cpu(repo, out, checks))
-        expanding, objects = _expand_cpu(repo)
+        out = Path(tmp) / "out"
+        repos = [("generated", Path(tmp) / "repo", generate)]
+        if golden:
+            repos.append(("golden templates", Path(tmp) / "golden", generate_golden))
+        for name, repo, make in repos:
+            repo.mkdir()
+            make(repo, count)
+            for parallel in jobs:
+                yield _overhead_line(name, count, parallel, _overhead(repo, out, rounds, parallel))
+        expanding, objects = _expand_cpu(repos[0][1])
     expand_costs[count] = expanding / max(count, 1)
-    without, with_checks = best[False], best[True]
-    validation = "with Job/Pod validation" if workload_checks() else "webhook only"
-    return (
-        f"downstream: {count} TrainJobs, render -j 1 CPU {without:.2f} s without the checks "
-        f"below the JobSet, {with_checks:.2f} s with them: "
-        f"{(with_checks - without) / without * 100:+.0f}% ({validation}; target +25% at "
-        f"10000); --expand pods {expanding:.2f} s CPU for {objects} objects "
-        f"({expand_costs[count] * 1e3:.2f} ms per TrainJob)"
+    yield (
+        f"downstream: {count} TrainJobs, --expand pods {expanding:.2f} s CPU for {objects} "
+        f"objects ({expand_costs[count] * 1e3:.2f} ms per TrainJob)"
     )
 
 
@@ -116,11 +159,15 @@ def linearity(costs: dict[int, float]) -> str | None:
 def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--rounds", type=int, default=2, help="paired runs per size (best of)")
+    parser.add_argument("--rounds", type=int, default=3, help="paired runs per size and -j")
+    parser.add_argument("--jobs", default="1,default", help="the -j values (default: trainc's)")
+    parser.add_argument("--no-golden", action="store_true", help="the generator's repo only")
     args = parser.parse_args(argv)
     costs: dict[int, float] = {}
+    jobs = [j for j in args.jobs.split(",") if j]
     for size in (int(s) for s in args.sizes.split(",") if s):
-        echo(measure(size, args.rounds, costs))
+        for line in measure(size, args.rounds, costs, jobs, not args.no_golden):
+            echo(line)
     line = linearity(costs)
     if line:
         echo(line)

@@ -13,15 +13,24 @@ applied to golden pod templates.
 from __future__ import annotations
 
 import copy
+import json
 import random
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, cast
 
+from compiler.apiserver.manifest import Manifest, SourceMap
 from compiler.apiserver.workloads import pod as pod_validation
 from compiler.apiserver.workloads import validate_job, validate_pod
 from compiler.apiserver.workloads.names import dns1123_label
-from compiler.expand import _crd_defaults, webhook_errors
-from compiler.expand.downstream import _first_refused, representatives, workload_checks
+from compiler.expand import _crd_defaults, downstream, webhook_errors
+from compiler.expand.downstream import (
+    _first_refused,
+    downstream_problems,
+    forget_outcomes,
+    outcome_key,
+    representatives,
+    workload_checks,
+)
 from compiler.expand.jobset_webhook import default_jobset
 from compiler.render.info import json_copy
 from tests.pods import validate_fuzz
@@ -190,3 +199,197 @@ def test_the_verdict_without_round_trips_is_the_verdict_with_them() -> None:
             judged += 1
             refused += exact is not None
     assert judged > 700 and refused > 100, (judged, refused)
+
+
+# --- the memory of JobSets below which nothing is refused (downstream.outcome_key) ---
+
+_TRAINJOB = Manifest(
+    {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "t"}},
+    SourceMap("trainjob.yaml", {}),
+)
+_NEWEST = "v2.3.0"
+_ROTATE = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyz0123456789", "bcdefghijklmnopqrstuvwxyza1234567890"
+)
+
+
+def _problems(jobset: Obj) -> list[str]:
+    """``render``'s problems below ``jobset`` (as the API server stores it)."""
+    stored = _crd_defaults(json_copy(jobset))
+    try:
+        found = downstream_problems(stored, json_copy(jobset), _TRAINJOB, None, _NEWEST)
+    except Exception as err:  # what the long way raises, render raises
+        return [f"{type(err).__name__}: {err}"]
+    return [repr(p) for p in found]
+
+
+def _renamed(jobset: Obj, name: str) -> Obj:
+    """``jobset`` with every occurrence of its name replaced by ``name`` (as another
+    TrainJob of one template)."""
+    old = jobset["metadata"]["name"]
+    return cast(Obj, json.loads(json.dumps(jobset).replace(old, name)))
+
+
+def _env_values(jobset: Obj, value: Callable[[Obj], str | None]) -> Obj:
+    """``jobset`` with each env var's value ``value(var)`` (None: as it is)."""
+    out = copy.deepcopy(jobset)
+    for rjob in out["spec"].get("replicatedJobs") or []:
+        spec = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        for key in ("containers", "initContainers"):
+            for container in (spec.get("spec") or {}).get(key) or []:
+                for var in container.get("env") or []:
+                    if isinstance(var, dict) and (new := value(var)) is not None:
+                        var["value"] = new
+    return out
+
+
+def _other_value(var: Obj) -> str | None:
+    value = var.get("value")
+    return value + "-other" if isinstance(value, str) and value else None
+
+
+def _beside_value_from(value: str) -> Callable[[Obj], str | None]:
+    return lambda var: value if var.get("valueFrom") is not None else None
+
+
+def _in_namespace(jobset: Obj, namespace: str) -> Obj:
+    out = copy.deepcopy(jobset)
+    out["metadata"]["namespace"] = namespace
+    return out
+
+
+def _node_selector(jobset: Obj, value: str) -> Obj:
+    """``jobset`` with a nodeSelector ``pool: value`` in each pod template."""
+    out = copy.deepcopy(jobset)
+    for rjob in out["spec"].get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            template["spec"]["nodeSelector"] = {
+                **(template["spec"].get("nodeSelector") or {}),
+                "pool": value,
+            }
+    return out
+
+
+def _family(name: str, jobset: Obj) -> Iterator[tuple[str, Obj]]:
+    """``jobset`` and other JobSets of its template: where the key keeps less than the
+    value (another name of the same shape, other env values), and where a check reads
+    more than a key may forget (a name one character longer or shorter, or of another
+    shape; an env value empty or not beside ``valueFrom``; a volume named
+    ``kube-api-access-...``); in other namespaces (of the same shape, longer, too long,
+    invalid); with nodeSelector values valid and not."""
+    old = str(jobset["metadata"]["name"])
+    yield name, jobset
+    yield f"{name} same shape", _renamed(jobset, old.translate(_ROTATE))
+    yield f"{name} env values", _env_values(jobset, _other_value)
+    yield f"{name} longer", _renamed(jobset, old + "x")
+    if len(old) > 1:
+        yield f"{name} shorter", _renamed(jobset, old[:-1])
+    yield f"{name} digit first", _renamed(jobset, "0" + old[1:])
+    yield f"{name} upper case", _renamed(jobset, old[:1].upper() + old[1:])
+    if len(old) > 3:
+        yield f"{name} hyphens", _renamed(jobset, old[:-2] + "--")
+    yield f"{name} empty beside valueFrom", _env_values(jobset, _beside_value_from(""))
+    yield f"{name} value beside valueFrom", _env_values(jobset, _beside_value_from("v"))
+    namespace = str(jobset["metadata"].get("namespace") or "default")
+    for label, other in (
+        ("same shape", namespace.translate(_ROTATE)),
+        ("longer", namespace + "x"),
+        ("of 64 characters", "n" * 64),
+        ("ending in -", namespace + "-"),
+    ):
+        yield f"{name} namespace {label}", _in_namespace(jobset, other)
+    for label, value in (("gpu-a", "gpu-a"), ("gpu-b", "gpu-b"), ("bad", "-bad-")):
+        yield f"{name} nodeSelector {label}", _node_selector(jobset, value)
+    token = _renamed(jobset, old.translate(_ROTATE))
+    for rjob in token["spec"].get("replicatedJobs") or []:
+        spec = rjob["template"]["spec"]["template"].setdefault("spec", {})
+        volumes = spec.get("volumes")
+        if isinstance(volumes, list) and volumes and isinstance(volumes[0], dict):
+            volumes[0]["name"] = "kube-api-access-" + str(volumes[0].get("name"))
+            yield f"{name} token volume", token
+            break
+
+
+def _memo_jobsets() -> Iterator[tuple[str, Obj]]:
+    for name, jobset in _all_jobsets():
+        meta = jobset.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]:
+            yield name, jobset
+
+
+Key = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
+
+
+def _counterexample(key: Key) -> str | None:
+    """Two JobSets of one template (:func:`_family`) with one ``key`` of which one is
+    refused below and the other not (the memory would answer one with the other's
+    verdict); None if there are none."""
+    checks = workload_checks()
+    for name, jobset in _memo_jobsets():
+        refused: dict[Any, tuple[str, bool]] = {}
+        for label, member in _family(name, jobset):
+            found = key(_crd_defaults(json_copy(member)), checks)
+            if found is None:
+                continue
+            forget_outcomes()  # the long way
+            verdict = bool(_problems(member))
+            first = refused.setdefault(found, (label, verdict))
+            if first[1] != verdict:
+                return f"{first[0]} / {label}"
+    return None
+
+
+def test_two_jobsets_with_one_key_get_one_verdict() -> None:
+    """The key keeps every input a check reads: no JobSet and variant of it (renamed,
+    other env values, a token volume) share a key and differ in being refused."""
+    assert _counterexample(outcome_key) is None
+
+
+def _weakened(forget: str) -> Key:
+    """:func:`outcome_key` that forgets an input a check reads: the name's shape, the
+    namespace's, whether an env value is empty, or the nodeSelector values' shape."""
+
+    def key(stored: Mapping[str, Any], checks: Mapping[str, Any]) -> Any:
+        if forget == "env":
+            stored = _env_values(cast(Obj, stored), lambda var: "x" if "value" in var else None)
+        if forget == "nodeSelector":
+            stored = _node_selector(cast(Obj, stored), "x")
+        found = outcome_key(stored, checks)
+        if found is None:
+            return None
+        data, shapes, checked = found
+        if forget == "name shape":
+            return (data, shapes[1:], checked)
+        if forget == "namespace shape":
+            return (data, shapes[:1], checked)
+        return found
+
+    return key
+
+
+def test_the_key_check_fails_on_a_key_that_forgets_an_input() -> None:
+    """:func:`test_two_jobsets_with_one_key_get_one_verdict` can fail: each weakened key
+    has a counterexample among the families."""
+    for forget in ("name shape", "namespace shape", "env", "nodeSelector"):
+        assert _counterexample(_weakened(forget)) is not None, forget
+
+
+def test_the_memory_gives_the_verdict_of_the_long_way() -> None:
+    """Each JobSet's problems with the memory primed by another of its template
+    (another name of the same shape, other env values) are those worked out with no
+    memory."""
+    remembered = judged = 0
+    checks = workload_checks()
+    for name, jobset in _memo_jobsets():
+        forget_outcomes()
+        alone = _problems(jobset)
+        key = outcome_key(_crd_defaults(json_copy(jobset)), checks)
+        for label, other in list(_family(name, jobset))[1:3]:
+            forget_outcomes()
+            _problems(other)
+            remembered += key is not None and key in downstream._NOTHING_REFUSED
+            assert _problems(jobset) == alone, label
+            judged += 1
+    forget_outcomes()
+    assert judged > 1000 and remembered > 300, (judged, remembered)
