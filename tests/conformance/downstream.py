@@ -17,10 +17,14 @@ compiler/expand/refusal.py and downstream.py) are held to these events by
 :func:`downstream_difference`. Each recorded event must be one of trainc's, word for word
 (trainc may add a hint after it); normalised on both sides only by :func:`event_key`:
 what :func:`~tests.conformance.cases.message_key` masks, and the five random characters
-of a generated Pod name. trainc may say more than the cluster did in one case only: the
-JobSet controller creates the replicated jobs in order and stops at the first whose Jobs
-are refused (``reconcileReplicatedJobs``), so a refusal of a later replicated job of that
-JobSet is never reported by the cluster; trainc reports every replicated job's.
+of a generated Pod name. Both sides are compared line by line: the JobSet controller
+creates a replicated job's Jobs in parallel and joins every refusal into one event, one
+line each in the order they came back, which trainc may list in another order (a hint
+on a line of its own is not a refusal). trainc may say more than the cluster did in one
+case only: the JobSet controller creates the replicated jobs in order and stops at the
+first whose Jobs are refused (``reconcileReplicatedJobs``), so a refusal of a later
+replicated job of that JobSet is never reported by the cluster; trainc reports every
+replicated job's.
 """
 
 from __future__ import annotations
@@ -122,6 +126,19 @@ def _event_lines(refusal: Refusal) -> list[str]:
     return [event_key(line) for line in refusal.message.split("\n") if line]
 
 
+_HINT_LINE = re.compile(r"^\(.*\)$")
+
+
+def _said_lines(message: str) -> list[str]:
+    """trainc's refusal as lines: a replicated job's refused replicas one per line (as the
+    JobSet controller's joined event has them), a hint on a line of its own left out.
+
+    >>> _said_lines('job "a-0" creation failed\\njob "a-1" creation failed\\n(the API ...)')
+    ['job "a-0" creation failed', 'job "a-1" creation failed']
+    """
+    return [event_key(line) for line in message.split("\n") if line and not _HINT_LINE.match(line)]
+
+
 def downstream_difference(
     recorded: list[Refusal] | None,
     problems: Iterable[Problem],
@@ -131,7 +148,12 @@ def downstream_difference(
 
     ``problems``: trainc's render problems (those of the downstream rules are compared);
     ``objects``: the Trainer's objects (the JobSets' replicated-job order)."""
-    said = [event_key(p.message) for p in problems if is_downstream(p) and p.field_path is None]
+    said = [
+        line
+        for p in problems
+        if is_downstream(p) and p.field_path is None
+        for line in _said_lines(p.message)
+    ]
     if recorded is None:
         if said:
             return (

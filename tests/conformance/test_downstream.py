@@ -111,3 +111,24 @@ def test_a_webhook_error_without_a_field_said_on_its_own_line_too_agrees() -> No
     other = [_problem("Internal error: another", rule="jobset-webhook"), said[1]]
     difference = downstream_difference(recorded, other, JOBSET)
     assert difference is not None and "Internal error: another" in difference
+
+
+def test_a_joined_event_is_compared_as_a_set_of_lines() -> None:
+    # JobSet creates a replicated job's Jobs in parallel and joins the refusals in the
+    # order they came back; trainc says every replica, one per line, in its own order
+    recorded = [
+        Refusal(
+            "JobSet default/ds",
+            "JobCreationFailed",
+            _event("ds-node-1") + "\n" + _event("ds-node-0"),
+        )
+    ]
+    joined = _event("ds-node-0") + "\n" + _event("ds-node-1")
+    assert downstream_difference(recorded, [_problem(joined + " (hint)")], JOBSET) is None
+    on_a_line = [_problem(joined + "\n(the API server refuses the Jobs ...)")]
+    assert downstream_difference(recorded, on_a_line, JOBSET) is None
+    one = downstream_difference(recorded, [_problem(_event("ds-node-0") + " (hint)")], JOBSET)
+    assert one is not None and "ds-node-1" in one
+    more = _event("ds-node-0") + "\n" + _event("ds-node-1") + "\n" + _event("ds-node-2")
+    extra = downstream_difference(recorded, [_problem(more)], JOBSET)
+    assert extra is not None and "ds-node-2" in extra
