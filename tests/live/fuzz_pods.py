@@ -136,10 +136,6 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         return Finding(f"trainer depth: {shape(detail, names)}", detail, report(verdict))
     if verdict.pods_identical is False:
         detail = verdict.pods_difference or ""
-        if waits_for_a_scheduler(verdict):
-            return Finding(NO_SCHEDULER, detail, report(verdict))
-        if event_too_long(verdict):
-            return Finding(EVENT_TOO_LONG, detail, report(verdict))
         created = verdict.live.workloads
         if created is not None and created.timed_out and not created.failures:
             if "JobSet " in created.timed_out[0]:  # finished: it will create no more Jobs
@@ -171,26 +167,6 @@ def unsaid_findings(verdict: Verdict) -> list[str]:
     return []
 
 
-NO_SCHEDULER = (
-    "harness limit: exclusive-placement followers wait for their leader to be scheduled "
-    "(no scheduler runs here; trainc leaves the leader's topology out, pod_webhook.py)"
-)
-# JobSet's pod webhook (vpod.kb.io) refusing a follower Pod under exclusive placement
-# until its leader is scheduled: transient on a cluster with a scheduler.
-_FOLLOWER = ("follower pod node selector", "leader pod not yet scheduled")
-
-
-def waits_for_a_scheduler(verdict: Verdict) -> bool:
-    """Whether every refusal below the JobSet is a follower Pod waiting for its leader."""
-    created = verdict.live.workloads
-    failures = created.failures if created is not None else []
-    return bool(failures) and all(any(f in failure for f in _FOLLOWER) for failure in failures)
-
-
-EVENT_TOO_LONG = (
-    "harness limit: trainc's refusal of a Job is an event over 1024 bytes, which the API "
-    "server refuses (events.k8s.io note limit): the JobSet controller's refusal is not seen"
-)
 JOBSET_FINISHED = (
     "pod depth: the JobSet finished (its success or failure policy met) before the JobSet "
     "controller created every Job; trainc still expands and checks them all"
@@ -199,23 +175,6 @@ TIMED_OUT = (
     "harness limit: the controllers did not finish within --timeout and reported nothing "
     "(inconclusive; run the reproduction with a longer --timeout)"
 )
-_NOTE_LIMIT = 1024  # pkg/apis/core/validation/events.go NoteLengthLimit
-_TRAINC_ONLY = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):"
-
-
-def event_too_long(verdict: Verdict) -> bool:
-    """Whether trainc refuses Jobs the cluster never created, without an event, and every
-    such refusal is a JobSet controller event too long to be stored."""
-    detail = verdict.pods_difference or ""
-    created = verdict.live.workloads
-    if not detail.startswith(_TRAINC_ONLY) or created is None or created.failures:
-        return False
-    if not created.timed_out or any(o.get("kind") == "Job" for o in created.objects):
-        return False
-    events = [line.split(" (the API server refuses", 1)[0] for line in detail.splitlines()[1:]]
-    return bool(events) and all(len(e.encode()) > _NOTE_LIMIT for e in events if e)
-
-
 LAST_REPLICA = (
     "pod depth: trainc reports the API server's refusal of the last Job of a replicated "
     "job only; the JobSet controller's event lists every replica's"
@@ -300,6 +259,19 @@ def report(verdict: Verdict) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+OPEN = REPO / "tests" / "live" / "fixtures" / "fuzz-pods"
+
+
+def open_differences(folder: Path) -> dict[str, Path]:
+    """The signatures of the reproductions in ``folder`` (each ``diff.txt``'s first line)."""
+    found: dict[str, Path] = {}
+    for diff in sorted(folder.glob("*/diff.txt")):
+        first = diff.read_text().split("\n", 1)[0]
+        if first.startswith("signature: "):
+            found[first.removeprefix("signature: ")] = diff.parent
+    return found
+
+
 @dataclass
 class LiveFuzzer:
     plane: ControlPlane
@@ -320,6 +292,8 @@ class LiveFuzzer:
     limits: dict[str, int] = field(default_factory=dict)
     # per drawn case (reductions not counted): what the cluster did with it
     outcomes: dict[str, int] = field(default_factory=dict)
+    # the open differences reduced before: signature -> their reproduction
+    open: dict[str, Path] = field(default_factory=lambda: open_differences(OPEN))
 
     def run_case(self, case: FuzzCase) -> Finding | None:
         """One case on the cluster (cleaned first) against trainc."""
@@ -335,7 +309,13 @@ class LiveFuzzer:
                 clean(self.client)
                 offset = log.stat().st_size if log is not None and log.exists() else 0
                 verdict = compare(
-                    self.client, loaded, self.timeout, self.plane.audit_log, True, self.expand
+                    self.client,
+                    loaded,
+                    self.timeout,
+                    self.plane.audit_log,
+                    True,
+                    self.expand,
+                    self.plane.jobset_log,
                 )
                 if log is not None and nothing_but_a_panic(verdict, _read_from(log, offset)):
                     return None  # the controller panicked and created nothing: trainc's refusal
@@ -366,6 +346,11 @@ class LiveFuzzer:
             self.known[finding.signature] += 1
             return
         self.known[finding.signature] = 1
+        if finding.signature in self.open:
+            # reduced before (tests/live/fixtures/fuzz-pods): counted, not reduced again
+            self.written[finding.signature] = self.open[finding.signature]
+            self.log(f"OPEN  case {self.examples}: {finding.signature}")
+            return
         self.log(f"NEW   case {self.examples}: {finding.signature}; reducing")
         deadline = time.monotonic() + self.reduce_seconds
 

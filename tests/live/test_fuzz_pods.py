@@ -130,37 +130,58 @@ def test_a_jobset_refused_after_the_trainers_other_objects_is_a_creation_failure
     assert not _jobset_refused(LiveAnswer(objects=[config_map]))
 
 
-def test_followers_waiting_for_a_scheduled_leader_are_a_harness_limit() -> None:
-    from tests.live.conformance_live import LiveAnswer, Verdict
-    from tests.live.workloads import Workloads
-
-    follower = (
-        "Job fz/job-node-0: FailedCreate: Error creating: admission webhook "
-        '"vpod.kb.io" denied the request: leader pod not yet scheduled, not creating ...'
-    )
-    live = LiveAnswer(workloads=Workloads(failures=[follower]))
-    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
-    verdict.pods_identical, verdict.pods_difference = False, "the cluster refused ..."
-    assert fuzz_pods.waits_for_a_scheduler(verdict)
-    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
-    assert found is not None and found.signature == fuzz_pods.NO_SCHEDULER
-    live.workloads = Workloads(failures=[follower, follower.replace("leader pod", "quota")])
-    assert not fuzz_pods.waits_for_a_scheduler(verdict)
+def _pod(index: str, topology: str = "cloud.google.com/gke-nodepool") -> dict[str, Any]:
+    annotations = {
+        "jobset.sigs.k8s.io/jobset-name": "job",
+        "alpha.jobset.sigs.k8s.io/exclusive-topology": topology,
+        "batch.kubernetes.io/job-completion-index": index,
+    }
+    spec = {"nodeSelector": {"pool": "cpu"}}
+    return {"kind": "Pod", "metadata": {"annotations": annotations}, "spec": spec}
 
 
-def test_a_refusal_whose_event_is_too_long_to_store_is_a_harness_limit() -> None:
-    from tests.live.conformance_live import LiveAnswer, Verdict
-    from tests.live.workloads import Workloads
+def test_followers_of_a_leader_on_the_fake_node_get_its_topology() -> None:
+    from tests.live.workloads import FOLLOWER_WAITING, follow_the_leader, is_follower
 
-    event = _EVENT.format(job="job-node-0")
-    long_event = event + ", " + "x" * 1024
-    live = LiveAnswer(workloads=Workloads(timed_out=["0/1 Jobs, 0/0 Services, 0/0 Pods"]))
-    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
-    trainc_only = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
-    verdict.pods_difference = trainc_only + long_event + " (the API server refuses the Job ...)"
-    assert fuzz_pods.event_too_long(verdict)
-    verdict.pods_difference = trainc_only + event + " (the API server refuses the Job ...)"
-    assert not fuzz_pods.event_too_long(verdict)  # a short event the cluster would store
+    leader, follower = _pod("0"), _pod("1")
+    assert not is_follower(leader) and is_follower(follower)
+    out = follow_the_leader([leader, follower])
+    assert out[0] == leader
+    selector = {"pool": "cpu", "cloud.google.com/gke-nodepool": "trainc-fake-pool"}
+    assert out[1]["spec"]["nodeSelector"] == selector
+    assert follower["spec"]["nodeSelector"] == {"pool": "cpu"}  # not changed in place
+    strategy = _pod("1")
+    strategy["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/node-selector-strategy"] = "t"
+    assert follow_the_leader([strategy]) == [strategy]
+    # the pod webhook's refusals of a follower before its leader is bound: its own words
+    refused = "leader pod not yet scheduled, not creating follower pod. this is an expected"
+    assert any(f in refused for f in FOLLOWER_WAITING)
+
+
+def test_a_refusal_whose_event_was_too_long_to_store_is_read_from_the_log(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from tests.live.workloads import logged_creation_failures
+
+    jobset = {"metadata": {"name": "job", "namespace": "fz", "uid": "u1"}}
+    long_error = _EVENT.format(job="job-node-0") + ", " + "x" * 1024
+
+    def line(error: str, uid: str) -> str:
+        fields = {"controller": "jobset", "jobSetUID": uid, "error": error}
+        return f"2026-11-28T04:52:43Z\tERROR\tcreating jobs\t{json.dumps(fields)}\n"
+
+    log = tmp_path / "jobset.log"
+    log.write_text("before the case\n" + line(long_error, "u1"))
+    found = logged_creation_failures(log, 0, [jobset])
+    assert found == [f"JobSet fz/job: JobCreationFailed: {long_error}"]
+    # a short one has its event; another JobSet's is not this case's; nor is one logged
+    # before the case began
+    log.write_text(line(_EVENT.format(job="job-node-0"), "u1") + line(long_error, "u2"))
+    assert logged_creation_failures(log, 0, [jobset]) == []
+    log.write_text(line(long_error, "u1"))
+    assert logged_creation_failures(log, log.stat().st_size, [jobset]) == []
 
 
 def test_controllers_that_did_not_finish_are_inconclusive() -> None:
