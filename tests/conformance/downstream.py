@@ -120,13 +120,33 @@ def _rjob_index(jobset: str, job_name: str, rjobs: list[str]) -> int | None:
     return None
 
 
-def _event_lines(refusal: Refusal) -> list[str]:
+def event_lines(refusal: Refusal) -> list[str]:
     """A JobCreationFailed event joins the refused Jobs of one replicated job with a
     newline (Go's errors.Join, in the controller's random order): one line each."""
     return [event_key(line) for line in refusal.message.split("\n") if line]
 
 
 _HINT_LINE = re.compile(r"^\(.*\)$")
+_ENV_INDEX = re.compile(r"\.env\[\d+\]")
+# an aggregate of field errors, ``... is invalid: [a, b]`` (a hint may follow)
+_AGGREGATE = re.compile(r"^(.*? is invalid: \[)(.*)(\].*)$")
+# between two field errors of an aggregate: ", " before the next field path
+_AGGREGATE_SPLIT = re.compile(r", (?=(?:spec|metadata|status)[\w.\[\]/*-]*: |<nil>: )")
+
+
+def env_unordered(line: str) -> str:
+    """A refusal with its env indices masked and its errors sorted: where the env order
+    is random upstream, so are the indices and the order of the errors about them.
+
+    >>> env_unordered('Job.batch "j" is invalid: [spec.env[5].name: x, spec.env[0].value: y]')
+    'Job.batch "j" is invalid: [spec.env[*].name: x, spec.env[*].value: y]'
+    """
+    line = _ENV_INDEX.sub(".env[*]", line)
+    found = _AGGREGATE.match(line)
+    if found is None:
+        return line
+    errors = sorted(_AGGREGATE_SPLIT.split(found.group(2)))
+    return found.group(1) + ", ".join(errors) + found.group(3)
 
 
 def _said_lines(message: str) -> list[str]:
@@ -143,17 +163,27 @@ def downstream_difference(
     recorded: list[Refusal] | None,
     problems: Iterable[Problem],
     objects: Iterable[dict[str, Any]],
+    env_order_random: bool = False,
 ) -> str | None:
     """trainc's downstream problems against the recorded refusals; None when they agree.
 
     ``problems``: trainc's render problems (those of the downstream rules are compared);
-    ``objects``: the Trainer's objects (the JobSets' replicated-job order)."""
+    ``objects``: the Trainer's objects (the JobSets' replicated-job order);
+    ``env_order_random``: the runtime's env order is random upstream (xgboost), so are
+    the env indices in a refusal and the order of its errors (:func:`env_unordered`)."""
     said = [
         line
         for p in problems
         if is_downstream(p) and p.field_path is None
         for line in _said_lines(p.message)
     ]
+
+    def lines_of(refusal: Refusal) -> list[str]:
+        lines = event_lines(refusal)
+        return [env_unordered(line) for line in lines] if env_order_random else lines
+
+    if env_order_random:
+        said = [env_unordered(line) for line in said]
     if recorded is None:
         if said:
             return (
@@ -167,19 +197,16 @@ def downstream_difference(
             + "; ".join(r.message for r in recorded)
         )
     missing = [
-        line
-        for r in recorded
-        for line in _event_lines(r)
-        if not any(s.startswith(line) for s in said)
+        line for r in recorded for line in lines_of(r) if not any(s.startswith(line) for s in said)
     ]
     if missing:
         return "\n".join(["recorded, not in trainc's output:", *missing, "trainc:", *said])
-    matched = {s for s in said for r in recorded for line in _event_lines(r) if s.startswith(line)}
+    matched = {s for s in said for r in recorded for line in lines_of(r) if s.startswith(line)}
     order = _replicated_job_order(objects)
     stopped: dict[str, int] = {}  # jobset -> the replicated job the controller stopped at
     for refusal in recorded:
         kind, _, jobset = refusal.object.partition(" ")
-        for line in _event_lines(refusal):
+        for line in lines_of(refusal):
             job = _JOB_EVENT.match(line)
             if kind == "JobSet" and job and jobset in order:
                 index = _rjob_index(jobset, job.group(1), order[jobset])
@@ -187,7 +214,7 @@ def downstream_difference(
                     stopped[jobset] = min(stopped.get(jobset, index), index)
     # one error of the webhook's denial, said on its own (trainc locates each) as well
     # as within the whole event: part of a recorded line, not a refusal of its own
-    lines = [line for r in recorded for line in _event_lines(r)]
+    lines = [line for r in recorded for line in lines_of(r)]
     for extra in (s for s in said if s not in matched and not any(s in line for line in lines)):
         job = _JOB_EVENT.match(extra)
         later = job is not None and any(

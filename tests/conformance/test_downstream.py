@@ -132,3 +132,24 @@ def test_a_joined_event_is_compared_as_a_set_of_lines() -> None:
     more = _event("ds-node-0") + "\n" + _event("ds-node-1") + "\n" + _event("ds-node-2")
     extra = downstream_difference(recorded, [_problem(more)], JOBSET)
     assert extra is not None and "ds-node-2" in extra
+
+
+def test_where_the_env_order_is_random_so_are_the_env_indices_of_a_refusal() -> None:
+    # xgboost: the Trainer writes the env in a random order, the API server's errors
+    # follow it (their indices and their order)
+    def invalid(first: str, second: str) -> str:
+        return (
+            'job "ds-node-0" creation failed with error: Job.batch "ds-node-0" is invalid: '
+            f"[spec.template.spec.containers[0].env[{first}].valueFrom: Invalid value: a, "
+            f"spec.template.spec.containers[0].env[{second}].value: Invalid value: b]"
+        )
+
+    recorded = [Refusal("JobSet default/ds", "JobCreationFailed", invalid("1", "0"))]
+    said = [_problem(invalid("5", "2").replace("value: a, ", "value: b, ", 1) + " (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is not None
+    ours = "[spec.template.spec.containers[0].env[2].value: Invalid value: b, " + (
+        "spec.template.spec.containers[0].env[5].valueFrom: Invalid value: a]"
+    )
+    said = [_problem(invalid("1", "0").split("[", 1)[0] + ours + " (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is not None
+    assert downstream_difference(recorded, said, JOBSET, env_order_random=True) is None

@@ -610,7 +610,7 @@ def compare(
             # a refusal below the JobSet on either side: the refusals compared, as the
             # goldens' downstream.yaml is (none recorded: trainc must refuse nothing)
             verdict.pods_difference = downstream.downstream_difference(
-                refused or None, actual.downstream, actual.objects
+                refused or None, actual.downstream, actual.objects, env_random
             )
         else:
             classes = [d for d in _documents(case) if d.get("kind") == "PriorityClass"]

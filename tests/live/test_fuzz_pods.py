@@ -158,27 +158,31 @@ def test_followers_of_a_leader_on_the_fake_node_get_its_topology() -> None:
     assert any(f in refused for f in FOLLOWER_WAITING)
 
 
-def test_a_refusal_whose_event_was_too_long_to_store_is_read_from_the_log(
-    tmp_path: Path,
-) -> None:
+def test_the_jobset_controllers_refused_jobs_are_read_from_its_log(tmp_path: Path) -> None:
+    # its events miss some: a note over 1024 bytes is not stored, and a later refusal of
+    # the same JobSet only counts up the first event's series
     import json
 
     from tests.live.workloads import logged_creation_failures
 
     jobset = {"metadata": {"name": "job", "namespace": "fz", "uid": "u1"}}
     long_error = _EVENT.format(job="job-node-0") + ", " + "x" * 1024
+    short_error = _EVENT.format(job="job-launcher-0")
 
     def line(error: str, uid: str) -> str:
         fields = {"controller": "jobset", "jobSetUID": uid, "error": error}
         return f"2026-11-28T04:52:43Z\tERROR\tcreating jobs\t{json.dumps(fields)}\n"
 
     log = tmp_path / "jobset.log"
-    log.write_text("before the case\n" + line(long_error, "u1"))
-    found = logged_creation_failures(log, 0, [jobset])
-    assert found == [f"JobSet fz/job: JobCreationFailed: {long_error}"]
-    # a short one has its event; another JobSet's is not this case's; nor is one logged
-    # before the case began
-    log.write_text(line(_EVENT.format(job="job-node-0"), "u1") + line(long_error, "u2"))
+    log.write_text("before the case\n" + line(long_error, "u1") + line(short_error, "u1") * 2)
+    assert logged_creation_failures(log, 0, [jobset]) == [
+        f"JobSet fz/job: JobCreationFailed: {short_error}",
+        f"JobSet fz/job: JobCreationFailed: {long_error}",
+    ]
+    # another JobSet's is not this case's, nor one logged before the case began, nor a
+    # create that lost a race with the controller's own, nor another error
+    raced = 'job "job-node-0" creation failed with error: jobs.batch "x" already exists'
+    log.write_text(line(long_error, "u2") + line(raced, "u1") + line("conflict", "u1"))
     assert logged_creation_failures(log, 0, [jobset]) == []
     log.write_text(line(long_error, "u1"))
     assert logged_creation_failures(log, log.stat().st_size, [jobset]) == []
@@ -223,3 +227,49 @@ def test_workloads_of_another_trainjob_are_not_compared_when_trainc_refuses_all(
     assert pods_difference(live, None, lambda objects, depth: [], False) is not None
     live.creation_failures = [{"trainJob": "ns/a", "events": ["refused"]}]
     assert pods_difference(live, None, lambda objects, depth: [], False) is None
+
+
+def test_a_refusal_does_not_end_the_wait_while_a_dependent_job_is_still_to_come() -> None:
+    from tests.live.workloads import waiting_dependents
+
+    rjobs = [
+        {"name": "init", "replicas": 1},
+        {"name": "node", "replicas": 1, "dependsOn": [{"name": "init", "status": "Complete"}]},
+        {"name": "evaluator", "replicas": 1},
+    ]
+    jobset = {"metadata": {"uid": "js", "name": "js"}, "spec": {"replicatedJobs": rjobs}}
+
+    def job(rjob: str) -> dict[str, Any]:
+        labels = {"jobset.sigs.k8s.io/replicatedjob-name": rjob}
+        return {"metadata": {"labels": labels, "ownerReferences": [{"uid": "js"}]}}
+
+    # the evaluator refused, init created: node comes once init completes
+    assert waiting_dependents([jobset], [job("init")])
+    refused = 'JobSet ns/js: JobCreationFailed: job "js-node-0" creation failed with error: x'
+    assert not waiting_dependents([jobset], [job("init")], [refused])
+    assert not waiting_dependents([jobset], [])  # init itself not created yet
+    assert not waiting_dependents([jobset], [job("init"), job("node")])
+    jobset["spec"]["suspend"] = True  # a suspended JobSet creates no dependent Job
+    assert not waiting_dependents([jobset], [job("init")])
+
+
+def test_trainc_checking_the_dependent_jobs_of_a_suspended_jobset_is_one_signature() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+
+    rjobs = [{"name": "init"}, {"name": "node", "dependsOn": [{"name": "init"}]}]
+    jobset = {"metadata": {"name": "job"}, "spec": {"suspend": True, "replicatedJobs": rjobs}}
+    live = LiveAnswer(stored_jobsets=[jobset])
+    verdict = Verdict("c", "objects", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical = False
+    verdict.pods_difference = (
+        "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):\n"
+        + _EVENT.format(job="job-node-0")
+    )
+    assert fuzz_pods.only_suspended_dependents(verdict)
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.SUSPENDED_DEPENDENT
+    verdict.pods_difference += "\n" + _EVENT.format(job="job-init-0")
+    assert not fuzz_pods.only_suspended_dependents(verdict)  # init is created suspended
+    jobset["spec"]["suspend"] = False
+    verdict.pods_difference = verdict.pods_difference.rsplit("\n", 1)[0]
+    assert not fuzz_pods.only_suspended_dependents(verdict)

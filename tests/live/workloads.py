@@ -231,6 +231,39 @@ def _dependencies(jobset: Json) -> dict[str, str]:
     return out
 
 
+def waiting_dependents(jobsets: list[Json], jobs: list[Json], failures: Iterable[str] = ()) -> bool:
+    """Whether a replicated job that ``dependsOn`` others lacks Jobs, none of them
+    refused yet (``failures``), while every Job of its dependencies exists: the harness
+    finishes their Pods, and the JobSet controller then creates it, even after it
+    refused a later replicated job (it skips one whose dependencies are not there yet,
+    ``reconcileReplicatedJobs``), so its refusal is still to come."""
+    said = "\n".join(failures)
+    for jobset in jobsets:
+        spec = jobset.get("spec") or {}
+        if spec.get("suspend") or managed_elsewhere(jobset):
+            continue
+        uid, jobset_name = jobset["metadata"]["uid"], jobset["metadata"]["name"]
+        counts: dict[str, int] = {}
+        for job in jobs:
+            if _owned_by(job, {uid}):
+                name = (job["metadata"].get("labels") or {}).get(REPLICATED_JOB_LABEL, "")
+                counts[name] = counts.get(name, 0) + 1
+        rjobs = spec.get("replicatedJobs") or []
+        replicas = {str(r.get("name")): int(r.get("replicas", 1)) for r in rjobs}
+        for rjob in rjobs:
+            name, dependencies = str(rjob.get("name")), rjob.get("dependsOn") or []
+            if not dependencies or counts.get(name, 0) >= replicas[name]:
+                continue
+            if f'job "{jobset_name}-{name}-' in said:
+                continue  # refused: comes no more
+            if all(
+                counts.get(str(d.get("name")), 0) >= replicas.get(str(d.get("name")), 1)
+                for d in dependencies
+            ):
+                return True
+    return False
+
+
 def _finish_pod(client: Client, pod: Json, status: str) -> None:
     """Report the Pod as a kubelet would: Succeeded (``Complete``) or Running and Ready."""
     metadata = pod["metadata"]
@@ -367,14 +400,19 @@ def follow_the_leader(objects: Iterable[Json]) -> list[Json]:
 
 
 _LOGGED = "\tERROR\tcreating jobs\t"
+_JOB_REFUSED = re.compile(r'^job "[^"]+" creation failed with error: ')
 
 
 def logged_creation_failures(log: Path | None, offset: int, jobsets: list[Json]) -> list[str]:
-    """The JobSet controller's refused creates of ``jobsets``' Jobs whose event the API
-    server did not store (a note over :data:`NOTE_LIMIT` bytes), from its log since
-    ``offset`` (``log.Error(err, "creating jobs")`` just before the event; zap's console
-    line: time, level, message, then the fields as JSON), as :func:`_failure_events`
-    words an event."""
+    """The JobSet controller's refused creates of ``jobsets``' Jobs, from its log since
+    ``offset`` (``log.Error(err, "creating jobs")`` just before it records the error as
+    a ``JobCreationFailed`` event; zap's console line: time, level, message, then the
+    fields as JSON), as :func:`_failure_events` words an event.
+
+    The events alone miss some: the API server stores no note over :data:`NOTE_LIMIT`
+    bytes, and the events.k8s.io recorder (client-go ``tools/events``) keys an event
+    without its note, so a later refusal of another replicated job of the same JobSet
+    only counts up the first event's series (its note stays the first refusal's)."""
     if log is None or not log.exists():
         return []
     with log.open("rb") as handle:
@@ -393,7 +431,7 @@ def logged_creation_failures(log: Path | None, offset: int, jobsets: list[Json])
         except ValueError:
             continue
         error, uid = str(fields.get("error", "")), fields.get("jobSetUID")
-        if uid in names and len(error.encode()) > NOTE_LIMIT:
+        if uid in names and _JOB_REFUSED.match(error) and TRANSIENT not in error:
             found.add(f"JobSet {names[uid]}: JobCreationFailed: {error}")
     return sorted(found)
 
@@ -413,8 +451,12 @@ def collect(
     log, log_offset = jobset_log if jobset_log is not None else (None, 0)
 
     def failures(uids: set[str]) -> list[str]:
-        logged = logged_creation_failures(log, log_offset, jobsets)
-        return sorted(set(_failure_events(client, namespaces, uids)) | set(logged))
+        events = _failure_events(client, namespaces, uids)
+        if log is None:
+            return events
+        # the JobSet controller's refused Jobs from its log (logged_creation_failures)
+        events = [e for e in events if ": JobCreationFailed: " not in e]
+        return sorted({*events, *logged_creation_failures(log, log_offset, jobsets)})
 
     if not jobsets:
         return answer
@@ -455,7 +497,8 @@ def collect(
         want_pods = sum(expected_pods(j) for j in jobs)
         complete = len(jobs) >= want_jobs and len(services) >= want_services
         complete = complete and len(pods) >= want_pods
-        if complete or answer.failures:
+        waiting = waiting_dependents(jobsets, jobs, answer.failures)
+        if complete or (answer.failures and not waiting):
             time.sleep(0.3)  # a last read: one reconcile's objects arrive one by one
             jobs = [j for j in _list(client, "Job", namespaces) if _owned_by(j, jobset_uids)]
             services = [
@@ -467,6 +510,8 @@ def collect(
                     pods.setdefault(pod["metadata"]["uid"], pod)
             answer.failures = failures(jobset_uids | job_uids)
             break
+        if time.monotonic() > deadline and answer.failures:
+            break  # a dependency never finished (its Pods refused): the refusals stand
         if time.monotonic() > deadline:
             answer.timed_out = [
                 f"{len(jobs)}/{want_jobs} Jobs, {len(services)}/{want_services} Services, "
