@@ -1596,7 +1596,8 @@ def pod_depth(draw: Draw, runtime: Json) -> list[str]:
 @st.composite
 def pod_cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
     """:func:`cases` with the pod-depth features of :func:`pod_depth`, a PriorityClass
-    the runtime names among the inputs, and sometimes a TrainJob name near 63 characters."""
+    the runtime names among the inputs, sometimes a TrainJob name near 63 characters,
+    then the :func:`held_out` probes and sometimes a name of exactly 48 to 64."""
     base: FuzzCase = draw(cases(version))
     files = dict(base.files)
     runtime = yaml.safe_load(files["runtime.yaml"])

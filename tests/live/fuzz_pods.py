@@ -522,9 +522,10 @@ def read_case(directory: Path) -> FuzzCase:
     return FuzzCase(files, str(meta["ownerUID"]), [], False)
 
 
-def replay(directories: list[Path], timeout: float) -> int:
+def replay(directories: list[Path], timeout: float, out: Path) -> int:
     """Each reproduction once through a control plane of its own: ``same`` (no
-    difference) or the difference's signature; exit 1 when any differs."""
+    difference) or the difference's signature, the case written again under ``out``
+    with its diff.txt; exit 1 when any differs."""
     expand = load_expand()
     if expand is None:
         raise RuntimeError("compiler.expand is not importable")
@@ -533,13 +534,14 @@ def replay(directories: list[Path], timeout: float) -> int:
     differing = 0
     try:
         with tempfile.TemporaryDirectory(prefix="trainc-live-fuzz-") as work:
-            fuzzer = LiveFuzzer(plane, client, expand, Path(work), Path(work), timeout)
+            fuzzer = LiveFuzzer(plane, client, expand, Path(work), out, timeout)
             for directory in (d for d in directories if d.is_dir()):
                 found = fuzzer.run_case(read_case(directory))
                 differing += found is not None
                 print(f"{directory}: {'same' if found is None else found.signature}")
                 if found is not None:
                     print(f"  {found.detail[:2000]}")
+                    fuzzer.record(read_case(directory), found)
     finally:
         client.close()
         plane.stop()
@@ -578,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     if (cache_root() / "upstream").is_dir():
         os.environ.setdefault("TRAINC_CACHE", str(cache_root()))
     if args.replay:
-        return replay(args.replay, args.timeout)
+        return replay(args.replay, args.timeout, args.out)
     began = time.monotonic()
     fuzzer = fuzz(args.count, args.seed, args.out, args.timeout, args.reduce_seconds)
     for what, number in sorted(fuzzer.outcomes.items()):
