@@ -2061,6 +2061,266 @@ HELD_OUT: list[tuple[str, str, str, Any]] = [
     ),
     ("container", "container", "stdinOnce", True),
     ("container", "container", "workingDir", "relative"),
+    # more, each checked against the Go oracle of Job/Pod validation (tests/pods/validate)
+    ("container", "container", "lifecycle", {"preStop": {"sleep": {"seconds": -1}}}),
+    (
+        "container",
+        "container",
+        "lifecycle",
+        {"preStop": {"exec": {"command": ["a"]}, "sleep": {"seconds": 1}}},
+    ),
+    ("container", "container", "lifecycle", {"postStart": {"httpGet": {"port": "Bad_Name"}}}),
+    ("probes", "container", "readinessProbe", {"exec": {}}),
+    ("probes", "container", "livenessProbe", {"grpc": {"port": 70000}}),
+    (
+        "probes",
+        "container",
+        "livenessProbe",
+        {"httpGet": {"port": 8080, "httpHeaders": [{"name": "bad header", "value": "x"}]}},
+    ),
+    ("probes", "container", "livenessProbe", {"httpGet": {"port": 8080, "host": "bad host"}}),
+    (
+        "probes",
+        "container",
+        "startupProbe",
+        {"tcpSocket": {"port": 8080}, "periodSeconds": -1, "timeoutSeconds": -2},
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "configMap": {"name": "c", "defaultMode": -1}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "secret": {"secretName": "s", "items": [{"key": "k", "path": "p", "mode": 1024}]},
+        },
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "downwardAPI": {
+                "items": [{"path": "cpu", "resourceFieldRef": {"resource": "limits.cpu"}}]
+            },
+        },
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {"name": "held", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "nfs": {"server": "s", "path": "relative"}}),
+    ("volumes", "pod", "volumes", {"name": "held", "csi": {"driver": ""}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "projected": {"sources": [{"configMap": {"name": "c"}, "secret": {"name": "s"}}]},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "3m"}},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1m"}},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "D", "valueFrom": {"resourceFieldRef": {"resource": "requests.hugepages-2Mi"}}},
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.name", "apiVersion": "v2"}},
+        },
+    ),
+    ("ports", "container", "ports", {"containerPort": 8082, "name": "http"}),
+    ("pod", "pod", "hostAliases", [{"ip": "not-an-ip", "hostnames": ["Bad_Host"]}]),
+    ("pod", "pod", "readinessGates", [{"conditionType": "bad type!"}]),
+    ("pod", "pod", "setHostnameAsFQDN", True),
+    ("pod", "pod", "preemptionPolicy", "Sometimes"),
+    (
+        "pod",
+        "pod",
+        "dnsConfig",
+        {
+            "searches": [
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+            ],
+            "options": [{"name": ""}],
+        },
+    ),
+    (
+        "container",
+        "container",
+        "name",
+        "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+    ),
+    (
+        "container",
+        "container",
+        "terminationMessagePath",
+        "/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ),
+    ("securityContext", "pod", "securityContext", {"seLinuxChangePolicy": "Weird"}),
+    ("securityContext", "pod", "securityContext", {"supplementalGroupsPolicy": "Weird"}),
+    ("securityContext", "pod", "securityContext", {"appArmorProfile": {"type": "Localhost"}}),
+    (
+        "securityContext",
+        "pod",
+        "securityContext",
+        {"seccompProfile": {"type": "Unconfined", "localhostProfile": "x"}},
+    ),
+    (
+        "securityContext",
+        "container",
+        "securityContext",
+        {"capabilities": {"add": ["CAP_SYS_ADMIN"]}, "allowPrivilegeEscalation": False},
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}
+                    ]
+                }
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                        "topologyKey": "zone",
+                        "namespaceSelector": {
+                            "matchExpressions": [{"key": "a", "operator": "Bad"}]
+                        },
+                    }
+                ]
+            }
+        },
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "nodeTaintsPolicy": "Bad",
+            }
+        ],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"bad key!": "x"}},
+            }
+        ],
+    ),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {"key": "", "operator": "Exists", "effect": "NoSchedule"},
+    ),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {
+            "key": "k",
+            "operator": "Equal",
+            "value": "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv",
+        },
+    ),
+    (
+        "nodeSelector",
+        "pod",
+        "nodeSelector",
+        {"example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": "x"},
+    ),
 ]
 # What a runtimePatch's container and pod spec take (Trainer v2.3.0 ContainerPatch,
 # PodSpecPatch): these go through a TrainJob's runtimePatches too.

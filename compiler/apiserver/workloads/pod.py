@@ -9,10 +9,12 @@ actions, no container restart rules, no env files).
 
 Emulated: containers and init containers (names, images, ports, env and envFrom, volume
 mounts, pull policy, resources, security context with seccomp, probes and lifecycle
-handlers), volumes (names and the sources emptyDir, hostPath, secret, configMap,
-persistentVolumeClaim, downwardAPI, projected), restart and DNS policy, DNS config, host
-aliases, node selector, affinity, tolerations, pod security context with sysctls and
-seccomp, topology spread constraints (not ``matchLabelKeys``), service account, node,
+handlers, resize policy), volumes (names and the sources emptyDir, hostPath, secret,
+configMap, persistentVolumeClaim, downwardAPI, projected, nfs, csi), restart and DNS
+policy, DNS config, host aliases, node selector, affinity (not ``matchLabelKeys`` and
+``mismatchLabelKeys``), tolerations, pod security context with sysctls, seccomp and the
+supplemental-groups and SELinux change policies, topology spread constraints (not
+``matchLabelKeys``), service account, node,
 hostname, subdomain, priority and runtime class, preemption policy, readiness and
 scheduling gates, active deadline, pod-level resources. Not emulated (left to the API
 server): resource claims, ephemeral containers, pod annotations with meaning (and
@@ -232,6 +234,45 @@ def _projection_like(source: Mapping[str, Any], name_key: str, path: Path) -> li
     return errors
 
 
+def _nfs(source: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateNFSVolumeSource``."""
+    errors: list[FieldError] = []
+    server, target = _s(source.get("server")), _s(source.get("path"))
+    if not server:
+        errors.append(required((*path, "server")))
+    if not target:
+        errors.append(required((*path, "path")))
+    if not target.startswith("/"):
+        errors.append(invalid((*path, "path"), as_string(target), "must be an absolute path"))
+    return errors
+
+
+def _csi(source: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateCSIVolumeSource``: the driver's name (``ValidateCSIDriverName``) and the
+    node-publish secret's (Go reports a bad one at ``csi.name``)."""
+    errors: list[FieldError] = []
+    driver = _s(source.get("driver"))
+    if not driver:
+        errors.append(required((*path, "driver")))
+    if len(driver.encode()) > 63:
+        errors.append(too_long((*path, "driver"), 63))
+    errors += [
+        invalid((*path, "driver"), as_string(driver), m)
+        for m in names.dns1123_subdomain(driver.lower())
+    ]
+    secret = source.get("nodePublishSecretRef")
+    if isinstance(secret, dict):
+        name = _s(secret.get("name"))
+        if not name:
+            errors.append(required((*path, "nodePublishSecretRef", "name")))
+        else:
+            errors += [
+                invalid((*path, "name"), as_string(name), m)
+                for m in meta.name_is_dns_subdomain(name, False)
+            ]
+    return errors
+
+
 def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[FieldError]:
     if kind == "emptyDir":
         limit = source.get("sizeLimit")
@@ -255,6 +296,10 @@ def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[Fie
         return _projection_like(source, "name", path)
     if kind == "persistentVolumeClaim":
         return [] if _s(source.get("claimName")) else [required((*path, "claimName"))]
+    if kind == "nfs":
+        return _nfs(source, path)
+    if kind == "csi":
+        return _csi(source, path)
     if kind == "downwardAPI":
         errors = _mode(source.get("defaultMode"), (*path, "defaultMode"))
         for j, item in enumerate(_dicts(source.get("items"))):
@@ -1831,7 +1876,17 @@ def _pod_security_context(context: Any, spec: Mapping[str, Any], path: Path) -> 
             )
         )
     errors += _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
-    return errors + _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
+    errors += _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
+    groups = context.get("supplementalGroupsPolicy")
+    if groups is not None and _s(groups) not in ("Merge", "Strict"):
+        at = (*path, "supplementalGroupsPolicy")
+        errors.append(not_supported(at, as_json(groups), ("Merge", "Strict")))
+    change = context.get("seLinuxChangePolicy")
+    if change is not None and _s(change) != "Recursive":
+        # a new Pod with v1.34's default gates (SELinuxMount off): Recursive only
+        at = (*path, "seLinuxChangePolicy")
+        errors.append(not_supported(at, as_json(change), ("Recursive",)))
+    return errors
 
 
 def validate_pod_spec(

@@ -171,3 +171,30 @@ def test_resize_policies_each_resource_once_and_not_restarting_in_a_never_pod() 
         f"{at}: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy`"
         " is 'Never'"
     ]
+
+
+def test_nfs_and_csi_volume_sources() -> None:
+    obj = pod(volumes=[{"name": "v", "nfs": {"server": "s", "path": "data"}}])
+    assert texts(obj) == [
+        'spec.volumes[0].nfs.path: Invalid value: "data": must be an absolute path'
+    ]
+    csi = {"driver": "a" * 64 + ".com", "nodePublishSecretRef": {"name": "Bad_Name"}}
+    got = texts(pod(volumes=[{"name": "v", "csi": csi}]))
+    # the driver's name is checked lowercased; a bad secret name is reported at csi.name
+    assert got[0] == "spec.volumes[0].csi.driver: Too long: may not be more than 63 bytes"
+    assert got[1].startswith('spec.volumes[0].csi.name: Invalid value: "Bad_Name": a lowercase')
+    assert len(got) == 2
+    assert texts(pod(volumes=[{"name": "v", "csi": {"driver": "Example.COM"}}])) == []
+
+
+def test_the_supplemental_groups_and_selinux_change_policies() -> None:
+    context = {"supplementalGroupsPolicy": "Weird", "seLinuxChangePolicy": "MountOption"}
+    assert texts(pod(securityContext=context)) == [
+        'spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Weird": supported'
+        ' values: "Merge", "Strict"',
+        # a new Pod under v1.34's default gates (SELinuxMount off): Recursive only
+        'spec.securityContext.seLinuxChangePolicy: Unsupported value: "MountOption": supported'
+        ' values: "Recursive"',
+    ]
+    context = {"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"}
+    assert texts(pod(securityContext=context)) == []
