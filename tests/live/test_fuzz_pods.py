@@ -92,7 +92,7 @@ def test_a_planted_emulation_bug_is_found_and_written(
 
     monkeypatch.setattr(fuzz_pods, "load_expand", lambda: buggy)
     lines: list[str] = []
-    fuzzer = fuzz_pods.fuzz(2, 2, tmp_path, plane=pods_plane, reduce_seconds=0, log=lines.append)
+    fuzzer = fuzz_pods.fuzz(2, 4, tmp_path, plane=pods_plane, reduce_seconds=0, log=lines.append)
     assert list(fuzzer.known) == ["pod depth: Pod <object>: .spec.hostname: expected"]
     (written,) = fuzzer.written.values()
     assert (written / "case.yaml").is_file() and (written / "diff.txt").is_file()
