@@ -293,13 +293,24 @@ def report(verdict: Verdict) -> str:
 
 
 OPEN = REPO / "tests" / "live" / "fixtures" / "fuzz-pods"
+# signatures of an open difference other than its diff.txt's: where trainc refuses too
+# (a message difference, not a verdict one), or named after the reproduction was written
+_ALSO_OPEN = {
+    LAST_REPLICA: "last-replica-only",
+    (
+        "message: failed to create typed patch object (<name>/<name>; jobset.x-k8s.io/v1alpha2, "
+        'Kind=JobSet): .spec.replicatedJobs[name="…"].template.spec.template.spec.containers'
+        '[name="…"].ports: duplicate entries for'
+    ): "ssa-duplicate-list-map-key",
+}
 
 
 def open_differences(folder: Path) -> dict[str, Path]:
     """The signatures of the reproductions in ``folder`` (each ``diff.txt``'s first line)."""
     found: dict[str, Path] = {}
-    if (folder / "last-replica-only").is_dir():  # its signature came later
-        found[LAST_REPLICA] = folder / "last-replica-only"
+    for signature, name in _ALSO_OPEN.items():  # the same difference, seen another way
+        if (folder / name).is_dir():
+            found[signature] = folder / name
     for diff in sorted(folder.glob("*/diff.txt")):
         first = diff.read_text().split("\n", 1)[0]
         if first.startswith("signature: "):

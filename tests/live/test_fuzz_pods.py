@@ -273,3 +273,18 @@ def test_trainc_checking_the_dependent_jobs_of_a_suspended_jobset_is_one_signatu
     jobset["spec"]["suspend"] = False
     verdict.pods_difference = verdict.pods_difference.rsplit("\n", 1)[0]
     assert not fuzz_pods.only_suspended_dependents(verdict)
+
+
+def test_the_open_differences_are_known_by_their_signatures(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "diff.txt").write_text("signature: pod depth: x\ndifference: ...\n")
+    (tmp_path / "last-replica-only").mkdir()
+    found = fuzz_pods.open_differences(tmp_path)
+    assert found == {
+        "pod depth: x": tmp_path / "a",
+        fuzz_pods.LAST_REPLICA: tmp_path / "last-replica-only",
+    }
+    # the committed ones: each folder's own signature at least
+    committed = fuzz_pods.open_differences(fuzz_pods.OPEN)
+    folders = [d for d in fuzz_pods.OPEN.iterdir() if (d / "diff.txt").is_file()]
+    assert set(folders) <= set(committed.values())
