@@ -20,7 +20,8 @@ what :func:`~tests.conformance.cases.message_key` masks, and the five random cha
 of a generated Pod name. Both sides are compared line by line: the JobSet controller
 creates a replicated job's Jobs in parallel and joins every refusal into one event, one
 line each in the order they came back, which trainc may list in another order (a hint
-on a line of its own is not a refusal). trainc may say more than the cluster did in one
+on a line of its own is not a refusal), and the errors of one refusal in any order (Go
+lists a map's in random order). trainc may say more than the cluster did in one
 case only: the JobSet controller creates the replicated jobs in order and stops at the
 first whose Jobs are refused (``reconcileReplicatedJobs``), so a refusal of a later
 replicated job of that JobSet is never reported by the cluster; trainc reports every
@@ -134,6 +135,21 @@ _AGGREGATE = re.compile(r"^(.*? is invalid: \[)(.*)(\].*)$")
 _AGGREGATE_SPLIT = re.compile(r", (?=(?:spec|metadata|status)[\w.\[\]/*-]*: |<nil>: )")
 
 
+def errors_unordered(line: str) -> str:
+    """A refusal with the errors of its aggregate sorted: the API server lists the
+    errors of a map (a resource list, labels) in Go's random map order, so the same
+    Job is refused in other words on a retry (as tests/pods/validate_fuzz.py compares).
+
+    >>> errors_unordered('Job.batch "j" is invalid: [spec.b: x, spec.a: y] (hint)')
+    'Job.batch "j" is invalid: [spec.a: y, spec.b: x] (hint)'
+    """
+    found = _AGGREGATE.match(line)
+    if found is None:
+        return line
+    errors = sorted(_AGGREGATE_SPLIT.split(found.group(2)))
+    return found.group(1) + ", ".join(errors) + found.group(3)
+
+
 def env_unordered(line: str) -> str:
     """A refusal with its env indices masked and its errors sorted: where the env order
     is random upstream, so are the indices and the order of the errors about them.
@@ -141,12 +157,7 @@ def env_unordered(line: str) -> str:
     >>> env_unordered('Job.batch "j" is invalid: [spec.env[5].name: x, spec.env[0].value: y]')
     'Job.batch "j" is invalid: [spec.env[*].name: x, spec.env[*].value: y]'
     """
-    line = _ENV_INDEX.sub(".env[*]", line)
-    found = _AGGREGATE.match(line)
-    if found is None:
-        return line
-    errors = sorted(_AGGREGATE_SPLIT.split(found.group(2)))
-    return found.group(1) + ", ".join(errors) + found.group(3)
+    return errors_unordered(_ENV_INDEX.sub(".env[*]", line))
 
 
 def _said_lines(message: str) -> list[str]:
@@ -170,7 +181,8 @@ def downstream_difference(
     ``problems``: trainc's render problems (those of the downstream rules are compared);
     ``objects``: the Trainer's objects (the JobSets' replicated-job order);
     ``env_order_random``: the runtime's env order is random upstream (xgboost), so are
-    the env indices in a refusal and the order of its errors (:func:`env_unordered`)."""
+    the env indices in a refusal (:func:`env_unordered`). The errors of one refusal are
+    compared in any order (:func:`errors_unordered`)."""
     said = [
         line
         for p in problems
@@ -178,12 +190,12 @@ def downstream_difference(
         for line in _said_lines(p.message)
     ]
 
-    def lines_of(refusal: Refusal) -> list[str]:
-        lines = event_lines(refusal)
-        return [env_unordered(line) for line in lines] if env_order_random else lines
+    unordered = env_unordered if env_order_random else errors_unordered
 
-    if env_order_random:
-        said = [env_unordered(line) for line in said]
+    def lines_of(refusal: Refusal) -> list[str]:
+        return [unordered(line) for line in event_lines(refusal)]
+
+    said = [unordered(line) for line in said]
     if recorded is None:
         if said:
             return (

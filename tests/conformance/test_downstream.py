@@ -153,3 +153,19 @@ def test_where_the_env_order_is_random_so_are_the_env_indices_of_a_refusal() -> 
     said = [_problem(invalid("1", "0").split("[", 1)[0] + ours + " (hint)")]
     assert downstream_difference(recorded, said, JOBSET) is not None
     assert downstream_difference(recorded, said, JOBSET, env_order_random=True) is None
+
+
+def test_the_errors_of_one_refusal_agree_in_any_order() -> None:
+    # Go walks a resource list (a map) in random order: a retry words the same Job's
+    # refusal with its errors in another order
+    first = "spec.template.spec.containers[0].resources.limits: Required value"
+    second = 'spec.template.spec.containers[0].resources.requests: Invalid value: "1Ti": x'
+    head = 'job "ds-node-0" creation failed with error: Job.batch "ds-node-0" is invalid: '
+    recorded = [
+        Refusal("JobSet default/ds", "JobCreationFailed", f"{head}[{first}, {second}]"),
+        Refusal("JobSet default/ds", "JobCreationFailed", f"{head}[{second}, {first}]"),
+    ]
+    said = [_problem(f"{head}[{second}, {first}] (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is None
+    other = [_problem(f"{head}[{second}, {first.replace('Required', 'Forbidden')}]")]
+    assert downstream_difference(recorded, other, JOBSET) is not None
