@@ -145,6 +145,8 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
             return Finding(LAST_REPLICA, detail, report(verdict))
         if only_suspended_dependents(verdict):
             return Finding(SUSPENDED_DEPENDENT, detail, report(verdict))
+        if beyond_the_cut(verdict):
+            return Finding(EVENT_CUT, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
     unsaid = unsaid_findings(verdict)
     if unsaid:
@@ -199,6 +201,31 @@ def only_last_replica(detail: str) -> bool:
     lines = [line for line in missing.splitlines() if line]
     return bool(lines) and all(
         any(s.startswith(masked(line)) for s in said_lines) for line in lines
+    )
+
+
+EVENT_CUT = (
+    "harness limit: the Trainer cuts its TrainJobResourcesCreationFailed event at 950 "
+    "characters (' ...'); an error of the JobSet webhook's denial that trainc also says on "
+    "its own, past the cut, cannot be checked against it"
+)
+
+
+def beyond_the_cut(verdict: Verdict) -> bool:
+    """Whether the only thing trainc says that the cluster did not is past the cut of a
+    Trainer event (trainc's own copy of the event is cut the same way, and matched)."""
+    detail = verdict.pods_difference or ""
+    if not detail.startswith("trainc refuses what the cluster did not report:"):
+        return False
+    extras = [line for line in detail.splitlines()[1:] if line]
+    events = [e for f in verdict.live.creation_failures for e in f["events"]]
+    return (
+        bool(extras)
+        and any(e.endswith(" ...") for e in events)
+        and not any(
+            _REFUSED_JOB.match(line) or line.startswith(("Error creating:", "TrainJob "))
+            for line in extras
+        )
     )
 
 

@@ -288,3 +288,22 @@ def test_the_open_differences_are_known_by_their_signatures(tmp_path: Path) -> N
     committed = fuzz_pods.open_differences(fuzz_pods.OPEN)
     folders = [d for d in fuzz_pods.OPEN.iterdir() if (d / "diff.txt").is_file()]
     assert set(folders) <= set(committed.values())
+
+
+def test_an_error_past_the_cut_of_the_trainers_event_is_a_harness_limit() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+
+    cut = "TrainJob resources reconciliation failed: admission webhook ... [a, b, c ..."
+    live = LiveAnswer(creation_failures=[{"trainJob": "ns/t", "events": [cut]}])
+    verdict = Verdict("c", "creation-failure", True, True, None, 0.0, live, None, None)
+    verdict.pods_identical = False
+    verdict.pods_difference = (
+        "trainc refuses what the cluster did not report:\nInternal error: spec will lead to x"
+    )
+    found = fuzz_pods.finding_of(verdict, fuzz_pods.draw_cases(1, 0)[0])
+    assert found is not None and found.signature == fuzz_pods.EVENT_CUT
+    live.creation_failures = [{"trainJob": "ns/t", "events": [cut.removesuffix(" ...")]}]
+    assert not fuzz_pods.beyond_the_cut(verdict)  # whole: a difference
+    live.creation_failures = [{"trainJob": "ns/t", "events": [cut]}]
+    verdict.pods_difference += "\n" + _EVENT.format(job="t-node-0")
+    assert not fuzz_pods.beyond_the_cut(verdict)  # a refused Job is never past the cut
