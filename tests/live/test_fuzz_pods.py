@@ -307,3 +307,26 @@ def test_an_error_past_the_cut_of_the_trainers_event_is_a_harness_limit() -> Non
     live.creation_failures = [{"trainJob": "ns/t", "events": [cut]}]
     verdict.pods_difference += "\n" + _EVENT.format(job="t-node-0")
     assert not fuzz_pods.beyond_the_cut(verdict)  # a refused Job is never past the cut
+
+
+def test_a_later_reconciles_failure_of_a_created_jobset_is_not_an_unsaid_message() -> None:
+    from tests.live.conformance_live import LiveAnswer, Verdict
+
+    immutable = (
+        'TrainJob resources reconciliation failed: JobSet.jobset.x-k8s.io "b" is invalid: '
+        'spec.volumeClaimPolicies: Invalid value: "array": Value is immutable'
+    )
+    refs = [{"kind": "TrainJob", "name": "b"}]
+    jobset = {
+        "kind": "JobSet",
+        "metadata": {"name": "b", "namespace": "ns", "ownerReferences": refs},
+    }
+    live = LiveAnswer(
+        objects=[jobset],
+        rejections=[{"object": "TrainJob ns/a", "code": 403, "message": "denied: x"}],
+        creation_failures=[{"trainJob": "ns/b", "events": [immutable]}],
+    )
+    verdict = Verdict("c", "errors", False, False, "x", 0.0, live, ["denied: x"], None)
+    assert fuzz_pods.unsaid_findings(verdict) == []
+    live.objects = []  # no JobSet: the create failed, and trainc must say why
+    assert fuzz_pods.unsaid_findings(verdict) != []
