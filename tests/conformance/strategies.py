@@ -19,6 +19,8 @@ runtime-managed ``output_dir``/``tokenizer.*``/``checkpointer.checkpoint_dir`` o
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -1594,7 +1596,8 @@ def pod_depth(draw: Draw, runtime: Json) -> list[str]:
 @st.composite
 def pod_cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
     """:func:`cases` with the pod-depth features of :func:`pod_depth`, a PriorityClass
-    the runtime names among the inputs, and sometimes a TrainJob name near 63 characters."""
+    the runtime names among the inputs, sometimes a TrainJob name near 63 characters,
+    then the :func:`held_out` probes and sometimes a name of exactly 48 to 64."""
     base: FuzzCase = draw(cases(version))
     files = dict(base.files)
     runtime = yaml.safe_load(files["runtime.yaml"])
@@ -1619,6 +1622,13 @@ def pod_cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
         name = draw(long_name())
         trainjobs_[0]["metadata"]["name"] = name
         features.append(f"TrainJob name of {len(name)} characters")
+    # drawn last, so that what came before is drawn as it was
+    features += draw(held_out(runtime, trainjobs_[0]))
+    if rarely(draw, 10):
+        length = draw(st.sampled_from(EXACT_NAME_LENGTHS))
+        name = ("train-" + "abcdefghij" * 7)[:length]
+        trainjobs_[0]["metadata"]["name"] = name
+        features.append(f"TrainJob name of exactly {length} characters")
     out: list[tuple[str, str]] = []
     if any(classes):
         out.append(("priorityclasses.yaml", dump([c for c in classes if c])))
@@ -1630,3 +1640,757 @@ def pod_cases(draw: Draw, version: str = DEFAULT_TRAINER_VERSION) -> FuzzCase:
         features=features,
         env_order_random=base.env_order_random,
     )
+
+
+# --------------------------------------------------------------------------- held-out probes
+# What issue 27's table lists and what a reviewer of Job/Pod validation would try next:
+# each entry one concrete change, valid or not (both verdicts matter, and the words).
+# (family, where, key, value): ``container`` keys go on one container of a replicated
+# job's pod (``env``, ``volumeMounts`` and ``ports`` are appended to), ``pod`` keys on the
+# pod spec (``volumes`` and ``tolerations`` appended, ``nodeSelector`` merged).
+
+_GPU = "nvidia.com/gpu"
+HELD_OUT: list[tuple[str, str, str, Any]] = [
+    # resources: requests above limits, extended resources, hugepages, names
+    ("resources", "container", "resources", {"requests": {"cpu": "4"}, "limits": {"cpu": 2}}),
+    ("resources", "container", "resources", {"requests": {_GPU: 1}, "limits": {_GPU: 2}}),
+    ("resources", "container", "resources", {"requests": {_GPU: 1}}),
+    ("resources", "container", "resources", {"limits": {_GPU: 2}}),
+    ("resources", "container", "resources", {"requests": {_GPU: 2}, "limits": {_GPU: "2"}}),
+    ("resources", "container", "resources", {"requests": {"example.com/widget": "500m"}}),
+    (
+        "resources",
+        "container",
+        "resources",
+        {"requests": {"example.com/widget": 3}, "limits": {"example.com/widget": 3}},
+    ),
+    ("resources", "container", "resources", {"limits": {"hugepages-2Mi": "1Gi"}}),
+    (
+        "resources",
+        "container",
+        "resources",
+        {"limits": {"hugepages-2Mi": "1Gi", "memory": "2Gi"}, "requests": {"memory": "1Gi"}},
+    ),
+    (
+        "resources",
+        "container",
+        "resources",
+        {"requests": {"ephemeral-storage": "10Gi"}, "limits": {"ephemeral-storage": "5Gi"}},
+    ),
+    ("resources", "container", "resources", {"requests": {"memory": "-1Gi"}}),
+    ("resources", "container", "resources", {"requests": {"foo": "1"}}),
+    ("resources", "container", "resources", {"limits": {"cpu": "0"}, "requests": {"cpu": "0"}}),
+    (
+        "resources",
+        "container",
+        "resources",
+        {"limits": {"cpu": "1", _GPU: 1}, "requests": {"cpu": "1500m", _GPU: 1}},
+    ),
+    # volume mounts against volumes
+    ("mounts", "container", "volumeMounts", {"name": "data", "mountPath": "/data"}),
+    ("mounts", "container", "volumeMounts", {"name": "Data", "mountPath": "/data"}),
+    ("mounts", "container", "volumeMounts", {"name": "held", "mountPath": "/h", "subPath": "../x"}),
+    ("mounts", "container", "volumeMounts", {"name": "held", "mountPath": "/h", "subPath": "s"}),
+    ("mounts", "container", "volumeMounts", {"name": "held", "mountPath": "relative/dir"}),
+    ("mounts", "container", "volumeMounts", {"name": "held", "mountPath": ""}),
+    (
+        "mounts",
+        "container",
+        "volumeMounts",
+        {"name": "held", "mountPath": "/h", "mountPropagation": "Bidirectional"},
+    ),
+    ("mounts", "container", "volumeMounts", {"name": "held", "mountPath": "/h", "readOnly": True}),
+    ("volumes", "pod", "volumes", {"name": "held", "emptyDir": {}, "hostPath": {"path": "/x"}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {"name": "held", "secret": {"secretName": "s", "defaultMode": 512}},
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {"name": "held", "configMap": {"name": "c", "items": [{"key": "k", "path": "../k"}]}},
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "persistentVolumeClaim": {"claimName": ""}}),
+    ("volumes", "pod", "volumes", {"name": "held", "hostPath": {"path": "/x", "type": "Dir"}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "projected": {
+                "sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 100}}]
+            },
+        },
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "spec.x"}}]},
+        },
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "emptyDir": {"sizeLimit": "-1Gi"}}),
+    ("volumes", "pod", "volumes", {"name": "h" * 64, "emptyDir": {}}),
+    ("volumes", "pod", "volumes", {"name": "held", "emptyDir": {"medium": "Disk"}}),
+    # env names and sources
+    ("env", "container", "env", {"name": "1BAD=NAME", "value": "x"}),
+    ("env", "container", "env", {"name": "my.var-1 x", "value": "x"}),
+    ("env", "container", "env", {"name": "", "value": "x"}),
+    ("env", "container", "env", {"name": "CAF\u00c9", "value": "x"}),
+    ("env", "container", "env", {"name": "REF", "value": "$(HOME)/x"}),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "TWO",
+            "valueFrom": {
+                "configMapKeyRef": {"name": "c", "key": "k"},
+                "secretKeyRef": {"name": "s", "key": "k"},
+            },
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "BAD", "valueFrom": {"fieldRef": {"fieldPath": "spec.foo"}}},
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "ANN", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['a/b']"}}},
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "K", "valueFrom": {"secretKeyRef": {"name": "s", "key": "a b"}}},
+    ),
+    ("envFrom", "container", "envFrom", [{"prefix": "1_", "configMapRef": {"name": "c"}}]),
+    (
+        "envFrom",
+        "container",
+        "envFrom",
+        [{"configMapRef": {"name": "c"}, "secretRef": {"name": "s"}}],
+    ),
+    # restart policies
+    ("restartPolicy", "pod", "restartPolicy", "Always"),
+    ("restartPolicy", "pod", "restartPolicy", "Never"),
+    ("restartPolicy", "container", "restartPolicy", "Always"),
+    ("restartPolicy", "container", "restartPolicy", "Never"),
+    # tolerations
+    ("tolerations", "pod", "tolerations", {"key": "gpu", "operator": "Exists", "value": "x"}),
+    ("tolerations", "pod", "tolerations", {"operator": "Equal", "value": "x"}),
+    ("tolerations", "pod", "tolerations", {"operator": "Exists"}),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {"key": "spot", "effect": "NoSchedule", "tolerationSeconds": 60},
+    ),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {"key": "spot", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+    ),
+    ("tolerations", "pod", "tolerations", {"key": "bad key", "operator": "Exists"}),
+    ("tolerations", "pod", "tolerations", {"key": "a", "operator": "Gt", "value": "1"}),
+    ("tolerations", "pod", "tolerations", {"key": "a", "value": "b", "effect": "Sometimes"}),
+    # nodeSelector keys and values
+    ("nodeSelector", "pod", "nodeSelector", {"gpu": "nvidia tesla"}),
+    ("nodeSelector", "pod", "nodeSelector", {"pool": "a" * 63}),
+    ("nodeSelector", "pod", "nodeSelector", {"pool": "a" * 64}),
+    ("nodeSelector", "pod", "nodeSelector", {"bad key!": "x"}),
+    ("nodeSelector", "pod", "nodeSelector", {"example.com/pool": ""}),
+    ("nodeSelector", "pod", "nodeSelector", {"pool": "-a"}),
+    # probes
+    ("probes", "container", "livenessProbe", {"exec": {"command": ["true"]}, "periodSeconds": 5}),
+    ("probes", "container", "livenessProbe", {"periodSeconds": 5}),
+    ("probes", "container", "livenessProbe", {"tcpSocket": {"port": 8080}, "successThreshold": 2}),
+    (
+        "probes",
+        "container",
+        "readinessProbe",
+        {"tcpSocket": {"port": 8080}, "exec": {"command": ["true"]}},
+    ),
+    ("probes", "container", "readinessProbe", {"grpc": {"port": 9090}}),
+    ("probes", "container", "readinessProbe", {"httpGet": {"port": "toolongportname1"}}),
+    ("probes", "container", "readinessProbe", {"httpGet": {"port": 0}}),
+    (
+        "probes",
+        "container",
+        "readinessProbe",
+        {"tcpSocket": {"port": 8080}, "terminationGracePeriodSeconds": 10},
+    ),
+    ("probes", "container", "startupProbe", {"tcpSocket": {"port": 8080}, "successThreshold": 2}),
+    ("probes", "container", "startupProbe", {"httpGet": {"port": 8080}, "initialDelaySeconds": -1}),
+    ("probes", "container", "livenessProbe", {"httpGet": {"port": 8080, "scheme": "FTP"}}),
+    # security contexts
+    (
+        "securityContext",
+        "container",
+        "securityContext",
+        {"privileged": True, "allowPrivilegeEscalation": False},
+    ),
+    (
+        "securityContext",
+        "container",
+        "securityContext",
+        {"capabilities": {"add": ["SYS_ADMIN"]}, "allowPrivilegeEscalation": False},
+    ),
+    ("securityContext", "container", "securityContext", {"runAsUser": -1}),
+    ("securityContext", "container", "securityContext", {"seccompProfile": {"type": "Localhost"}}),
+    (
+        "securityContext",
+        "container",
+        "securityContext",
+        {"seccompProfile": {"type": "RuntimeDefault"}, "readOnlyRootFilesystem": True},
+    ),
+    ("securityContext", "container", "securityContext", {"appArmorProfile": {"type": "Localhost"}}),
+    ("securityContext", "container", "securityContext", {"procMount": "Unmasked"}),
+    (
+        "securityContext",
+        "pod",
+        "securityContext",
+        {"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]},
+    ),
+    ("securityContext", "pod", "securityContext", {"sysctls": [{"name": "bad", "value": "1"}]}),
+    ("securityContext", "pod", "securityContext", {"fsGroupChangePolicy": "Sometimes"}),
+    ("securityContext", "pod", "securityContext", {"runAsGroup": -5, "supplementalGroups": [-1]}),
+    # ports
+    ("ports", "container", "ports", {"containerPort": 8081, "name": "toolongportname1"}),
+    ("ports", "container", "ports", {"containerPort": 8081, "name": "HTTP"}),
+    ("ports", "container", "ports", {"containerPort": 8081, "protocol": "UDP", "name": "u"}),
+    ("ports", "container", "ports", {"containerPort": 8081, "protocol": "SCTP"}),
+    ("ports", "container", "ports", {"containerPort": 8081, "protocol": "tcp"}),
+    ("ports", "container", "ports", {"containerPort": 8081, "hostPort": 8081}),
+    ("ports", "container", "ports", {"containerPort": 8081, "hostPort": 70000}),
+    ("ports", "container", "ports", {"containerPort": 0}),
+    ("ports", "container", "ports", {"containerPort": 8081, "hostIP": "10.0.0.1"}),
+    # affinity
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "In"}]}]
+                }
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.labels", "operator": "In", "values": ["a"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 0,
+                        "preference": {"matchExpressions": [{"key": "z", "operator": "Exists"}]},
+                    }
+                ]
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": ""}
+                ]
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 50,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchLabels": {"app": "x"}},
+                            "topologyKey": "kubernetes.io/hostname",
+                            "matchLabelKeys": ["pod-template-hash"],
+                        },
+                    }
+                ]
+            }
+        },
+    ),
+    # topology spread
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "x"}},
+            }
+        ],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "minDomains": 2,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+            }
+        ],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+            {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        ],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "x"}},
+                "matchLabelKeys": ["app"],
+            }
+        ],
+    ),
+    # the rest of a pod spec
+    ("pod", "pod", "dnsPolicy", "None"),
+    ("pod", "pod", "dnsConfig", {"nameservers": ["1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4"]}),
+    ("pod", "pod", "activeDeadlineSeconds", 0),
+    ("pod", "pod", "terminationGracePeriodSeconds", -1),
+    ("pod", "pod", "priority", 5),
+    ("pod", "pod", "schedulerName", "My_Scheduler"),
+    ("pod", "pod", "hostname", "Bad_Host"),
+    ("pod", "pod", "shareProcessNamespace", True),
+    ("pod", "pod", "hostPID", True),
+    ("pod", "pod", "os", {"name": "windows"}),
+    ("pod", "pod", "hostNetwork", True),
+    ("pod", "pod", "schedulingGates", [{"name": "gate"}, {"name": "gate"}]),
+    # the rest of a container
+    ("container", "container", "imagePullPolicy", "Sometimes"),
+    ("container", "container", "image", " "),
+    ("container", "container", "terminationMessagePolicy", "Sometimes"),
+    ("container", "container", "lifecycle", {"preStop": {"sleep": {"seconds": 5}}}),
+    ("container", "container", "lifecycle", {"postStart": {}}),
+    (
+        "container",
+        "container",
+        "resizePolicy",
+        [
+            {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+            {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+        ],
+    ),
+    ("container", "container", "stdinOnce", True),
+    ("container", "container", "workingDir", "relative"),
+    # more, each checked against the Go oracle of Job/Pod validation (tests/pods/validate)
+    ("container", "container", "lifecycle", {"preStop": {"sleep": {"seconds": -1}}}),
+    (
+        "container",
+        "container",
+        "lifecycle",
+        {"preStop": {"exec": {"command": ["a"]}, "sleep": {"seconds": 1}}},
+    ),
+    ("container", "container", "lifecycle", {"postStart": {"httpGet": {"port": "Bad_Name"}}}),
+    ("probes", "container", "readinessProbe", {"exec": {}}),
+    ("probes", "container", "livenessProbe", {"grpc": {"port": 70000}}),
+    (
+        "probes",
+        "container",
+        "livenessProbe",
+        {"httpGet": {"port": 8080, "httpHeaders": [{"name": "bad header", "value": "x"}]}},
+    ),
+    ("probes", "container", "livenessProbe", {"httpGet": {"port": 8080, "host": "bad host"}}),
+    (
+        "probes",
+        "container",
+        "startupProbe",
+        {"tcpSocket": {"port": 8080}, "periodSeconds": -1, "timeoutSeconds": -2},
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "configMap": {"name": "c", "defaultMode": -1}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "secret": {"secretName": "s", "items": [{"key": "k", "path": "p", "mode": 1024}]},
+        },
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "downwardAPI": {
+                "items": [{"path": "cpu", "resourceFieldRef": {"resource": "limits.cpu"}}]
+            },
+        },
+    ),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {"name": "held", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+    ),
+    ("volumes", "pod", "volumes", {"name": "held", "nfs": {"server": "s", "path": "relative"}}),
+    ("volumes", "pod", "volumes", {"name": "held", "csi": {"driver": ""}}),
+    (
+        "volumes",
+        "pod",
+        "volumes",
+        {
+            "name": "held",
+            "projected": {"sources": [{"configMap": {"name": "c"}, "secret": {"name": "s"}}]},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "3m"}},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1m"}},
+        },
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {"name": "D", "valueFrom": {"resourceFieldRef": {"resource": "requests.hugepages-2Mi"}}},
+    ),
+    (
+        "env",
+        "container",
+        "env",
+        {
+            "name": "D",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.name", "apiVersion": "v2"}},
+        },
+    ),
+    ("ports", "container", "ports", {"containerPort": 8082, "name": "http"}),
+    ("pod", "pod", "hostAliases", [{"ip": "not-an-ip", "hostnames": ["Bad_Host"]}]),
+    ("pod", "pod", "readinessGates", [{"conditionType": "bad type!"}]),
+    ("pod", "pod", "setHostnameAsFQDN", True),
+    ("pod", "pod", "preemptionPolicy", "Sometimes"),
+    (
+        "pod",
+        "pod",
+        "dnsConfig",
+        {
+            "searches": [
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+            ],
+            "options": [{"name": ""}],
+        },
+    ),
+    (
+        "container",
+        "container",
+        "name",
+        "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+    ),
+    (
+        "container",
+        "container",
+        "terminationMessagePath",
+        "/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ),
+    ("securityContext", "pod", "securityContext", {"seLinuxChangePolicy": "Weird"}),
+    ("securityContext", "pod", "securityContext", {"supplementalGroupsPolicy": "Weird"}),
+    ("securityContext", "pod", "securityContext", {"appArmorProfile": {"type": "Localhost"}}),
+    (
+        "securityContext",
+        "pod",
+        "securityContext",
+        {"seccompProfile": {"type": "Unconfined", "localhostProfile": "x"}},
+    ),
+    (
+        "securityContext",
+        "container",
+        "securityContext",
+        {"capabilities": {"add": ["CAP_SYS_ADMIN"]}, "allowPrivilegeEscalation": False},
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}
+                    ]
+                }
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}
+            }
+        },
+    ),
+    (
+        "affinity",
+        "pod",
+        "affinity",
+        {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                        "topologyKey": "zone",
+                        "namespaceSelector": {
+                            "matchExpressions": [{"key": "a", "operator": "Bad"}]
+                        },
+                    }
+                ]
+            }
+        },
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "nodeTaintsPolicy": "Bad",
+            }
+        ],
+    ),
+    (
+        "topologySpread",
+        "pod",
+        "topologySpreadConstraints",
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"bad key!": "x"}},
+            }
+        ],
+    ),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {"key": "", "operator": "Exists", "effect": "NoSchedule"},
+    ),
+    (
+        "tolerations",
+        "pod",
+        "tolerations",
+        {
+            "key": "k",
+            "operator": "Equal",
+            "value": "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv",
+        },
+    ),
+    (
+        "nodeSelector",
+        "pod",
+        "nodeSelector",
+        {"example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": "x"},
+    ),
+]
+# What a runtimePatch's container and pod spec take (Trainer v2.3.0 ContainerPatch,
+# PodSpecPatch): these go through a TrainJob's runtimePatches too.
+PATCH_CONTAINER_KEYS = frozenset({"env", "volumeMounts", "securityContext"})
+PATCH_POD_KEYS = frozenset(
+    {"volumes", "securityContext", "nodeSelector", "affinity", "tolerations", "schedulingGates"}
+)
+_APPENDED = frozenset({"env", "volumeMounts", "ports", "volumes", "tolerations"})
+EXACT_NAME_LENGTHS = [48, 49, 50, 62, 63, 64]
+
+
+def _apply(target: Json, key: str, value: Any) -> None:
+    """One held-out change on a container or pod spec (appended, merged or set)."""
+    value = copy.deepcopy(value)
+    if key in _APPENDED:
+        target[key] = [*(target.get(key) or []), value]
+    elif key == "nodeSelector":
+        target[key] = {**(target.get(key) or {}), **value}
+    else:
+        target[key] = value
+
+
+@st.composite
+def held_out(draw: Draw, runtime: Json, trainjob: Json) -> list[str]:
+    """Up to three :data:`HELD_OUT` changes on ``runtime``'s replicated jobs, some through
+    a runtimePatch of ``trainjob`` instead (in place); their names."""
+    jobs = [j for j in _replicated_jobs(runtime) if _pod_spec(j).get("containers")]
+    if not jobs:
+        return []
+    features: list[str] = []
+    for _ in range(draw(st.integers(0, 3))):
+        family, where, key, value = draw(st.sampled_from(HELD_OUT))
+        job = draw(st.sampled_from(jobs))
+        pod = _pod_spec(job)
+        containers = pod["containers"]
+        index = draw(st.integers(0, len(containers) - 1))
+        patchable = key in (PATCH_CONTAINER_KEYS if where == "container" else PATCH_POD_KEYS)
+        if patchable and rarely(draw, 35):
+            patch_pod: Json = {}
+            if where == "container":
+                container: Json = {"name": containers[index]["name"]}
+                _apply(container, key, value)
+                patch_pod["containers"] = [container]
+            else:
+                _apply(patch_pod, key, value)
+            patches = trainjob.setdefault("spec", {}).setdefault("runtimePatches", [])
+            patches.append(
+                {
+                    "manager": f"example.com/held-out-{len(patches)}",
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {
+                                        "name": job["name"],
+                                        "template": {"spec": {"template": {"spec": patch_pod}}},
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                }
+            )
+            features.append(f"{job['name']} {family} {key} (runtimePatch)")
+            continue
+        _apply(containers[index] if where == "container" else pod, key, value)
+        features.append(f"{job['name']} {family} {key}")
+    if "held" in json.dumps(runtime) + json.dumps(trainjob) and rarely(draw, 50):
+        # the volume the held-out mounts name, where none came with them
+        pod = _pod_spec(draw(st.sampled_from(jobs)))
+        if "held" not in {v.get("name") for v in pod.get("volumes") or []}:
+            pod["volumes"] = [*(pod.get("volumes") or []), {"name": "held", "emptyDir": {}}]
+    return features

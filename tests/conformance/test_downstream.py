@@ -111,3 +111,61 @@ def test_a_webhook_error_without_a_field_said_on_its_own_line_too_agrees() -> No
     other = [_problem("Internal error: another", rule="jobset-webhook"), said[1]]
     difference = downstream_difference(recorded, other, JOBSET)
     assert difference is not None and "Internal error: another" in difference
+
+
+def test_a_joined_event_is_compared_as_a_set_of_lines() -> None:
+    # JobSet creates a replicated job's Jobs in parallel and joins the refusals in the
+    # order they came back; trainc says every replica, one per line, in its own order
+    recorded = [
+        Refusal(
+            "JobSet default/ds",
+            "JobCreationFailed",
+            _event("ds-node-1") + "\n" + _event("ds-node-0"),
+        )
+    ]
+    joined = _event("ds-node-0") + "\n" + _event("ds-node-1")
+    assert downstream_difference(recorded, [_problem(joined + " (hint)")], JOBSET) is None
+    on_a_line = [_problem(joined + "\n(the API server refuses the Jobs ...)")]
+    assert downstream_difference(recorded, on_a_line, JOBSET) is None
+    one = downstream_difference(recorded, [_problem(_event("ds-node-0") + " (hint)")], JOBSET)
+    assert one is not None and "ds-node-1" in one
+    more = _event("ds-node-0") + "\n" + _event("ds-node-1") + "\n" + _event("ds-node-2")
+    extra = downstream_difference(recorded, [_problem(more)], JOBSET)
+    assert extra is not None and "ds-node-2" in extra
+
+
+def test_where_the_env_order_is_random_so_are_the_env_indices_of_a_refusal() -> None:
+    # xgboost: the Trainer writes the env in a random order, the API server's errors
+    # follow it (their indices and their order)
+    def invalid(first: str, second: str) -> str:
+        return (
+            'job "ds-node-0" creation failed with error: Job.batch "ds-node-0" is invalid: '
+            f"[spec.template.spec.containers[0].env[{first}].valueFrom: Invalid value: a, "
+            f"spec.template.spec.containers[0].env[{second}].value: Invalid value: b]"
+        )
+
+    recorded = [Refusal("JobSet default/ds", "JobCreationFailed", invalid("1", "0"))]
+    said = [_problem(invalid("5", "2").replace("value: a, ", "value: b, ", 1) + " (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is not None
+    ours = "[spec.template.spec.containers[0].env[2].value: Invalid value: b, " + (
+        "spec.template.spec.containers[0].env[5].valueFrom: Invalid value: a]"
+    )
+    said = [_problem(invalid("1", "0").split("[", 1)[0] + ours + " (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is not None
+    assert downstream_difference(recorded, said, JOBSET, env_order_random=True) is None
+
+
+def test_the_errors_of_one_refusal_agree_in_any_order() -> None:
+    # Go walks a resource list (a map) in random order: a retry words the same Job's
+    # refusal with its errors in another order
+    first = "spec.template.spec.containers[0].resources.limits: Required value"
+    second = 'spec.template.spec.containers[0].resources.requests: Invalid value: "1Ti": x'
+    head = 'job "ds-node-0" creation failed with error: Job.batch "ds-node-0" is invalid: '
+    recorded = [
+        Refusal("JobSet default/ds", "JobCreationFailed", f"{head}[{first}, {second}]"),
+        Refusal("JobSet default/ds", "JobCreationFailed", f"{head}[{second}, {first}]"),
+    ]
+    said = [_problem(f"{head}[{second}, {first}] (hint)")]
+    assert downstream_difference(recorded, said, JOBSET) is None
+    other = [_problem(f"{head}[{second}, {first.replace('Required', 'Forbidden')}]")]
+    assert downstream_difference(recorded, other, JOBSET) is not None

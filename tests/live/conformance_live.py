@@ -265,13 +265,17 @@ def run_case(
     audit_log: Path | None = None,
     pods: bool = False,
     expected: dict[str, int] | None = None,
+    jobset_log: Path | None = None,
 ) -> LiveAnswer:
     """Create the case's inputs and read back what the controllers made. With
     ``audit_log`` the JobSets are taken as the Trainer sent them; with ``pods`` the
-    JobSet and Job controllers' Jobs, Services and Pods are collected too. ``expected``:
-    the objects to wait for per TrainJob (default: the golden's, see _expected_counts)."""
+    JobSet and Job controllers' Jobs, Services and Pods are collected too (with
+    ``jobset_log``, the JobSet controller's, also the refusals whose event was too long
+    to store). ``expected``: the objects to wait for per TrainJob (default: the
+    golden's, see _expected_counts)."""
     answer = LiveAnswer()
     offset = workloads.audit_offset(audit_log) if audit_log else 0
+    log_offset = jobset_log.stat().st_size if jobset_log and jobset_log.exists() else 0
     expected = _expected_counts(case) if expected is None else expected
     trainjobs: list[Json] = []
     documents = _documents(case)
@@ -348,7 +352,8 @@ def run_case(
         {"trainJob": k, "events": v} for k, v in sorted(failures.items()) if v
     ]
     if pods:
-        answer.workloads = workloads.collect(client, answer.stored_jobsets, timeout)
+        logged = (jobset_log, log_offset) if jobset_log is not None else None
+        answer.workloads = workloads.collect(client, answer.stored_jobsets, timeout, logged)
     return answer
 
 
@@ -431,7 +436,10 @@ def clean(client: Client) -> None:
                         {"metadata": {"finalizers": None}},
                         content_type="application/merge-patch+json",
                     )
-                client.raw("DELETE", path)
+                # a Pod bound to a Node waits for its kubelet unless deleted at once
+                # (exclusive-placement leaders, workloads.bind_leader)
+                grace = {"gracePeriodSeconds": "0"} if kind == "Pod" else None
+                client.raw("DELETE", path, params=grace)
             if kind in ("TrainJob", "JobSet") and leftovers:
                 time.sleep(0.3)  # let an in-flight reconcile finish before deleting its objects
         if leftovers == 0:
@@ -489,9 +497,10 @@ def compare(
     audit_log: Path | None = None,
     pods: bool = False,
     expand: Expand | None = None,
+    jobset_log: Path | None = None,
 ) -> Verdict:
     """The case on the cluster against trainc; at the pod depth with ``pods`` (the live
-    Jobs, Services and Pods) and ``expand`` (trainc's)."""
+    Jobs, Services and Pods) and ``expand`` (trainc's); ``jobset_log``: see run_case."""
     began = time.monotonic()
     if case.expect_trainc_error is not None:
         # Input no upstream component can read (YAML syntax): nothing reaches the server.
@@ -514,7 +523,7 @@ def compare(
             None,
         )
     counts = None if has_expectation(case) else rendered_counts(case)
-    live = run_case(client, case, timeout, audit_log, pods, counts)
+    live = run_case(client, case, timeout, audit_log, pods, counts, jobset_log)
     uids = list(live.trainjob_uids.values())
     owner_uid = uids[0] if len(uids) == 1 else case.owner_uid
     uid_map = {uid: owner_uid for uid in uids}
@@ -601,7 +610,7 @@ def compare(
             # a refusal below the JobSet on either side: the refusals compared, as the
             # goldens' downstream.yaml is (none recorded: trainc must refuse nothing)
             verdict.pods_difference = downstream.downstream_difference(
-                refused or None, actual.downstream, actual.objects
+                refused or None, actual.downstream, actual.objects, env_random
             )
         else:
             classes = [d for d in _documents(case) if d.get("kind") == "PriorityClass"]
@@ -668,6 +677,9 @@ def pods_difference(
     try:
         for group in by_trainjob(rendered):
             expanded += expand([*(classes or []), *group], "pods")
+        # the harness binds exclusive-placement leaders to a fake Node: their followers
+        # carry its topology value (JobSet's pod webhook), which trainc leaves out
+        expanded = workloads.follow_the_leader(expanded)
     except Exception as error:  # expand's refusal (or a bug): compared with the cluster's
         if failures:
             return None
@@ -1013,7 +1025,9 @@ def main(argv: list[str] | None = None) -> int:
         for case in cases:
             try:
                 clean(client)
-                verdict = compare(client, case, args.timeout, plane.audit_log, pods, expand)
+                verdict = compare(
+                    client, case, args.timeout, plane.audit_log, pods, expand, plane.jobset_log
+                )
             except (ApiError, OSError, RuntimeError) as error:
                 verdict = Verdict(
                     case.name,

@@ -483,6 +483,12 @@ class ControlPlane:
     def controller(self) -> Process | None:
         return self.process("trainer-controller-manager")
 
+    @property
+    def jobset_log(self) -> Path | None:
+        """The JobSet controller manager's log (None without the pod controllers)."""
+        process = self.process("jobset-controller-manager")
+        return process.log if process is not None else None
+
     def process(self, name: str) -> Process | None:
         return next((p for p in self.processes if p.name == name), None)
 

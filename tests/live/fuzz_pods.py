@@ -48,7 +48,7 @@ from tests.conformance.fuzz import _KEEP, Finding, _paths, _without
 from tests.conformance.strategies import FuzzCase, dump, pod_cases
 from tests.live.conformance_live import Expand, Verdict, clean, compare, load_expand
 from tests.live.conformance_live import _message_report as message_report
-from tests.live.controlplane import ApiError, Client, ControlPlane, build, start
+from tests.live.controlplane import ApiError, Client, ControlPlane, Json, build, start
 
 NAMESPACED = ("TrainJob", "TrainingRuntime")
 
@@ -136,10 +136,6 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
         return Finding(f"trainer depth: {shape(detail, names)}", detail, report(verdict))
     if verdict.pods_identical is False:
         detail = verdict.pods_difference or ""
-        if waits_for_a_scheduler(verdict):
-            return Finding(NO_SCHEDULER, detail, report(verdict))
-        if event_too_long(verdict):
-            return Finding(EVENT_TOO_LONG, detail, report(verdict))
         created = verdict.live.workloads
         if created is not None and created.timed_out and not created.failures:
             if "JobSet " in created.timed_out[0]:  # finished: it will create no more Jobs
@@ -147,6 +143,10 @@ def finding_of(verdict: Verdict, case: FuzzCase) -> Finding | None:
             return Finding(TIMED_OUT, f"{detail} ({created.timed_out[0]})", report(verdict))
         if only_last_replica(detail):
             return Finding(LAST_REPLICA, detail, report(verdict))
+        if only_suspended_dependents(verdict):
+            return Finding(SUSPENDED_DEPENDENT, detail, report(verdict))
+        if beyond_the_cut(verdict):
+            return Finding(EVENT_CUT, detail, report(verdict))
         return Finding(f"pod depth: {shape(detail, names)}", detail, report(verdict))
     unsaid = unsaid_findings(verdict)
     if unsaid:
@@ -166,31 +166,24 @@ def unsaid_findings(verdict: Verdict) -> list[str]:
             return []
         found = message_report(verdict)
         texts = [f for r in found["rejections"] for f in r["findings"]]
-        texts += [f["finding"] for f in found["creationFailures"]]
+        # a TrainJob whose JobSet exists failed a later reconcile (the JobSet webhook's
+        # volumeClaimPolicies default, then the Trainer's apply of an immutable list:
+        # tests/live/README.md), not the create trainc judges
+        created = {_owner(o) for o in verdict.live.objects if o.get("kind") == "JobSet"}
+        texts += [f["finding"] for f in found["creationFailures"] if f["trainJob"] not in created]
         return [str(f["text"]) for f in texts if not f["inTrainc"]]
     return []
 
 
-NO_SCHEDULER = (
-    "harness limit: exclusive-placement followers wait for their leader to be scheduled "
-    "(no scheduler runs here; trainc leaves the leader's topology out, pod_webhook.py)"
-)
-# JobSet's pod webhook (vpod.kb.io) refusing a follower Pod under exclusive placement
-# until its leader is scheduled: transient on a cluster with a scheduler.
-_FOLLOWER = ("follower pod node selector", "leader pod not yet scheduled")
+def _owner(obj: Json) -> str:
+    """``namespace/name`` of the TrainJob owning ``obj``."""
+    meta = obj.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "TrainJob":
+            return f"{meta.get('namespace', 'default')}/{ref.get('name')}"
+    return ""
 
 
-def waits_for_a_scheduler(verdict: Verdict) -> bool:
-    """Whether every refusal below the JobSet is a follower Pod waiting for its leader."""
-    created = verdict.live.workloads
-    failures = created.failures if created is not None else []
-    return bool(failures) and all(any(f in failure for f in _FOLLOWER) for failure in failures)
-
-
-EVENT_TOO_LONG = (
-    "harness limit: trainc's refusal of a Job is an event over 1024 bytes, which the API "
-    "server refuses (events.k8s.io note limit): the JobSet controller's refusal is not seen"
-)
 JOBSET_FINISHED = (
     "pod depth: the JobSet finished (its success or failure policy met) before the JobSet "
     "controller created every Job; trainc still expands and checks them all"
@@ -199,23 +192,6 @@ TIMED_OUT = (
     "harness limit: the controllers did not finish within --timeout and reported nothing "
     "(inconclusive; run the reproduction with a longer --timeout)"
 )
-_NOTE_LIMIT = 1024  # pkg/apis/core/validation/events.go NoteLengthLimit
-_TRAINC_ONLY = "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):"
-
-
-def event_too_long(verdict: Verdict) -> bool:
-    """Whether trainc refuses Jobs the cluster never created, without an event, and every
-    such refusal is a JobSet controller event too long to be stored."""
-    detail = verdict.pods_difference or ""
-    created = verdict.live.workloads
-    if not detail.startswith(_TRAINC_ONLY) or created is None or created.failures:
-        return False
-    if not created.timed_out or any(o.get("kind") == "Job" for o in created.objects):
-        return False
-    events = [line.split(" (the API server refuses", 1)[0] for line in detail.splitlines()[1:]]
-    return bool(events) and all(len(e.encode()) > _NOTE_LIMIT for e in events if e)
-
-
 LAST_REPLICA = (
     "pod depth: trainc reports the API server's refusal of the last Job of a replicated "
     "job only; the JobSet controller's event lists every replica's"
@@ -238,6 +214,62 @@ def only_last_replica(detail: str) -> bool:
     lines = [line for line in missing.splitlines() if line]
     return bool(lines) and all(
         any(s.startswith(masked(line)) for s in said_lines) for line in lines
+    )
+
+
+EVENT_CUT = (
+    "harness limit: the Trainer cuts its TrainJobResourcesCreationFailed event at 950 "
+    "characters (' ...'); an error of the JobSet webhook's denial that trainc also says on "
+    "its own, past the cut, cannot be checked against it"
+)
+
+
+def beyond_the_cut(verdict: Verdict) -> bool:
+    """Whether the only thing trainc says that the cluster did not is past the cut of a
+    Trainer event (trainc's own copy of the event is cut the same way, and matched)."""
+    detail = verdict.pods_difference or ""
+    if not detail.startswith("trainc refuses what the cluster did not report:"):
+        return False
+    extras = [line for line in detail.splitlines()[1:] if line]
+    events = [e for f in verdict.live.creation_failures for e in f["events"]]
+    return (
+        bool(extras)
+        and any(e.endswith(" ...") for e in events)
+        and not any(
+            _REFUSED_JOB.match(line) or line.startswith(("Error creating:", "TrainJob "))
+            for line in extras
+        )
+    )
+
+
+SUSPENDED_DEPENDENT = (
+    "pod depth: trainc checks the Jobs of a replicated job that dependsOn another in a "
+    "suspended JobSet; the JobSet controller creates none of them until it is resumed"
+)
+_TRAINC_EXTRA = (
+    "trainc refuses below the JobSet, the cluster did not (no downstream.yaml):",
+    "trainc refuses what the cluster did not report:",
+)
+_REFUSED_JOB = re.compile(r'^job "([^"]+)" creation failed with error: ')
+
+
+def only_suspended_dependents(verdict: Verdict) -> bool:
+    """Whether every refusal trainc says and the cluster did not is of a Job of a
+    replicated job that ``dependsOn`` another, in a suspended JobSet (the JobSet
+    controller skips those while suspended: tests/live/workloads.py expected_jobs)."""
+    detail = verdict.pods_difference or ""
+    if not detail.startswith(_TRAINC_EXTRA):
+        return False
+    waiting = {
+        f"{jobset['metadata']['name']}-{rjob.get('name')}-"
+        for jobset in verdict.live.stored_jobsets
+        if (jobset.get("spec") or {}).get("suspend")
+        for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []
+        if rjob.get("dependsOn")
+    }
+    jobs = [m.group(1) for m in map(_REFUSED_JOB.match, detail.splitlines()[1:]) if m]
+    return bool(jobs) and all(
+        any(j.startswith(w) and j[len(w) :].isdigit() for w in waiting) for j in jobs
     )
 
 
@@ -300,6 +332,32 @@ def report(verdict: Verdict) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+OPEN = REPO / "tests" / "live" / "fixtures" / "fuzz-pods"
+# signatures of an open difference other than its diff.txt's: where trainc refuses too
+# (a message difference, not a verdict one), or named after the reproduction was written
+_ALSO_OPEN = {
+    LAST_REPLICA: "last-replica-only",
+    (
+        "message: failed to create typed patch object (<name>/<name>; jobset.x-k8s.io/v1alpha2, "
+        'Kind=JobSet): .spec.replicatedJobs[name="…"].template.spec.template.spec.containers'
+        '[name="…"].ports: duplicate entries for'
+    ): "ssa-duplicate-list-map-key",
+}
+
+
+def open_differences(folder: Path) -> dict[str, Path]:
+    """The signatures of the reproductions in ``folder`` (each ``diff.txt``'s first line)."""
+    found: dict[str, Path] = {}
+    for signature, name in _ALSO_OPEN.items():  # the same difference, seen another way
+        if (folder / name).is_dir():
+            found[signature] = folder / name
+    for diff in sorted(folder.glob("*/diff.txt")):
+        first = diff.read_text().split("\n", 1)[0]
+        if first.startswith("signature: "):
+            found[first.removeprefix("signature: ")] = diff.parent
+    return found
+
+
 @dataclass
 class LiveFuzzer:
     plane: ControlPlane
@@ -320,6 +378,8 @@ class LiveFuzzer:
     limits: dict[str, int] = field(default_factory=dict)
     # per drawn case (reductions not counted): what the cluster did with it
     outcomes: dict[str, int] = field(default_factory=dict)
+    # the open differences reduced before: signature -> their reproduction
+    open: dict[str, Path] = field(default_factory=lambda: open_differences(OPEN))
 
     def run_case(self, case: FuzzCase) -> Finding | None:
         """One case on the cluster (cleaned first) against trainc."""
@@ -335,7 +395,13 @@ class LiveFuzzer:
                 clean(self.client)
                 offset = log.stat().st_size if log is not None and log.exists() else 0
                 verdict = compare(
-                    self.client, loaded, self.timeout, self.plane.audit_log, True, self.expand
+                    self.client,
+                    loaded,
+                    self.timeout,
+                    self.plane.audit_log,
+                    True,
+                    self.expand,
+                    self.plane.jobset_log,
                 )
                 if log is not None and nothing_but_a_panic(verdict, _read_from(log, offset)):
                     return None  # the controller panicked and created nothing: trainc's refusal
@@ -366,6 +432,11 @@ class LiveFuzzer:
             self.known[finding.signature] += 1
             return
         self.known[finding.signature] = 1
+        if finding.signature in self.open:
+            # reduced before (tests/live/fixtures/fuzz-pods): counted, not reduced again
+            self.written[finding.signature] = self.open[finding.signature]
+            self.log(f"OPEN  case {self.examples}: {finding.signature}")
+            return
         self.log(f"NEW   case {self.examples}: {finding.signature}; reducing")
         deadline = time.monotonic() + self.reduce_seconds
 
@@ -495,6 +566,39 @@ def fuzz(
     return fuzzer
 
 
+def read_case(directory: Path) -> FuzzCase:
+    """A case folder written by :func:`write_case` (or a golden-style one) as a case."""
+    meta = yaml.safe_load((directory / "case.yaml").read_text())
+    files = [(name, (directory / name).read_text()) for name in meta["inputs"]]
+    return FuzzCase(files, str(meta["ownerUID"]), [], False)
+
+
+def replay(directories: list[Path], timeout: float, out: Path) -> int:
+    """Each reproduction once through a control plane of its own: ``same`` (no
+    difference) or the difference's signature, the case written again under ``out``
+    with its diff.txt; exit 1 when any differs."""
+    expand = load_expand()
+    if expand is None:
+        raise RuntimeError("compiler.expand is not importable")
+    plane = start(build(), trainer=True, pods=True)
+    client = plane.client()
+    differing = 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="trainc-live-fuzz-") as work:
+            fuzzer = LiveFuzzer(plane, client, expand, Path(work), out, timeout)
+            for directory in (d for d in directories if d.is_dir()):
+                found = fuzzer.run_case(read_case(directory))
+                differing += found is not None
+                print(f"{directory}: {'same' if found is None else found.signature}")
+                if found is not None:
+                    print(f"  {found.detail[:2000]}")
+                    fuzzer.record(read_case(directory), found)
+    finally:
+        client.close()
+        plane.stop()
+    return 1 if differing else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.live.fuzz_pods", description=__doc__.splitlines()[0]
@@ -516,9 +620,18 @@ def main(argv: list[str] | None = None) -> int:
         default=240.0,
         help="time spent reducing each new difference (default 240)",
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="run these reproductions (case folders) once each instead, and say what differs",
+    )
     args = parser.parse_args(argv)
     if (cache_root() / "upstream").is_dir():
         os.environ.setdefault("TRAINC_CACHE", str(cache_root()))
+    if args.replay:
+        return replay(args.replay, args.timeout, args.out)
     began = time.monotonic()
     fuzzer = fuzz(args.count, args.seed, args.out, args.timeout, args.reduce_seconds)
     for what, number in sorted(fuzzer.outcomes.items()):

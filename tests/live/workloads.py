@@ -54,6 +54,31 @@ REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 FAILURE_REASONS = frozenset({"JobCreationFailed", "HeadlessServiceCreationFailed", "FailedCreate"})
 # A create that lost a race with the controller's own earlier create: not a refusal.
 TRANSIENT = "already exists"
+# JobSet's pod webhook (vpod.kb.io) refusing an exclusive-placement follower Pod until
+# its leader Pod exists and is scheduled; the harness binds the leader (bind_leaders),
+# and the Job controller's next try is admitted. Its own words call it transient.
+FOLLOWER_WAITING = (
+    "follower pod node selector not set",
+    "follower pod node selector for topology domain not found",
+    "leader pod not yet scheduled",
+    "this is an expected, transient error",
+)
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector-strategy"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# The Node the harness binds exclusive-placement leaders to (no scheduler runs), with a
+# value for each topology label a case may place on.
+FAKE_NODE = "trainc-fake-node"
+FAKE_TOPOLOGY = {
+    "kubernetes.io/hostname": FAKE_NODE,
+    "cloud.google.com/gke-nodepool": "trainc-fake-pool",
+    "topology.kubernetes.io/zone": "trainc-fake-zone",
+    "topology.kubernetes.io/region": "trainc-fake-region",
+}
+# The API server keeps no event whose note passes this (events.k8s.io, the JobSet
+# controller's recorder: pkg/apis/core/validation/events.go NoteLengthLimit).
+NOTE_LIMIT = 1024
 _KUBE_API_ACCESS = re.compile(r"^kube-api-access-[a-z0-9]{5}$")
 
 
@@ -206,6 +231,39 @@ def _dependencies(jobset: Json) -> dict[str, str]:
     return out
 
 
+def waiting_dependents(jobsets: list[Json], jobs: list[Json], failures: Iterable[str] = ()) -> bool:
+    """Whether a replicated job that ``dependsOn`` others lacks Jobs, none of them
+    refused yet (``failures``), while every Job of its dependencies exists: the harness
+    finishes their Pods, and the JobSet controller then creates it, even after it
+    refused a later replicated job (it skips one whose dependencies are not there yet,
+    ``reconcileReplicatedJobs``), so its refusal is still to come."""
+    said = "\n".join(failures)
+    for jobset in jobsets:
+        spec = jobset.get("spec") or {}
+        if spec.get("suspend") or managed_elsewhere(jobset):
+            continue
+        uid, jobset_name = jobset["metadata"]["uid"], jobset["metadata"]["name"]
+        counts: dict[str, int] = {}
+        for job in jobs:
+            if _owned_by(job, {uid}):
+                name = (job["metadata"].get("labels") or {}).get(REPLICATED_JOB_LABEL, "")
+                counts[name] = counts.get(name, 0) + 1
+        rjobs = spec.get("replicatedJobs") or []
+        replicas = {str(r.get("name")): int(r.get("replicas", 1)) for r in rjobs}
+        for rjob in rjobs:
+            name, dependencies = str(rjob.get("name")), rjob.get("dependsOn") or []
+            if not dependencies or counts.get(name, 0) >= replicas[name]:
+                continue
+            if f'job "{jobset_name}-{name}-' in said:
+                continue  # refused: comes no more
+            if all(
+                counts.get(str(d.get("name")), 0) >= replicas.get(str(d.get("name")), 1)
+                for d in dependencies
+            ):
+                return True
+    return False
+
+
 def _finish_pod(client: Client, pod: Json, status: str) -> None:
     """Report the Pod as a kubelet would: Succeeded (``Complete``) or Running and Ready."""
     metadata = pod["metadata"]
@@ -243,6 +301,8 @@ def _failure_events(client: Client, namespaces: set[str], uids: set[str]) -> lis
                 text = str(event.get("message") or event.get("note") or "")
                 if TRANSIENT in text:
                     continue  # its informer lagged its own create; it retries
+                if any(f in text for f in FOLLOWER_WAITING):
+                    continue  # the leader is bound next (bind_leaders); it retries
                 messages.add(
                     f"{regarding.get('kind')} {namespace}/{regarding.get('name')}: "
                     f"{event.get('reason')}: {text}"
@@ -268,10 +328,136 @@ def _finished_jobsets(client: Client, jobsets: list[Json]) -> list[str]:
     return out
 
 
-def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
+def is_follower(pod: Json) -> bool:
+    """A Pod JobSet's pod webhook places after its leader: exclusive placement without
+    the node-selector strategy, completion index not 0."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return (
+        JOBSET_NAME in annotations
+        and EXCLUSIVE in annotations
+        and NODE_SELECTOR_STRATEGY not in annotations
+        and annotations.get(COMPLETION_INDEX) != "0"
+    )
+
+
+def _is_leader(pod: Json) -> bool:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return (
+        JOBSET_NAME in annotations
+        and EXCLUSIVE in annotations
+        and NODE_SELECTOR_STRATEGY not in annotations
+        and annotations.get(COMPLETION_INDEX) == "0"
+    )
+
+
+def ensure_fake_node(client: Client) -> None:
+    """The Node exclusive-placement leaders are bound to (no kubelet: it stays NotReady)."""
+    path = "/api/v1/nodes"
+    if client.raw("GET", f"{path}/{FAKE_NODE}")[0] == 200:
+        return
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": FAKE_NODE, "labels": dict(FAKE_TOPOLOGY)},
+    }
+    code, got = client.raw("POST", path, node)
+    if code >= 300 and code != 409:
+        raise ApiError(code, got, f"POST {path}")
+
+
+def bind_leader(client: Client, pod: Json) -> None:
+    """Bind an exclusive-placement leader Pod to :data:`FAKE_NODE`, as a scheduler would:
+    JobSet's pod webhook then admits its followers with the node's topology value as a
+    nodeSelector (``setNodeSelector``), which :func:`follow_the_leader` gives trainc's."""
+    ensure_fake_node(client)
+    metadata = pod["metadata"]
+    path = RESOURCES["Pod"].path(metadata["namespace"], metadata["name"]) + "/binding"
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": metadata["name"], "namespace": metadata["namespace"]},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": FAKE_NODE},
+    }
+    code, got = client.raw("POST", path, binding)
+    if code >= 300 and code != 409:
+        raise ApiError(code, got, f"POST {path}")
+
+
+def follow_the_leader(objects: Iterable[Json]) -> list[Json]:
+    """``objects`` with each follower Pod (:func:`is_follower`) given the nodeSelector
+    JobSet's pod webhook gives it once its leader runs on :data:`FAKE_NODE` (the
+    topology label's value there; none for a label the node lacks)."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Pod" and is_follower(obj):
+            topology = obj["metadata"]["annotations"][EXCLUSIVE]
+            if topology in FAKE_TOPOLOGY:
+                obj = copy.deepcopy(obj)
+                selector = obj.setdefault("spec", {}).get("nodeSelector") or {}
+                obj["spec"]["nodeSelector"] = {**selector, topology: FAKE_TOPOLOGY[topology]}
+        out.append(obj)
+    return out
+
+
+_LOGGED = "\tERROR\tcreating jobs\t"
+_JOB_REFUSED = re.compile(r'^job "[^"]+" creation failed with error: ')
+
+
+def logged_creation_failures(log: Path | None, offset: int, jobsets: list[Json]) -> list[str]:
+    """The JobSet controller's refused creates of ``jobsets``' Jobs, from its log since
+    ``offset`` (``log.Error(err, "creating jobs")`` just before it records the error as
+    a ``JobCreationFailed`` event; zap's console line: time, level, message, then the
+    fields as JSON), as :func:`_failure_events` words an event.
+
+    The events alone miss some: the API server stores no note over :data:`NOTE_LIMIT`
+    bytes, and the events.k8s.io recorder (client-go ``tools/events``) keys an event
+    without its note, so a later refusal of another replicated job of the same JobSet
+    only counts up the first event's series (its note stays the first refusal's)."""
+    if log is None or not log.exists():
+        return []
+    with log.open("rb") as handle:
+        handle.seek(offset)
+        text = handle.read().decode(errors="replace")
+    names = {
+        j["metadata"]["uid"]: f"{j['metadata']['namespace']}/{j['metadata']['name']}"
+        for j in jobsets
+    }
+    found = set()
+    for line in text.splitlines():
+        if _LOGGED not in line:
+            continue
+        try:
+            fields = json.loads(line.split(_LOGGED, 1)[1])
+        except ValueError:
+            continue
+        error, uid = str(fields.get("error", "")), fields.get("jobSetUID")
+        if uid in names and _JOB_REFUSED.match(error) and TRANSIENT not in error:
+            found.add(f"JobSet {names[uid]}: JobCreationFailed: {error}")
+    return sorted(found)
+
+
+def collect(
+    client: Client,
+    jobsets: list[Json],
+    timeout: float,
+    jobset_log: tuple[Path, int] | None = None,
+) -> Workloads:
     """Wait until the controllers have made every Job, Service and Pod the stored JobSets
-    call for (or reported a failure, or ``timeout``); the objects as created."""
+    call for (or reported a failure, or ``timeout``); the objects as created.
+    ``jobset_log``: the JobSet controller's log and its size when the case began, for
+    the refusals whose event was too long to store (:func:`logged_creation_failures`).
+    Exclusive-placement leader Pods are bound to a fake Node once recorded."""
     answer = Workloads()
+    log, log_offset = jobset_log if jobset_log is not None else (None, 0)
+
+    def failures(uids: set[str]) -> list[str]:
+        events = _failure_events(client, namespaces, uids)
+        if log is None:
+            return events
+        # the JobSet controller's refused Jobs from its log (logged_creation_failures)
+        events = [e for e in events if ": JobCreationFailed: " not in e]
+        return sorted({*events, *logged_creation_failures(log, log_offset, jobsets)})
+
     if not jobsets:
         return answer
     namespaces = {j["metadata"]["namespace"] for j in jobsets}
@@ -289,6 +475,8 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
         for pod in _list(client, "Pod", namespaces):
             if _owned_by(pod, job_uids):
                 pods.setdefault(pod["metadata"]["uid"], pod)
+                if _is_leader(pod) and not (pod.get("spec") or {}).get("nodeName"):
+                    bind_leader(client, pod)  # recorded first: as created, unbound
         for job in jobs:
             owner = next((r["uid"] for r in _refs(job) if r.get("uid") in jobset_uids), "")
             replicated = (job["metadata"].get("labels") or {}).get(REPLICATED_JOB_LABEL, "")
@@ -305,11 +493,12 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
                     name = f"{job['metadata']['namespace']}/{job['metadata']['name']} ({status})"
                     if name not in answer.finished:
                         answer.finished.append(name)
-        answer.failures = _failure_events(client, namespaces, jobset_uids | job_uids)
+        answer.failures = failures(jobset_uids | job_uids)
         want_pods = sum(expected_pods(j) for j in jobs)
         complete = len(jobs) >= want_jobs and len(services) >= want_services
         complete = complete and len(pods) >= want_pods
-        if complete or answer.failures:
+        waiting = waiting_dependents(jobsets, jobs, answer.failures)
+        if complete or (answer.failures and not waiting):
             time.sleep(0.3)  # a last read: one reconcile's objects arrive one by one
             jobs = [j for j in _list(client, "Job", namespaces) if _owned_by(j, jobset_uids)]
             services = [
@@ -319,8 +508,10 @@ def collect(client: Client, jobsets: list[Json], timeout: float) -> Workloads:
             for pod in _list(client, "Pod", namespaces):
                 if _owned_by(pod, job_uids):
                     pods.setdefault(pod["metadata"]["uid"], pod)
-            answer.failures = _failure_events(client, namespaces, jobset_uids | job_uids)
+            answer.failures = failures(jobset_uids | job_uids)
             break
+        if time.monotonic() > deadline and answer.failures:
+            break  # a dependency never finished (its Pods refused): the refusals stand
         if time.monotonic() > deadline:
             answer.timed_out = [
                 f"{len(jobs)}/{want_jobs} Jobs, {len(services)}/{want_services} Services, "

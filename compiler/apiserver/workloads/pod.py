@@ -9,10 +9,12 @@ actions, no container restart rules, no env files).
 
 Emulated: containers and init containers (names, images, ports, env and envFrom, volume
 mounts, pull policy, resources, security context with seccomp, probes and lifecycle
-handlers), volumes (names and the sources emptyDir, hostPath, secret, configMap,
-persistentVolumeClaim, downwardAPI, projected), restart and DNS policy, DNS config, host
-aliases, node selector, affinity, tolerations, pod security context with sysctls and
-seccomp, topology spread constraints (not ``matchLabelKeys``), service account, node,
+handlers, resize policy), volumes (names and the sources emptyDir, hostPath, secret,
+configMap, persistentVolumeClaim, downwardAPI, projected, nfs, csi), restart and DNS
+policy, DNS config, host aliases, node selector, affinity (not ``matchLabelKeys`` and
+``mismatchLabelKeys``), tolerations, pod security context with sysctls, seccomp and the
+supplemental-groups and SELinux change policies, topology spread constraints (not
+``matchLabelKeys``), service account, node,
 hostname, subdomain, priority and runtime class, preemption policy, readiness and
 scheduling gates, active deadline, pod-level resources. Not emulated (left to the API
 server): resource claims, ephemeral containers, pod annotations with meaning (and
@@ -232,6 +234,45 @@ def _projection_like(source: Mapping[str, Any], name_key: str, path: Path) -> li
     return errors
 
 
+def _nfs(source: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateNFSVolumeSource``."""
+    errors: list[FieldError] = []
+    server, target = _s(source.get("server")), _s(source.get("path"))
+    if not server:
+        errors.append(required((*path, "server")))
+    if not target:
+        errors.append(required((*path, "path")))
+    if not target.startswith("/"):
+        errors.append(invalid((*path, "path"), as_string(target), "must be an absolute path"))
+    return errors
+
+
+def _csi(source: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateCSIVolumeSource``: the driver's name (``ValidateCSIDriverName``) and the
+    node-publish secret's (Go reports a bad one at ``csi.name``)."""
+    errors: list[FieldError] = []
+    driver = _s(source.get("driver"))
+    if not driver:
+        errors.append(required((*path, "driver")))
+    if len(driver.encode()) > 63:
+        errors.append(too_long((*path, "driver"), 63))
+    errors += [
+        invalid((*path, "driver"), as_string(driver), m)
+        for m in names.dns1123_subdomain(driver.lower())
+    ]
+    secret = source.get("nodePublishSecretRef")
+    if isinstance(secret, dict):
+        name = _s(secret.get("name"))
+        if not name:
+            errors.append(required((*path, "nodePublishSecretRef", "name")))
+        else:
+            errors += [
+                invalid((*path, "name"), as_string(name), m)
+                for m in meta.name_is_dns_subdomain(name, False)
+            ]
+    return errors
+
+
 def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[FieldError]:
     if kind == "emptyDir":
         limit = source.get("sizeLimit")
@@ -255,6 +296,10 @@ def _source_errors(kind: str, source: Mapping[str, Any], path: Path) -> list[Fie
         return _projection_like(source, "name", path)
     if kind == "persistentVolumeClaim":
         return [] if _s(source.get("claimName")) else [required((*path, "claimName"))]
+    if kind == "nfs":
+        return _nfs(source, path)
+    if kind == "csi":
+        return _csi(source, path)
     if kind == "downwardAPI":
         errors = _mode(source.get("defaultMode"), (*path, "defaultMode"))
         for j, item in enumerate(_dicts(source.get("items"))):
@@ -692,8 +737,9 @@ def _env_from(sources: list[dict[str, Any]], path: Path) -> list[FieldError]:
 
 
 def _mounts(
-    mounts: list[dict[str, Any]], volumes: Mapping[str, Any], path: Path
+    mounts: list[dict[str, Any]], volumes: Mapping[str, Any], path: Path, privileged: bool
 ) -> list[FieldError]:
+    """``ValidateVolumeMounts`` of a container (``privileged``: its security context's)."""
     errors: list[FieldError] = []
     paths: set[str] = set()
     for i, mount in enumerate(mounts):
@@ -719,7 +765,7 @@ def _mounts(
                 detail = "subPathExpr and subPath are mutually exclusive"
                 found.append(invalid((*path, i, "subPathExpr"), as_string(expr), detail))
             found += _local_descending(expr, (*path, "subPathExpr"))
-        found += _propagation(mount, (*path, "mountPropagation"))
+        found += _propagation(mount, (*path, "mountPropagation"), privileged)
         found += _recursive_read_only(mount, (*path, "recursiveReadOnly"))
         for key in ("subPath", "subPathExpr", "mountPropagation", "recursiveReadOnly"):
             found = relocated(found, (*path, key), (*path, i, key))
@@ -727,14 +773,17 @@ def _mounts(
     return errors
 
 
-def _propagation(mount: Mapping[str, Any], path: Path) -> list[FieldError]:
+def _propagation(mount: Mapping[str, Any], path: Path, privileged: bool) -> list[FieldError]:
     mode = mount.get("mountPropagation")
     if mode is None:
         return []
     supported = ("Bidirectional", "HostToContainer", "None")
     if _s(mode) not in supported:
         return [not_supported(path, as_json(mode), supported)]
-    return []  # Bidirectional needs a privileged container: see _containers
+    if _s(mode) == "Bidirectional" and not privileged:
+        detail = "Bidirectional mount propagation is available only to privileged containers"
+        return [forbidden(path, detail)]
+    return []
 
 
 def _recursive_read_only(mount: Mapping[str, Any], path: Path) -> list[FieldError]:
@@ -948,7 +997,65 @@ def _security_context(
                 )
             )
     errors += _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
+    if context.get("allowPrivilegeEscalation") is False:
+        shown = Value(context, go_json(_internal_security_context(context), sort_keys=False))
+        if privileged:
+            detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
+            errors.append(invalid(path, shown, detail))
+        capabilities = context.get("capabilities")
+        added = capabilities.get("add") if isinstance(capabilities, dict) else None
+        for capability in added if isinstance(added, list) else []:
+            if capability == "CAP_SYS_ADMIN":  # spelt so: "SYS_ADMIN" passes
+                detail = (
+                    "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                    "CAP_SYS_ADMIN"
+                )
+                errors.append(invalid(path, shown, detail))
     return errors + _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
+
+
+def _internal_security_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    """A container's security context as the internal ``core.SecurityContext`` (no JSON
+    tags: Go field names, in field order), which an error shows as its value."""
+
+    def fields(value: Any, names: tuple[tuple[str, str, Any], ...]) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            return None
+        return {go: value.get(key, empty) for go, key, empty in names}
+
+    profile = (("Type", "type", ""), ("LocalhostProfile", "localhostProfile", None))
+    return {
+        "Capabilities": fields(
+            context.get("capabilities"), (("Add", "add", None), ("Drop", "drop", None))
+        ),
+        "Privileged": context.get("privileged"),
+        "SELinuxOptions": fields(
+            context.get("seLinuxOptions"),
+            (
+                ("User", "user", ""),
+                ("Role", "role", ""),
+                ("Type", "type", ""),
+                ("Level", "level", ""),
+            ),
+        ),
+        "WindowsOptions": fields(
+            context.get("windowsOptions"),
+            (
+                ("GMSACredentialSpecName", "gmsaCredentialSpecName", None),
+                ("GMSACredentialSpec", "gmsaCredentialSpec", None),
+                ("RunAsUserName", "runAsUserName", None),
+                ("HostProcess", "hostProcess", None),
+            ),
+        ),
+        "RunAsUser": context.get("runAsUser"),
+        "RunAsGroup": context.get("runAsGroup"),
+        "RunAsNonRoot": context.get("runAsNonRoot"),
+        "ReadOnlyRootFilesystem": context.get("readOnlyRootFilesystem"),
+        "AllowPrivilegeEscalation": context.get("allowPrivilegeEscalation"),
+        "ProcMount": context.get("procMount"),
+        "SeccompProfile": fields(context.get("seccompProfile"), profile),
+        "AppArmorProfile": fields(context.get("appArmorProfile"), profile),
+    }
 
 
 def _seccomp(profile: Any, path: Path) -> list[FieldError]:
@@ -1224,13 +1331,43 @@ def _lifecycle(lifecycle: Any, grace: int | None, path: Path) -> list[FieldError
 # --- containers
 
 
+_RESIZE_RESOURCES = ("cpu", "memory")
+_RESIZE_RESTARTS = ("NotRequired", "RestartContainer")
+
+
+def _resize_policy(policies: list[dict[str, Any]], path: Path, restart: str) -> list[FieldError]:
+    """``validateResizePolicy`` (``restart``: the pod's restartPolicy)."""
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, policy in enumerate(policies):
+        name = _s(policy.get("resourceName"))
+        if name in seen:
+            errors.append(duplicate((*path, i), as_json(name)))
+        seen.add(name)
+        if not name:
+            errors.append(required(path))
+        elif name not in _RESIZE_RESOURCES:
+            errors.append(not_supported(path, as_json(name), _RESIZE_RESOURCES))
+        policy_restart = _s(policy.get("restartPolicy"))
+        if not policy_restart:
+            errors.append(required(path))
+        elif policy_restart not in _RESIZE_RESTARTS:
+            errors.append(not_supported(path, as_json(policy_restart), _RESIZE_RESTARTS))
+        if restart == "Never" and policy_restart != "NotRequired":
+            detail = "must be 'NotRequired' when `restartPolicy` is 'Never'"
+            errors.append(invalid(path, as_json(policy_restart), detail))
+    return errors
+
+
 def _container_common(
     container: Mapping[str, Any],
     volumes: Mapping[str, Any],
     path: Path,
     host_users: bool,
     opts: PodOptions,
+    restart: str,
 ) -> list[FieldError]:
+    """``validateContainerCommon`` (``restart``: the pod's restartPolicy)."""
     errors: list[FieldError] = []
     name = _s(container.get("name"))
     if not name:
@@ -1253,7 +1390,10 @@ def _container_common(
     errors += _ports(_dicts(container.get("ports")), (*path, "ports"))
     errors += _env(_dicts(container.get("env")), (*path, "env"))
     errors += _env_from(_dicts(container.get("envFrom")), (*path, "envFrom"))
-    errors += _mounts(_dicts(container.get("volumeMounts")), volumes, (*path, "volumeMounts"))
+    security = container.get("securityContext")
+    privileged = isinstance(security, dict) and security.get("privileged") is True
+    mounts = _dicts(container.get("volumeMounts"))
+    errors += _mounts(mounts, volumes, (*path, "volumeMounts"), privileged)
     pull = _s(container.get("imagePullPolicy"))
     if not pull:
         errors.append(required((*path, "imagePullPolicy")))
@@ -1265,6 +1405,9 @@ def _container_common(
         )
     resources = container.get("resources")
     errors += _resources(resources if isinstance(resources, dict) else {}, (*path, "resources"))
+    errors += _resize_policy(
+        _dicts(container.get("resizePolicy")), (*path, "resizePolicy"), restart
+    )
     errors += _security_context(
         container.get("securityContext"), (*path, "securityContext"), host_users, opts
     )
@@ -1293,6 +1436,7 @@ def _containers(
     path: Path,
     host_users: bool,
     opts: PodOptions,
+    restart: str,
 ) -> list[FieldError]:
     if not containers:
         return [required(path)]
@@ -1300,7 +1444,7 @@ def _containers(
     seen: set[str] = set()
     for i, container in enumerate(containers):
         at = (*path, i)
-        errors += _container_common(container, volumes, at, host_users, opts)
+        errors += _container_common(container, volumes, at, host_users, opts, restart)
         name = _s(container.get("name"))
         if name in seen:
             errors.append(duplicate((*at, "name"), as_string(name)))
@@ -1324,12 +1468,13 @@ def _init_containers(
     path: Path,
     host_users: bool,
     opts: PodOptions,
+    restart: str,
 ) -> list[FieldError]:
     errors: list[FieldError] = []
     seen = {_s(c.get("name")) for c in regular}
     for i, container in enumerate(containers):
         at = (*path, i)
-        errors += _container_common(container, volumes, at, host_users, opts)
+        errors += _container_common(container, volumes, at, host_users, opts, restart)
         policy = container.get("restartPolicy")
         always = False
         if policy is not None:
@@ -1731,10 +1876,17 @@ def _pod_security_context(context: Any, spec: Mapping[str, Any], path: Path) -> 
             )
         )
     errors += _seccomp(context.get("seccompProfile"), (*path, "seccompProfile"))
-    return errors + _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
-
-
-# --- the pod spec
+    errors += _app_armor(context.get("appArmorProfile"), (*path, "appArmorProfile"))
+    groups = context.get("supplementalGroupsPolicy")
+    if groups is not None and _s(groups) not in ("Merge", "Strict"):
+        at = (*path, "supplementalGroupsPolicy")
+        errors.append(not_supported(at, as_json(groups), ("Merge", "Strict")))
+    change = context.get("seLinuxChangePolicy")
+    if change is not None and _s(change) != "Recursive":
+        # a new Pod with v1.34's default gates (SELinuxMount off): Recursive only
+        at = (*path, "seLinuxChangePolicy")
+        errors.append(not_supported(at, as_json(change), ("Recursive",)))
+    return errors
 
 
 def validate_pod_spec(
@@ -1865,7 +2017,10 @@ def _pod_spec_containers(spec: Mapping[str, Any], path: Path, opts: PodOptions) 
     volumes, volume_errors = _volumes(_dicts(spec.get("volumes")), (*path, "volumes"))
     errors += volume_errors
     containers = _dicts(spec.get("containers"))
-    errors += _containers(containers, volumes, grace, (*path, "containers"), host_users, opts)
+    restart = _s(spec.get("restartPolicy"))
+    errors += _containers(
+        containers, volumes, grace, (*path, "containers"), host_users, opts, restart
+    )
     errors += _init_containers(
         _dicts(spec.get("initContainers")),
         containers,
@@ -1874,6 +2029,7 @@ def _pod_spec_containers(spec: Mapping[str, Any], path: Path, opts: PodOptions) 
         (*path, "initContainers"),
         host_users,
         opts,
+        restart,
     )
     return errors
 

@@ -104,3 +104,97 @@ def test_pod_level_limits_default_the_pods_requests() -> None:
         ' supported values: "cpu", "hugepages-", "memory"',
         'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
     ]
+
+
+def test_privilege_escalation_off_with_privileged_or_sys_admin_shows_the_internal_struct() -> None:
+    # the value is the internal core.SecurityContext as JSON: Go field names, field order
+    context = {
+        "capabilities": {"add": ["CAP_SYS_ADMIN"], "drop": []},
+        "allowPrivilegeEscalation": False,
+        "seLinuxOptions": {"level": "s0"},
+        "seccompProfile": {"type": "RuntimeDefault"},
+        "runAsUser": 5,
+        "privileged": True,
+    }
+    shown = (
+        '{"Capabilities":{"Add":["CAP_SYS_ADMIN"],"Drop":[]},"Privileged":true,'
+        '"SELinuxOptions":{"User":"","Role":"","Type":"","Level":"s0"},"WindowsOptions":null,'
+        '"RunAsUser":5,"RunAsGroup":null,"RunAsNonRoot":null,"ReadOnlyRootFilesystem":null,'
+        '"AllowPrivilegeEscalation":false,"ProcMount":null,'
+        '"SeccompProfile":{"Type":"RuntimeDefault","LocalhostProfile":null},"AppArmorProfile":null}'
+    )
+    obj = pod(containers=[{"name": "c", "image": "i", "securityContext": context}])
+    at = "spec.containers[0].securityContext: Invalid value: "
+    assert texts(obj) == [
+        at + shown + ": cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+        at + shown + ": cannot set `allowPrivilegeEscalation` to false and `capabilities.Add`"
+        " CAP_SYS_ADMIN",
+    ]
+    # "SYS_ADMIN" is not the capability the rule looks for; escalation allowed: no rule
+    context = {"capabilities": {"add": ["SYS_ADMIN"]}, "allowPrivilegeEscalation": False}
+    assert texts(pod(containers=[{"name": "c", "image": "i", "securityContext": context}])) == []
+    context = {"privileged": True, "allowPrivilegeEscalation": True}
+    assert texts(pod(containers=[{"name": "c", "image": "i", "securityContext": context}])) == []
+
+
+def test_bidirectional_mount_propagation_needs_a_privileged_container() -> None:
+    mounts = [{"name": "v", "mountPath": "/v", "mountPropagation": "Bidirectional"}]
+    plain = {"name": "c", "image": "i", "volumeMounts": mounts}
+    obj = pod(containers=[plain], volumes=[{"name": "v"}])
+    assert texts(obj) == [
+        "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount"
+        " propagation is available only to privileged containers"
+    ]
+    (error,) = validate_pod(obj)  # found at the mount's own field
+    assert error.path == ("spec", "containers", 0, "volumeMounts", 0, "mountPropagation")
+    privileged = {**plain, "securityContext": {"privileged": True}}
+    assert texts(pod(containers=[privileged], volumes=[{"name": "v"}])) == []
+
+
+def test_resize_policies_each_resource_once_and_not_restarting_in_a_never_pod() -> None:
+    policies = [
+        {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+        {"resourceName": "gpu", "restartPolicy": "Sometimes"},
+        {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+    ]
+    obj = pod(containers=[{"name": "c", "image": "i", "resizePolicy": policies}])
+    at = "spec.containers[0].resizePolicy"
+    assert texts(obj) == [
+        f'{at}: Unsupported value: "gpu": supported values: "cpu", "memory"',
+        f'{at}: Unsupported value: "Sometimes": supported values: "NotRequired",'
+        ' "RestartContainer"',
+        f'{at}[2]: Duplicate value: "cpu"',
+    ]
+    never = pod(containers=[{"name": "c", "image": "i", "resizePolicy": policies[:1]}])
+    never["spec"]["restartPolicy"] = "Never"
+    assert texts(never) == [
+        f"{at}: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy`"
+        " is 'Never'"
+    ]
+
+
+def test_nfs_and_csi_volume_sources() -> None:
+    obj = pod(volumes=[{"name": "v", "nfs": {"server": "s", "path": "data"}}])
+    assert texts(obj) == [
+        'spec.volumes[0].nfs.path: Invalid value: "data": must be an absolute path'
+    ]
+    csi = {"driver": "a" * 64 + ".com", "nodePublishSecretRef": {"name": "Bad_Name"}}
+    got = texts(pod(volumes=[{"name": "v", "csi": csi}]))
+    # the driver's name is checked lowercased; a bad secret name is reported at csi.name
+    assert got[0] == "spec.volumes[0].csi.driver: Too long: may not be more than 63 bytes"
+    assert got[1].startswith('spec.volumes[0].csi.name: Invalid value: "Bad_Name": a lowercase')
+    assert len(got) == 2
+    assert texts(pod(volumes=[{"name": "v", "csi": {"driver": "Example.COM"}}])) == []
+
+
+def test_the_supplemental_groups_and_selinux_change_policies() -> None:
+    context = {"supplementalGroupsPolicy": "Weird", "seLinuxChangePolicy": "MountOption"}
+    assert texts(pod(securityContext=context)) == [
+        'spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Weird": supported'
+        ' values: "Merge", "Strict"',
+        # a new Pod under v1.34's default gates (SELinuxMount off): Recursive only
+        'spec.securityContext.seLinuxChangePolicy: Unsupported value: "MountOption": supported'
+        ' values: "Recursive"',
+    ]
+    context = {"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"}
+    assert texts(pod(securityContext=context)) == []
