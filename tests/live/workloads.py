@@ -188,15 +188,19 @@ def managed_elsewhere(obj: Json) -> bool:
 
 def expected_jobs(jobset: Json) -> int:
     """The Jobs the JobSet controller creates: every replica, but none while another
-    controller manages the JobSet, and, while it is suspended, none of a replicated job
-    that ``dependsOn`` another (a suspended Job never runs, so never completes)."""
+    controller manages the JobSet, and none of a replicated job that ``dependsOn``
+    another while the JobSet is suspended (a suspended Job never completes) or when the
+    JobSet completes first (compiler.expand.jobset_controller ``created``: the wait
+    stops there; the comparison still sees any Job the cluster makes)."""
+    from compiler.expand.jobset_controller import created
+
     if managed_elsewhere(jobset):
         return 0
     spec = jobset.get("spec") or {}
     return sum(
         int(job.get("replicas", 1))
         for job in spec.get("replicatedJobs") or []
-        if not (spec.get("suspend") and job.get("dependsOn"))
+        if created(jobset, job)
     )
 
 
