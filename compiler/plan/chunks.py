@@ -43,6 +43,7 @@ import re
 import shutil
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -319,27 +320,85 @@ def over_file_limit(
 # --- cache keys -----------------------------------------------------------------------
 
 
+# a code fingerprint is stored only when every file is older than this (seconds): an edit
+# within the filesystem clock's tick after one would otherwise keep its file's status
+_SETTLED_SECONDS = 2.0
+
+
 @cache
 def code_fingerprint() -> str:
     """A hash of trainc's own sources and of the installed packages' names and versions
-    (an edit to the compiler, or another ruamel.yaml, makes every key new)."""
+    (an edit to the compiler, or another ruamel.yaml, makes every key new).
+
+    Hashing every source costs ~7 ms a run, so the hash is kept in the render cache
+    under a key of the files' status (:func:`stored_fingerprint`)."""
     import sysconfig
 
     import compiler
 
-    root = Path(compiler.__file__).parent
-    digest = hashlib.sha256(sys.version.encode())
-    for folder in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
+    folders = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    names = []
+    for folder in folders:
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
+            names.append(sorted(n for n in os.listdir(folder) if n.endswith(".dist-info")))
         except OSError:
-            names = []
-        digest.update("\0".join(names).encode() + b"\0")
-    for path in sorted(root.rglob("*.py")):
-        if path.name.endswith("_test.py"):
-            continue
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+            names.append([])
+    prefix = sys.version + "\0" + "\0".join("\0".join(n) + "\0" for n in names)
+    root = Path(compiler.__file__).parent
+    return stored_fingerprint(root, prefix, render_cache_dir() / "code")
+
+
+def _source_files(root: Path) -> list[tuple[str, os.stat_result]]:
+    """Every ``*.py`` under ``root`` but tests (``*_test.py``), by relative path, sorted,
+    with its status (one directory read per folder)."""
+    found = []
+    folders = [("", str(root))]
+    while folders:
+        prefix, path = folders.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        folders.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.name.endswith(".py") and not entry.name.endswith("_test.py"):
+                    found.append((prefix + entry.name, entry.stat()))
+    return sorted(found, key=lambda item: item[0])
+
+
+def stored_fingerprint(root: Path, prefix: str, store: Path | None) -> str:
+    """The SHA-256 of ``prefix`` and the sources under ``root`` (:func:`_source_files`:
+    each relative path and its bytes), kept in ``store`` under a key of ``prefix`` and
+    every file's path, size, inode and change times: an edit, a checkout or a new
+    install changes a file's mtime or ctime (ctime cannot be set back), a file added
+    or removed the list. It is kept only when every file is older than
+    :data:`_SETTLED_SECONDS`, so that no edit can land in the clock tick of a status
+    it was kept under; ``store`` None: nothing kept."""
+    files = _source_files(root)
+    status = hashlib.sha256(prefix.encode())
+    for relative, stat in files:
+        status.update(
+            f"{relative}\0{stat.st_size}:{stat.st_ino}:{stat.st_dev}:"
+            f"{stat.st_mtime_ns}:{stat.st_ctime_ns}\0".encode()
+        )
+    entry = None if store is None else store / f"{status.hexdigest()}.pickle"
+    if entry is not None:
+        try:
+            with open(entry, "rb") as kept:
+                found = pickle.load(kept)
+            if isinstance(found, str):
+                return found
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass
+    digest = hashlib.sha256(prefix.encode())
+    for relative, _ in files:
+        digest.update(relative.encode() + b"\0" + (root / relative).read_bytes() + b"\0")
+    fingerprint = digest.hexdigest()
+    settled = time.time_ns() - int(_SETTLED_SECONDS * 1e9)
+    if entry is not None and all(
+        max(stat.st_mtime_ns, stat.st_ctime_ns) < settled for _, stat in files
+    ):
+        remember(entry, fingerprint)
+    return fingerprint
 
 
 def _tree_bytes(digest: hashlib._Hash, path: Path) -> None:
