@@ -944,3 +944,116 @@ def test_a_file_s_warnings_past_its_limit_across_ranges_are_counted_as_whole(
     assert whole[0] == 0 and "and 2 more warnings in this file" in whole[2], whole[2]
     assert cached == whole and fresh == whole
     assert parts == [None]  # rendered whole (the first cluster says so)
+
+
+class ChunkRenders:
+    """Each chunk render of the runs to come (workers' too, through a file): its own
+    files' (or ranges') TrainJob counts (a chunk patched document by document renders
+    the changed documents alone)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+        self.log = log
+        real = incremental.render_chunk
+
+        def recorded(plan: Any, context: Any, own: Any, *args: Any, **kwargs: Any) -> Any:
+            with open(log, "a") as out:
+                out.write(" ".join(str(unit.trainjobs) for unit in own) + "\n")
+            return real(plan, context, own, *args, **kwargs)
+
+        monkeypatch.setattr(incremental, "render_chunk", recorded)
+
+    def clear(self) -> None:
+        self.log.unlink(missing_ok=True)
+
+    def cached_run(self) -> list[list[int]]:
+        """The renders of the cached run of ``renders``: those before the run without the
+        cache renders the context alone (``[]``; the cached run has it from the cache)."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        calls = [[int(n) for n in line.split()] for line in lines]
+        return calls[: calls.index([])] if [] in calls else calls
+
+
+def test_a_changed_document_is_rendered_alone_as_a_whole_render_does(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job file of 8 TrainJobs: an edit to one of them renders that document alone
+    (in each cluster) and patches the chunk; a rename, a rename into another's name (an
+    error, whole), a warning and a document added all give the whole render's bytes."""
+    jobs = project / "jobs" / "jobs-1.yaml"
+    jobs.write_text("---\n".join(job_file(10 + i).split("---\n")[0] for i in range(8)))
+    whole, cached, fresh, _ = renders("start")
+    assert whole[0] == 0 and cached == whole and fresh == whole, whole[2]
+    calls = ChunkRenders(monkeypatch, project.parent / "calls.log")
+
+    def same(label: str, rendered: list[list[int]] | None) -> None:
+        calls.clear()
+        whole, cached, fresh, parts = renders(label)
+        assert fresh == whole, label
+        assert cached == whole, label
+        assert all(p is not None for p in parts), label
+        if rendered is not None:
+            assert calls.cached_run() == rendered, (label, calls.cached_run())
+
+    edit(jobs, 'value: "job-13-0"', 'value: "x"')
+    same("edited", [[1], [1]])  # the one document, in each cluster
+    edit(jobs, "name: job-14-0\n", "name: job-14-x\n")
+    same("renamed", [[1], [1]])
+    edit(jobs, 'value: "x"', 'value: "y"')
+    edit(jobs, 'value: "job-15-0"', 'value: "z"')
+    same("two edited", [[1, 1], [1, 1]])
+    # a warning in the edited document: the chunk is rendered again whole
+    calls.clear()
+    edit(jobs, "name: job-12-0\n  namespace: vision", "name: job-12-0\n  namespace: audio")
+    whole, cached, _, _ = renders("warning")
+    assert "TrainJob audio/job-12-0: metadata.namespace: namespace 'audio'" in whole[2]
+    assert cached[:3] == whole[:3], (cached[:3], whole[:3])
+    assert cached == whole and calls.cached_run() == [[1], [8], [1], [8]], calls.cached_run()
+    edit(jobs, "name: job-12-0\n  namespace: audio", "name: job-12-0\n  namespace: vision")
+    same("warning gone", None)
+    # a document added: the chunk is rendered again whole
+    jobs.write_text(jobs.read_text() + "---\n" + job_file(30).split("---\n")[0])
+    same("added", [[9], [9]])
+    # a TrainJob renamed into another's name: rendered whole, the error located
+    edit(jobs, "name: job-16-0\n", "name: job-17-0\n")
+    whole, cached, fresh, parts = renders("duplicate")
+    assert whole[0] == 2 and "duplicate object" in whole[2], whole[2]
+    assert cached[:3] == whole[:3] and fresh == whole and parts == [None]
+
+
+def test_a_line_inserted_above_document_ranges_renders_none_of_them_again(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One file cut into document ranges: a line inserted at its top moves every range's
+    first line (part of its key), not its documents; only the first chunk (which holds
+    the new line) and those that warn of their own documents are rendered again, the
+    others are patched with nothing to render, and every place said is still the
+    file's own line (warnings in later ranges)."""
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    sweep = project / "jobs" / "sweep.yaml"
+    sweep.write_text("---\n".join(job_file(i) for i in range(12)))
+    whole, cached, fresh, parts = renders("start")
+    assert whole[0] == 0 and cached == whole and fresh == whole, whole[2]
+    chunks = [p.chunks for p in parts if p is not None]
+    assert len(chunks) == 2 and min(chunks) >= 4, parts
+    calls = ChunkRenders(monkeypatch, project.parent / "calls.log")
+    sweep.write_text("# a comment\n" + sweep.read_text())
+    whole, cached, fresh, parts = renders("inserted")
+    assert cached == whole and fresh == whole, whole[2]
+    # in each cluster the first chunk (it holds the new line) and the one that warns of
+    # its own documents (job-3-*'s namespace, not the clusters'): its places moved down
+    assert calls.cached_run() == [[1], [3], [1], [3]], calls.cached_run()
+    # a warning in a later range, then a line inserted above it: located anew
+    sweep.write_text(sweep.read_text() + "---\n" + LOOKALIKE)
+    renders("warning")
+    sweep.write_text("# another\n" + sweep.read_text())
+    whole, cached, fresh, _ = renders("inserted again")
+    line = len(sweep.read_text().splitlines()) - 3  # the lookalike's apiVersion
+    assert f"sweep.yaml:{line}:1" in whole[2], whole[2]
+    assert cached == whole and fresh == whole
