@@ -1057,3 +1057,79 @@ def test_a_line_inserted_above_document_ranges_renders_none_of_them_again(
     line = len(sweep.read_text().splitlines()) - 3  # the lookalike's apiVersion
     assert f"sweep.yaml:{line}:1" in whole[2], whole[2]
     assert cached == whole and fresh == whole
+
+
+def test_check_patches_a_chunk_document_by_document_as_a_whole_check_reports(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``check -j 2`` of job files of 8 TrainJobs (no policy): an edited or renamed
+    TrainJob is checked alone and its chunk patched; a warning of a TrainJob (a lookalike
+    of another group) and a name given twice check the chunk whole; every report is the
+    whole check's, byte for byte, in text and JSON."""
+    from compiler.plan import check_chunks as check_parts
+
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    upstream = tmp_path / "upstream-manifest.json"
+    upstream.write_text("{}")
+    monkeypatch.setattr(incremental, "_upstream_files", lambda version: [upstream])
+    for index in range(4):
+        jobs = "---\n".join(job_file(10 * index + i).split("---\n")[0] for i in range(8))
+        (project / "jobs" / f"jobs-{index}.yaml").write_text(jobs)
+    for index in range(4, 6):
+        (project / "jobs" / f"jobs-{index}.yaml").unlink()
+    log = tmp_path / "checked.log"
+    real_check_chunk = check_parts._check_chunk
+
+    def check_chunk(plan: Any, context: Any, own: Any, *args: Any) -> Any:
+        with open(log, "a") as out:
+            out.write(" ".join(str(unit.trainjobs) for unit in own) + "\n")
+        return real_check_chunk(plan, context, own, *args)
+
+    monkeypatch.setattr(check_parts, "_check_chunk", check_chunk)
+    real_check_parts = check_parts.check_parts
+    inputs = [str(project / "runtimes"), str(project / "jobs")]
+
+    def check(mode: str, format: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else real_check_parts
+        )
+        capsys.readouterr()
+        flags = {"whole": ["-j", "1"], "cached": ["-j", "2"], "fresh": ["-j", "2", "--no-cache"]}
+        code = main(["check", *inputs, "--format", format, *flags[mode]])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def same(label: str) -> list[list[int]]:
+        """Both formats the whole check's; the cached text run's chunk checks."""
+        checked: list[list[int]] = []
+        for format in ("text", "json"):
+            whole = check("whole", format)
+            log.unlink(missing_ok=True)
+            cached = check("cached", format)
+            if format == "text":
+                lines = log.read_text().splitlines() if log.exists() else []
+                checked = [[int(n) for n in line.split()] for line in lines]
+            assert cached == whole, (label, format)
+            assert check("fresh", format) == whole, (label, format)
+        return checked
+
+    same("start")
+    jobs = project / "jobs" / "jobs-2.yaml"
+    edit(jobs, 'value: "job-23-0"', 'value: "x"')
+    assert same("edited") == [[1]]  # the one document
+    edit(jobs, "name: job-24-0\n", "name: job-24-x\n")
+    assert same("renamed") == [[1]]
+    edit(
+        jobs,
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-25",
+        "apiVersion: kubeflow.org/v1\nkind: TrainJob\nmetadata:\n  name: job-25",
+    )
+    assert same("lookalike") == [[1], [8]]  # it warns: the chunk checked whole
+    edit(jobs, "name: job-26-0\n", "name: job-27-0\n")
+    whole = check("whole", "text")
+    assert whole[0] == 2 and "duplicate object" in whole[1] + whole[2], whole
+    same("duplicate")
