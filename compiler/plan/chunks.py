@@ -21,6 +21,12 @@ upstream artifacts of the Trainer version, the CRDs passed with ``--schemas``, a
 trainc's own code (a hash of the ``compiler`` package's sources), so an edit anywhere
 that could change an object makes a new key.
 
+A changed chunk is patched document by document where it can be: a chunk's result is
+kept with each document's digest and TrainJob, and when its files change only the
+documents that changed are rendered, as one-document ranges, and their objects put in
+the place of the old ones' (:func:`splice_chunk`; an edit to one TrainJob of a file of
+100 renders one TrainJob, and a line inserted above a range renders none of it again).
+
 Nothing here decides an outcome: whenever a chunk's result could depend on another chunk
 the merged build is given up and the driver (:mod:`compiler.plan.driver`) renders the
 plan whole (:func:`run_parts` returns None). That happens on any error (messages such as "duplicate object ... also
