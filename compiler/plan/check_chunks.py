@@ -30,9 +30,9 @@ from compiler.model.check import CheckResult
 from compiler.model.parts import ObjectFile
 from compiler.model.plan import BuildPlan
 from compiler.plan.chunks import (
-    Document,
     InputFile,
     Places,
+    UnitDocuments,
     changed_documents,
     chunk_build,
     chunk_contents,
@@ -46,6 +46,7 @@ from compiler.plan.chunks import (
     map_chunks,
     over_file_limit,
     patch_documents,
+    patchable,
     read_inputs,
     store_objects,
 )
@@ -78,7 +79,7 @@ class CheckChunk:
     # (:func:`compiler.plan.chunks.documents_of`; None: not to be patched): what a chunk
     # is patched from (:func:`splice_check`), kept with its 'last' entry only
     owners: list[tuple[str, str]] = field(default_factory=list)
-    documents: list[list[Document]] | None = None
+    documents: list[UnitDocuments] | None = None
 
     # Pickled (back from a worker, into the cache) with the findings and objects as plain
     # tuples: a named tuple or a class is pickled through a Python call (or a state dict)
@@ -218,7 +219,7 @@ def splice_check(
     *,
     check: bool = False,
 ) -> CheckChunk | None:
-    """The check of a chunk (not the first) made from ``last``, an earlier check of its
+    """The check of a chunk (:func:`~compiler.plan.chunks.patchable`) made from ``last``, an earlier check of its
     files, by checking only the documents that changed (``check``; else None when any
     did), as :func:`compiler.plan.chunks.splice_chunk` renders them; None when it cannot
     be. ``base``: the context checked alone. The findings follow the warnings' rules
@@ -239,7 +240,7 @@ def splice_check(
     unmatched = {_identity(f) for f in last.findings if _unmatched(f)}
     if any(_identity(f) not in unmatched for f in fresh.findings if _unmatched(f)):
         return None
-    patched = patch_documents(last.documents, changed, fresh.documents)
+    patched = patch_documents(own, last.documents, changed, fresh.documents)
     if patched is None:
         return None
     documents, gone = patched
@@ -250,7 +251,7 @@ def splice_check(
         findings=fresh.findings,
         notes=sorted(set(last.notes) | set(fresh.notes)),
         objects=[o for o, _ in kept] + fresh.objects,
-        identities=[identity for docs in documents for _, identity in docs],
+        identities=[identity for _, docs in documents for _, identity in docs],
         owners=[owner for _, owner in kept] + fresh.owners,
         documents=documents,
     )
@@ -469,8 +470,10 @@ def check_and_store_parts(
     fresh: dict[int, CheckChunk] = {}
     base = found.get(-1)
     for i in missing:
-        last = _last(cache, shared, chunks[i]) if cache and shared and base and i > 0 else None
-        if last is not None and base is not None:
+        if i < 0 or cache is None or shared is None or base is None or not patchable(context, i):
+            continue
+        last = _last(cache, shared, chunks[i])
+        if last is not None:
             lasts[i] = last
             spliced = splice_check(plan, context, chunks[i], last, base)
             if spliced is not None:
@@ -498,7 +501,7 @@ def check_and_store_parts(
             # the owners and documents are kept apart, read only to patch it (see _last)
             entry = replace(result, owners=[], documents=None)
             remember(cache / "check" / keys[i][:2] / f"{keys[i]}.pickle", entry)
-            if i > 0 and result.documents is not None:
+            if i >= 0 and patchable(context, i) and result.documents is not None:
                 kept = (keys[i], result.owners, result.documents)
                 remember(_last_path(cache, shared, chunks[i]), kept)
     base, *results = (found.get(i) or fresh[i] for i in indexes)

@@ -487,6 +487,8 @@ def chunk_key(context: str, files: Sequence[InputFile], first: bool) -> str:
 
 # a document of a job file: its bytes' SHA-256 and its TrainJob's (group, namespace, name)
 Document = tuple[str, tuple[str, str, str]]
+# a file or range of a chunk: its bytes' SHA-256 and its documents
+UnitDocuments = tuple[str, list[Document]]
 
 
 @dataclass
@@ -502,7 +504,7 @@ class ChunkResult:
     foreign: bool = False  # a job file held something else than TrainJobs
     # each own file's (or range's) documents: their SHA-256 and the TrainJob each holds;
     # None when the chunk cannot be patched document by document (see splice_chunk)
-    documents: list[list[Document]] | None = None
+    documents: list[UnitDocuments] | None = None
 
     # Pickled (into the cache) with its objects and summaries as plain tuples, made named
     # tuples again without a Python call each: a 10,000-TrainJob repo's chunks hold
@@ -677,7 +679,7 @@ def documents_of(
     loaded: Sequence[Manifest],
     identities: Iterable[tuple[str, str, str]],
     keys: Iterable[tuple[str, str]],
-) -> list[list[Document]] | None:
+) -> list[UnitDocuments] | None:
     """``own``'s documents with their TrainJobs, when a chunk of them can be patched
     document by document (see above): one TrainJob a document among the ``loaded``, the
     chunk's TrainJobs (``identities``) those, every object and summary one of theirs
@@ -709,13 +711,16 @@ def documents_of(
         )
         held[lines[at][1:]] = identity
     documents = [
-        [
-            (_document_digest(unit, a, b), held.get((u, d), ("", "", "")))
-            for d, (a, b, _) in enumerate(found or [])
-        ]
+        (
+            unit.digest,
+            [
+                (_document_digest(unit, a, b), held.get((u, d), ("", "", "")))
+                for d, (a, b, _) in enumerate(found or [])
+            ],
+        )
         for u, (unit, found) in enumerate(zip(own, spans, strict=True))
     ]
-    mine = [identity for docs in documents for _, identity in docs]
+    mine = [identity for _, docs in documents for _, identity in docs]
     names = {identity[1:] for identity in mine}
     if (
         len(held) != len(mine)
@@ -728,16 +733,19 @@ def documents_of(
 
 
 def changed_documents(
-    own: Sequence[InputFile], documents: list[list[Document]]
+    own: Sequence[InputFile], documents: list[UnitDocuments]
 ) -> tuple[list[tuple[int, int]], list[InputFile]] | None:
     """The documents of ``own`` that differ from ``documents`` (those of an earlier
     result of the same files): their (file, document) indexes and each as a one-document
-    range of its file; None when the files do not hold as many documents as before."""
+    range of its file; None when the files do not hold as many documents as before. (A
+    file, or range, whose bytes are the same is not cut into documents at all.)"""
     if len(documents) != len(own):
         return None
     changed: list[tuple[int, int]] = []
     pieces: list[InputFile] = []
-    for u, (unit, before) in enumerate(zip(own, documents, strict=True)):
+    for u, (unit, (whole, before)) in enumerate(zip(own, documents, strict=True)):
+        if unit.digest == whole:
+            continue
         spans = _document_spans(unit)
         if spans is None or len(spans) != len(before):
             return None
@@ -750,25 +758,34 @@ def changed_documents(
 
 
 def patch_documents(
-    documents: list[list[Document]],
+    own: Sequence[InputFile],
+    documents: list[UnitDocuments],
     changed: list[tuple[int, int]],
-    fresh: list[list[Document]],
-) -> tuple[list[list[Document]], set[tuple[str, str]]] | None:
+    fresh: list[UnitDocuments],
+) -> tuple[list[UnitDocuments], set[tuple[str, str]]] | None:
     """``documents`` with the ``changed`` ones those of ``fresh`` (the changed documents
-    rendered alone, one each), and the namespace and name of the TrainJobs gone; None
-    when two TrainJobs would share a name (a whole render names them)."""
-    patched = [list(before) for before in documents]
-    for (u, d), [document] in zip(changed, fresh, strict=True):
+    rendered alone, one each) and ``own``'s digests, and the namespace and name of the
+    TrainJobs gone; None when two TrainJobs would share a name (a whole render names
+    them)."""
+    patched = [list(before) for _, before in documents]
+    for (u, d), (_, [document]) in zip(changed, fresh, strict=True):
         patched[u][d] = document
     names = [identity[1:] for docs in patched for _, identity in docs]
     if len(set(names)) != len(names):
         return None
-    return patched, {documents[u][d][1][1:] for u, d in changed}
+    gone = {documents[u][1][d][1][1:] for u, d in changed}
+    return [(unit.digest, docs) for unit, docs in zip(own, patched, strict=True)], gone
 
 
-def few(changed: Sequence[object], documents: list[list[Document]]) -> bool:
+def few(changed: Sequence[object], documents: list[UnitDocuments]) -> bool:
     """Whether so few documents changed that patching beats rendering the chunk whole."""
-    return len(changed) * 4 <= sum(len(before) for before in documents)
+    return len(changed) * 4 <= sum(len(before) for _, before in documents)
+
+
+def patchable(context: Sequence[InputFile], index: int) -> bool:
+    """Whether the chunk ``index`` may be patched: not the first while a context file holds
+    TrainJobs or Experiments (the first chunk renders those, as no other does)."""
+    return index > 0 or not any(f.held for f in context)
 
 
 def _unmatched_warning(warning: Problem) -> bool:
@@ -795,7 +812,7 @@ def splice_chunk(
     *,
     render: bool = False,
 ) -> ChunkResult | None:
-    """The render of a chunk (not the first: it keeps the context's TrainJobs) made from
+    """The render of a chunk (:func:`patchable`) made from
     ``last``, the result its files had before, by rendering only the documents that
     changed (``render``; else None when any did); None when it cannot be (see above:
     then the chunk is rendered whole). ``base``: the context rendered alone.
@@ -822,14 +839,14 @@ def splice_chunk(
     unmatched = {_identity(w) for w in last.warnings if _unmatched_warning(w)}
     if any(_identity(w) not in unmatched for w in fresh.warnings if _unmatched_warning(w)):
         return None
-    patched = patch_documents(last.documents, changed, fresh.documents)
+    patched = patch_documents(own, last.documents, changed, fresh.documents)
     if patched is None:
         return None
     documents, gone = patched
     return ChunkResult(
         objects=[o for o in last.objects if o.trainjob not in gone] + fresh.objects,
         summaries=[s for s in last.summaries if s.key not in gone] + fresh.summaries,
-        identities=[identity for docs in documents for _, identity in docs],
+        identities=[identity for _, docs in documents for _, identity in docs],
         warnings=fresh.warnings,
         notes=sorted(set(last.notes) | set(fresh.notes)),
         documents=documents,
@@ -931,7 +948,11 @@ def _render_missing(
     done: dict[int, ChunkResult] = {}
     lasts: dict[int, ChunkResult] = {}
     for index in missing:
-        last = _last(cache, shared, chunks[index], store) if cache and index else None
+        last = (
+            _last(cache, shared, chunks[index], store)
+            if cache and patchable(context, index)
+            else None
+        )
         if last is not None:
             lasts[index] = last
             spliced = splice_chunk(plan, context, chunks[index], last, base, stored, store, stages)
@@ -1107,7 +1128,7 @@ def run_parts(
         for i, result in fresh.items():
             # the documents are kept apart, read only to patch the chunk (see _last)
             _remember(cache, keys[i], replace(result, documents=None))
-            if i > 0 and result.documents is not None:
+            if patchable(context, i) and result.documents is not None:
                 remember(_last_path(cache, shared, chunks[i]), (keys[i], result.documents))
     results = [found.get(i) or fresh[i] for i in range(len(chunks))]
     return _merge(plan, base, chunks, results, files, len(fresh))
