@@ -983,6 +983,8 @@ def test_a_changed_document_is_rendered_alone_as_a_whole_render_does(
     error, whole), a warning and a document added all give the whole render's bytes."""
     jobs = project / "jobs" / "jobs-1.yaml"
     jobs.write_text("---\n".join(job_file(10 + i).split("---\n")[0] for i in range(8)))
+    first = project / "jobs" / "jobs-0.yaml"  # the first chunk's
+    first.write_text("---\n".join(job_file(50 + i).split("---\n")[0] for i in range(8)))
     whole, cached, fresh, _ = renders("start")
     assert whole[0] == 0 and cached == whole and fresh == whole, whole[2]
     calls = ChunkRenders(monkeypatch, project.parent / "calls.log")
@@ -1012,6 +1014,19 @@ def test_a_changed_document_is_rendered_alone_as_a_whole_render_does(
     assert cached == whole and calls.cached_run() == [[1], [8], [1], [8]], calls.cached_run()
     edit(jobs, "name: job-12-0\n  namespace: audio", "name: job-12-0\n  namespace: vision")
     same("warning gone", None)
+    # the first chunk is patched too, unless a context file holds a TrainJob (it renders
+    # that one: here the MPI runtime's file)
+    edit(first, 'value: "job-51-0"', 'value: "x"')
+    same("first chunk", [[1], [1]])
+    mpi = project / "runtimes" / "mpi.yaml"
+    mpi.write_text(mpi.read_text() + "---\n" + job_file(60).split("---\n")[0])
+    same("a TrainJob in the context", None)
+    edit(first, 'value: "job-52-0"', 'value: "x"')
+    same("first chunk with a TrainJob in the context", [[8], [8]])
+    mpi.write_text(mpi.read_text().split("---\n")[0])
+    # the context as before: the first chunk's edit since is patched in from its last
+    # result under that context
+    same("context back", [[1], [1]])
     # a document added: the chunk is rendered again whole
     jobs.write_text(jobs.read_text() + "---\n" + job_file(30).split("---\n")[0])
     same("added", [[9], [9]])
