@@ -944,3 +944,207 @@ def test_a_file_s_warnings_past_its_limit_across_ranges_are_counted_as_whole(
     assert whole[0] == 0 and "and 2 more warnings in this file" in whole[2], whole[2]
     assert cached == whole and fresh == whole
     assert parts == [None]  # rendered whole (the first cluster says so)
+
+
+class ChunkRenders:
+    """Each chunk render of the runs to come (workers' too, through a file): its own
+    files' (or ranges') TrainJob counts (a chunk patched document by document renders
+    the changed documents alone)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+        self.log = log
+        real = incremental.render_chunk
+
+        def recorded(plan: Any, context: Any, own: Any, *args: Any, **kwargs: Any) -> Any:
+            with open(log, "a") as out:
+                out.write(" ".join(str(unit.trainjobs) for unit in own) + "\n")
+            return real(plan, context, own, *args, **kwargs)
+
+        monkeypatch.setattr(incremental, "render_chunk", recorded)
+
+    def clear(self) -> None:
+        self.log.unlink(missing_ok=True)
+
+    def cached_run(self) -> list[list[int]]:
+        """The renders of the cached run of ``renders``: those before the run without the
+        cache renders the context alone (``[]``; the cached run has it from the cache)."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        calls = [[int(n) for n in line.split()] for line in lines]
+        return calls[: calls.index([])] if [] in calls else calls
+
+
+def test_a_changed_document_is_rendered_alone_as_a_whole_render_does(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job file of 8 TrainJobs: an edit to one of them renders that document alone
+    (in each cluster) and patches the chunk; a rename, a rename into another's name (an
+    error, whole), a warning and a document added all give the whole render's bytes."""
+    jobs = project / "jobs" / "jobs-1.yaml"
+    jobs.write_text("---\n".join(job_file(10 + i).split("---\n")[0] for i in range(8)))
+    first = project / "jobs" / "jobs-0.yaml"  # the first chunk's
+    first.write_text("---\n".join(job_file(50 + i).split("---\n")[0] for i in range(8)))
+    whole, cached, fresh, _ = renders("start")
+    assert whole[0] == 0 and cached == whole and fresh == whole, whole[2]
+    calls = ChunkRenders(monkeypatch, project.parent / "calls.log")
+
+    def same(label: str, rendered: list[list[int]] | None) -> None:
+        calls.clear()
+        whole, cached, fresh, parts = renders(label)
+        assert fresh == whole, label
+        assert cached == whole, label
+        assert all(p is not None for p in parts), label
+        if rendered is not None:
+            assert calls.cached_run() == rendered, (label, calls.cached_run())
+
+    edit(jobs, 'value: "job-13-0"', 'value: "x"')
+    same("edited", [[1], [1]])  # the one document, in each cluster
+    edit(jobs, "name: job-14-0\n", "name: job-14-x\n")
+    same("renamed", [[1], [1]])
+    edit(jobs, 'value: "x"', 'value: "y"')
+    edit(jobs, 'value: "job-15-0"', 'value: "z"')
+    same("two edited", [[1, 1], [1, 1]])
+    # a warning in the edited document: the chunk is rendered again whole
+    calls.clear()
+    edit(jobs, "name: job-12-0\n  namespace: vision", "name: job-12-0\n  namespace: audio")
+    whole, cached, _, _ = renders("warning")
+    assert "TrainJob audio/job-12-0: metadata.namespace: namespace 'audio'" in whole[2]
+    assert cached[:3] == whole[:3], (cached[:3], whole[:3])
+    assert cached == whole and calls.cached_run() == [[1], [8], [1], [8]], calls.cached_run()
+    edit(jobs, "name: job-12-0\n  namespace: audio", "name: job-12-0\n  namespace: vision")
+    same("warning gone", None)
+    # the first chunk is patched too, unless a context file holds a TrainJob (it renders
+    # that one: here the MPI runtime's file)
+    edit(first, 'value: "job-51-0"', 'value: "x"')
+    same("first chunk", [[1], [1]])
+    mpi = project / "runtimes" / "mpi.yaml"
+    mpi.write_text(mpi.read_text() + "---\n" + job_file(60).split("---\n")[0])
+    same("a TrainJob in the context", None)
+    edit(first, 'value: "job-52-0"', 'value: "x"')
+    same("first chunk with a TrainJob in the context", [[8], [8]])
+    mpi.write_text(mpi.read_text().split("---\n")[0])
+    # the context as before: the first chunk's edit since is patched in from its last
+    # result under that context
+    same("context back", [[1], [1]])
+    # a document added: the chunk is rendered again whole
+    jobs.write_text(jobs.read_text() + "---\n" + job_file(30).split("---\n")[0])
+    same("added", [[9], [9]])
+    # a TrainJob renamed into another's name: rendered whole, the error located
+    edit(jobs, "name: job-16-0\n", "name: job-17-0\n")
+    whole, cached, fresh, parts = renders("duplicate")
+    assert whole[0] == 2 and "duplicate object" in whole[2], whole[2]
+    assert cached[:3] == whole[:3] and fresh == whole and parts == [None]
+
+
+def test_a_line_inserted_above_document_ranges_renders_none_of_them_again(
+    project: Path,
+    renders: Callable[[str], tuple[Outcome, Outcome, Outcome, Parts]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One file cut into document ranges: a line inserted at its top moves every range's
+    first line (part of its key), not its documents; only the first chunk (which holds
+    the new line) and those that warn of their own documents are rendered again, the
+    others are patched with nothing to render, and every place said is still the
+    file's own line (warnings in later ranges)."""
+    monkeypatch.setattr(incremental, "RANGE_JOBS", 2)
+    monkeypatch.setattr(incremental, "MAX_RANGE_JOBS", 3)
+    for path in (project / "jobs").glob("*.yaml"):
+        path.unlink()
+    sweep = project / "jobs" / "sweep.yaml"
+    sweep.write_text("---\n".join(job_file(i) for i in range(12)))
+    whole, cached, fresh, parts = renders("start")
+    assert whole[0] == 0 and cached == whole and fresh == whole, whole[2]
+    chunks = [p.chunks for p in parts if p is not None]
+    assert len(chunks) == 2 and min(chunks) >= 4, parts
+    calls = ChunkRenders(monkeypatch, project.parent / "calls.log")
+    sweep.write_text("# a comment\n" + sweep.read_text())
+    whole, cached, fresh, parts = renders("inserted")
+    assert cached == whole and fresh == whole, whole[2]
+    # in each cluster the first chunk (it holds the new line) and the one that warns of
+    # its own documents (job-3-*'s namespace, not the clusters'): its places moved down
+    assert calls.cached_run() == [[1], [3], [1], [3]], calls.cached_run()
+    # a warning in a later range, then a line inserted above it: located anew
+    sweep.write_text(sweep.read_text() + "---\n" + LOOKALIKE)
+    renders("warning")
+    sweep.write_text("# another\n" + sweep.read_text())
+    whole, cached, fresh, _ = renders("inserted again")
+    line = len(sweep.read_text().splitlines()) - 3  # the lookalike's apiVersion
+    assert f"sweep.yaml:{line}:1" in whole[2], whole[2]
+    assert cached == whole and fresh == whole
+
+
+def test_check_patches_a_chunk_document_by_document_as_a_whole_check_reports(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``check -j 2`` of job files of 8 TrainJobs (no policy): an edited or renamed
+    TrainJob is checked alone and its chunk patched; a warning of a TrainJob (a lookalike
+    of another group) and a name given twice check the chunk whole; every report is the
+    whole check's, byte for byte, in text and JSON."""
+    from compiler.plan import check_chunks as check_parts
+
+    monkeypatch.setattr(check_parts, "CHECK_CHUNK_JOBS", 1)
+    monkeypatch.setattr(incremental, "render_cache_dir", lambda: tmp_path / "cache")
+    upstream = tmp_path / "upstream-manifest.json"
+    upstream.write_text("{}")
+    monkeypatch.setattr(incremental, "_upstream_files", lambda version: [upstream])
+    for index in range(4):
+        jobs = "---\n".join(job_file(10 * index + i).split("---\n")[0] for i in range(8))
+        (project / "jobs" / f"jobs-{index}.yaml").write_text(jobs)
+    for index in range(4, 6):
+        (project / "jobs" / f"jobs-{index}.yaml").unlink()
+    log = tmp_path / "checked.log"
+    real_check_chunk = check_parts._check_chunk
+
+    def check_chunk(plan: Any, context: Any, own: Any, *args: Any) -> Any:
+        with open(log, "a") as out:
+            out.write(" ".join(str(unit.trainjobs) for unit in own) + "\n")
+        return real_check_chunk(plan, context, own, *args)
+
+    monkeypatch.setattr(check_parts, "_check_chunk", check_chunk)
+    real_check_parts = check_parts.check_parts
+    inputs = [str(project / "runtimes"), str(project / "jobs")]
+
+    def check(mode: str, format: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(
+            check_parts, "check_parts", (lambda *a: None) if mode == "whole" else real_check_parts
+        )
+        capsys.readouterr()
+        flags = {"whole": ["-j", "1"], "cached": ["-j", "2"], "fresh": ["-j", "2", "--no-cache"]}
+        code = main(["check", *inputs, "--format", format, *flags[mode]])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def same(label: str) -> list[list[int]]:
+        """Both formats the whole check's; the cached text run's chunk checks."""
+        checked: list[list[int]] = []
+        for format in ("text", "json"):
+            whole = check("whole", format)
+            log.unlink(missing_ok=True)
+            cached = check("cached", format)
+            if format == "text":
+                lines = log.read_text().splitlines() if log.exists() else []
+                checked = [[int(n) for n in line.split()] for line in lines]
+            assert cached == whole, (label, format)
+            assert check("fresh", format) == whole, (label, format)
+        return checked
+
+    same("start")
+    jobs = project / "jobs" / "jobs-2.yaml"
+    edit(jobs, 'value: "job-23-0"', 'value: "x"')
+    assert same("edited") == [[1]]  # the one document
+    edit(jobs, "name: job-24-0\n", "name: job-24-x\n")
+    assert same("renamed") == [[1]]
+    edit(
+        jobs,
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-25",
+        "apiVersion: kubeflow.org/v1\nkind: TrainJob\nmetadata:\n  name: job-25",
+    )
+    assert same("lookalike") == [[1], [8]]  # it warns: the chunk checked whole
+    edit(jobs, "name: job-26-0\n", "name: job-27-0\n")
+    whole = check("whole", "text")
+    assert whole[0] == 2 and "duplicate object" in whole[1] + whole[2], whole
+    same("duplicate")

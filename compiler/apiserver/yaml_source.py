@@ -46,7 +46,7 @@ stream is read again by the pure-Python parser, which reads it as kubectl does.
 A stream is read one document at a time (:class:`YamlStream`), so a caller that drops
 what it does not keep needs memory for one document, not for the file; a file holds at
 most ``$TRAINC_MAX_FILE_DOCUMENTS`` documents (100,000) and ``$TRAINC_MAX_FILE_BYTES``
-bytes (64 MiB).
+bytes (128 MiB).
 """
 
 from __future__ import annotations

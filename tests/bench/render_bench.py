@@ -11,6 +11,8 @@ largest of the process and its workers). Lines:
 * ``check -j``: the same for ``trainc check`` (JSON reports compared);
 * ``render incremental``: one file of a 10,000-TrainJob repo changed, the render cache
   warm (median of 3 changes), wall and CPU (``check``'s line is in check_bench.py);
+* ``render incremental (one file)``: the 10,000 TrainJobs in one file (document ranges):
+  a line inserted at its top, one TrainJob edited, nothing changed (CPU);
 * ``render vs Go``: the same repo through upstream's own code (the conformance oracle:
   every TrainJob's fresh emulated cluster, the runtime framework's ``NewObjects``, the
   outputs' create path, in one process; ``--timing``), objects verified identical;
@@ -306,6 +308,44 @@ def bench_incremental(size: int, scratch: Path, env: dict[str, str]) -> None:
     # check's equivalent: tests/bench/check_bench.py (check incremental)
 
 
+def bench_one_file_incremental(size: int, scratch: Path, env: dict[str, str]) -> None:
+    """The same with every TrainJob in one file (cut into document ranges): CPU seconds
+    (median of 3 each) after a line inserted at its top (every range's first line moves,
+    no document changes), after one TrainJob edited in the middle, and with nothing
+    changed; the output compared with a render without the cache."""
+    from tests.bench.memory_bench import generate as generate_layout
+
+    repo = scratch / f"repo-one-file-incremental-{size}"
+    shutil.rmtree(repo, ignore_errors=True)
+    generate_layout(repo, size, "one-file")
+    sweep = repo / "jobs" / "sweep.yaml"
+    out = scratch / "out-one-file-incremental"
+    env = cached(env, scratch / "cache-one-file-incremental")
+    command = trainc(str(repo), "-o", str(out), "-q")
+    cold = cpu_timed(command, env)  # fills the cache
+    inserted, edited, unchanged = [], [], []
+    for attempt in range(3):
+        sweep.write_text(f"# inserted {attempt}\n" + sweep.read_text())
+        inserted.append(cpu_timed(command, env)[1])
+        text = sweep.read_text()
+        middle = text.index('value: "', len(text) // 2 + attempt * 9973)
+        sweep.write_text(text[:middle] + f'value: "e{attempt}' + text[middle + 8 :])
+        edited.append(cpu_timed(command, env)[1])
+        unchanged.append(cpu_timed(command, env)[1])
+    whole = scratch / "out-one-file-incremental-whole"
+    timed(trainc(str(repo), "-o", str(whole), "-q"), cached(env, scratch / "cache-one-file-whole"))
+    same = not _tree_differences(out, whole)
+    print(
+        f"render incremental (one file): {size} TrainJobs in one file of "
+        f"{sweep.stat().st_size / 2**20:.0f} MiB (document ranges), CPU (median of 3): a "
+        f"line inserted at its top {statistics.median(inserted):.2f} s, one TrainJob edited "
+        f"{statistics.median(edited):.2f} s, nothing changed "
+        f"{statistics.median(unchanged):.2f} s; first run CPU {cold[1]:.2f} s; output "
+        f"{'identical to' if same else 'DIFFERENT from'} a render without the cache",
+        flush=True,
+    )
+
+
 def bench_go(size: int, scratch: Path, env: dict[str, str]) -> None:
     if not ORACLE.exists():
         print(f"render vs Go: skipped, no oracle at {ORACLE} (make oracle)")
@@ -490,6 +530,7 @@ def main() -> int:
             bench_check_jobs(args.jobs_size, scratch, env)
         if args.incremental_size:
             bench_incremental(args.incremental_size, scratch, env)
+            bench_one_file_incremental(args.incremental_size, scratch, env)
         if args.go_size:
             bench_go(args.go_size, scratch, env)
         for size in (int(s) for s in args.golden_sizes.split(",") if s):
