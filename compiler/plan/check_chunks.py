@@ -14,7 +14,6 @@ cost there); ``tests/test_incremental.py`` compares the reports of both ways.
 from __future__ import annotations
 
 import hashlib
-import pickle
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -47,6 +46,7 @@ from compiler.plan.chunks import (
     over_file_limit,
     patch_documents,
     patchable,
+    read_cached,
     read_inputs,
     store_objects,
 )
@@ -268,17 +268,8 @@ def _last_path(cache: Path, shared: str, own: Sequence[InputFile]) -> Path:
 def _last(cache: Path, shared: str, own: Sequence[InputFile]) -> CheckChunk | None:
     """The last check of a chunk of ``own``'s files, with its owners and documents."""
     try:
-        with open(_last_path(cache, shared, own), "rb") as entry:
-            key, owners, documents = pickle.load(entry)
-    except (
-        OSError,
-        pickle.UnpicklingError,
-        EOFError,
-        AttributeError,
-        ImportError,
-        TypeError,
-        ValueError,
-    ):
+        key, owners, documents = read_cached(_last_path(cache, shared, own))
+    except (TypeError, ValueError):  # None, or not the triple written
         return None
     found = _cached_chunk(cache, key) if isinstance(key, str) else None
     if found is None or not isinstance(documents, list) or len(owners) != len(found.objects):
@@ -425,11 +416,7 @@ def _reached_a_limit(chunk: CheckChunk) -> bool:
 
 
 def _cached_chunk(cache: Path, key: str) -> CheckChunk | None:
-    try:
-        with open(cache / "check" / key[:2] / f"{key}.pickle", "rb") as entry:
-            found = pickle.load(entry)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-        return None
+    found = read_cached(cache / "check" / key[:2] / f"{key}.pickle")
     return found if isinstance(found, CheckChunk) else None
 
 

@@ -860,12 +860,26 @@ def _entry_path(cache: Path, key: str) -> Path:
     return cache / "chunks" / key[:2] / f"{key}.pickle"
 
 
-def _cached(cache: Path, key: str, store: BlobStore) -> ChunkResult | None:
+def read_cached(path: Path) -> Any:
+    """The object pickled at ``path`` in the cache, or None when it is missing or cannot
+    be read back (torn, from another trainc, another Python): a cache miss, not an error."""
     try:
-        with open(_entry_path(cache, key), "rb") as entry:
-            result = pickle.load(entry)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+        with open(path, "rb") as entry:
+            return pickle.load(entry)
+    except (
+        OSError,
+        pickle.UnpicklingError,
+        EOFError,
+        AttributeError,
+        ImportError,
+        TypeError,
+        ValueError,
+    ):
         return None
+
+
+def _cached(cache: Path, key: str, store: BlobStore) -> ChunkResult | None:
+    result = read_cached(_entry_path(cache, key))
     # A blob pruned since is found when it is linked (MissingBlob): see forget().
     return result if isinstance(result, ChunkResult) else None
 
@@ -996,17 +1010,8 @@ def _last(
 ) -> ChunkResult | None:
     """The last result rendered of a chunk of ``own``'s files, with its documents, if kept."""
     try:
-        with open(_last_path(cache, shared, own), "rb") as entry:
-            key, documents = pickle.load(entry)
-    except (
-        OSError,
-        pickle.UnpicklingError,
-        EOFError,
-        AttributeError,
-        ImportError,
-        TypeError,
-        ValueError,
-    ):
+        key, documents = read_cached(_last_path(cache, shared, own))
+    except (TypeError, ValueError):  # None, or not the pair written
         return None
     found = _cached(cache, key, store) if isinstance(key, str) else None
     if found is None or not isinstance(documents, list):
