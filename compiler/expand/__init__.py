@@ -9,6 +9,7 @@ every Trainer installation runs:
            --(API server: defaults, Job strategy)-->                 (apiserver)
            --> Job controller: Pods                                  (job_controller)
            --(API server: defaults, admission)--> JobSet Pod webhook (apiserver, pod_webhook)
+           --(API server: Pod strategy's PrepareForCreate)-->        (apiserver)
 
 :func:`expand` runs the chain over the rendered objects of one TrainJob. It raises
 :class:`JobSetRefused` when the JobSet webhook refuses the JobSet; :mod:`.refusal`
@@ -32,6 +33,7 @@ from compiler.expand.apiserver import (
     create_job,
     create_pod,
     create_service,
+    prepare_pod,
     priority_classes,
 )
 from compiler.expand.job_controller import job_pods
@@ -125,7 +127,7 @@ def expand_jobset(
             prefixes: Counter[str] = Counter()  # a NonIndexed Job's Pods share one
             for pod in job_pods(job):
                 prefix = str(pod["metadata"].get("generateName", ""))
-                out.append(mutate_pod(create_pod(pod, prefixes[prefix], classes)))
+                out.append(prepare_pod(mutate_pod(create_pod(pod, prefixes[prefix], classes))))
                 prefixes[prefix] += 1
     return [_go_order(obj) for obj in out]
 

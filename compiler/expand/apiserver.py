@@ -28,14 +28,26 @@ admission plugins add):
   the PriorityClasses given as the cluster's (:class:`PriorityClasses`, the inputs');
   a Pod that names none gets the global-default class given, else priority 0 and
   ``PreemptLowerPriority``),
-  ``DefaultTolerationSeconds`` (``not-ready`` and ``unreachable`` for 300 s).
+  ``DefaultTolerationSeconds`` (``not-ready`` and ``unreachable`` for 300 s);
+* **the Pod strategy's** ``PrepareForCreate`` (:func:`prepare_pod`, after the mutating
+  webhooks): each ``matchLabelKeys`` key of a pod (anti-)affinity term and of a topology
+  spread constraint the Pod has a label for merged into the term's or constraint's
+  label selector as ``{key, In, [value]}``, each ``mismatchLabelKeys`` key as ``NotIn``
+  (gates MatchLabelKeysInPodAffinity, MatchLabelKeysInPodTopologySpread and
+  ...SelectorMerge, all on in v1.34).
+
+Refused (:func:`pod_admission_errors`, the validating admission after validation): a
+Pod with ``overhead`` and no ``runtimeClassName`` (the ``RuntimeClass`` plugin: only a
+RuntimeClass may set it).
 
 The quantities of each container's (and init and ephemeral container's) requests and
 limits, the pod-level ``resources`` and ``overhead`` are rounded up to milli units
 (``SetDefaults_ResourceList``: ``1500u`` is stored as ``2m``; a value already that
 coarse keeps its text).
 
-Left out, and why: pod-level resource defaults
+Left out, and why: the ``RuntimeClass`` plugin on a Pod that names a class (the class,
+its overhead and scheduling, or its absence, live in the cluster; no input gives them:
+such a Pod is taken as it is, unchecked); pod-level resource defaults
 (``spec.resources``, not rendered by the Trainer); the priority of a Pod that names a
 PriorityClass neither a system one nor given (its value lives in the cluster: left
 unset, with no JobSet priority label); a LimitRange's defaults (objects in the
@@ -55,16 +67,20 @@ from compiler.apiserver.workloads.defaults import (
     image_tag,
     requests_from_limits,
 )
+from compiler.errors import FieldError
 from compiler.expand import names as n
 from compiler.kube.quantity import Quantity, QuantityError
 
 __all__ = [
+    "ADMISSION_FORBIDDEN",
     "admit_pod",
     "create_job",
     "create_pod",
     "create_service",
     "default_pod",
     "image_pull_policy",
+    "pod_admission_errors",
+    "prepare_pod",
 ]
 
 
@@ -361,3 +377,64 @@ def create_pod(
     """A Pod as the API server stores it, before any webhook: defaults, then admission
     (``classes``: the cluster's PriorityClasses besides the system ones)."""
     return admit_pod(default_pod(pod, ordinal), classes)
+
+
+def _merge_label_keys(selector: Any, keys: Any, operator: str, labels: Mapping[str, Any]) -> None:
+    """``applyLabelKeysToLabelSelector``: a requirement appended to ``selector`` for each
+    of ``keys`` the Pod has a label for (an empty value too), in the keys' order."""
+    for key in keys if isinstance(keys, list) else []:
+        if isinstance(key, str) and key in labels:
+            requirement = {"key": key, "operator": operator, "values": [labels[key]]}
+            selector.setdefault("matchExpressions", []).append(requirement)
+
+
+def _merge_term(term: Any, labels: Mapping[str, Any]) -> None:
+    """``applyMatchLabelKeysAndMismatchLabelKeys``: every ``matchLabelKeys`` key (``In``),
+    then every ``mismatchLabelKeys`` key (``NotIn``); a term with no selector matches
+    nothing and is left as it is."""
+    if not isinstance(term, dict) or not isinstance(term.get("labelSelector"), dict):
+        return
+    _merge_label_keys(term["labelSelector"], term.get("matchLabelKeys"), "In", labels)
+    _merge_label_keys(term["labelSelector"], term.get("mismatchLabelKeys"), "NotIn", labels)
+
+
+def prepare_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """The Pod strategy's ``PrepareForCreate`` on an admitted Pod (in place; returned):
+    ``mutatePodAffinity`` then ``mutateTopologySpreadConstraints``. It runs after the
+    mutating admission plugins and webhooks, so it sees the labels they add."""
+    spec = pod.get("spec") or {}
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    affinity = spec.get("affinity")
+    for key in ("podAffinity", "podAntiAffinity"):
+        kind = affinity.get(key) if isinstance(affinity, dict) else None
+        if not isinstance(kind, dict):
+            continue
+        for weighted in kind.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+            if isinstance(weighted, dict):
+                _merge_term(weighted.get("podAffinityTerm"), labels)
+        for term in kind.get("requiredDuringSchedulingIgnoredDuringExecution") or []:
+            _merge_term(term, labels)
+    for constraint in spec.get("topologySpreadConstraints") or []:
+        if isinstance(constraint, dict) and isinstance(constraint.get("labelSelector"), dict):
+            _merge_label_keys(
+                constraint["labelSelector"], constraint.get("matchLabelKeys"), "In", labels
+            )
+    return pod
+
+
+# the type of an admission plugin's refusal, told apart from validation's field errors:
+# the API server says it as ``pods "<name>" is forbidden: <message>``
+ADMISSION_FORBIDDEN = "AdmissionForbidden"
+
+
+def pod_admission_errors(pod: Mapping[str, Any]) -> list[FieldError]:
+    """The validating admission plugins' refusal of a Pod validation took, on a cluster
+    whose RuntimeClasses are unknown: the ``RuntimeClass`` plugin's ``validateOverhead``
+    with no class named (``overhead`` is for a class to set). A Pod that names a class
+    is not checked (see the module doc). The error names no field; its ``path`` is
+    where the overhead is written."""
+    spec = pod.get("spec") or {}
+    if spec.get("runtimeClassName") or not spec.get("overhead"):
+        return []  # an empty overhead is not sent: omitted as empty in the Go clients
+    message = "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+    return [FieldError(ADMISSION_FORBIDDEN, None, message, path=("spec", "overhead"))]

@@ -53,7 +53,13 @@ from compiler.apiserver.manifest import Manifest, format_path
 from compiler.errors import FieldError, JsonPath, ObjectRef, Problem, SourceLocation
 from compiler.expand import JobSetRefused
 from compiler.expand import names as n
-from compiler.expand.apiserver import create_job, create_pod
+from compiler.expand.apiserver import (
+    ADMISSION_FORBIDDEN,
+    create_job,
+    create_pod,
+    pod_admission_errors,
+    prepare_pod,
+)
 from compiler.expand.job_controller import initial_pod_count, job_pods
 from compiler.expand.jobset_controller import construct_job, never_created
 from compiler.expand.jobset_webhook import default_jobset, invalid_message, validate_create
@@ -218,6 +224,8 @@ def _refusal(
     for obj, errors in refused:
         name = str((obj.get("metadata") or {}).get("name", ""))
         invalid = invalid_message(name, errors, "Job.batch" if kind == "Job" else kind)
+        if kind == "Pod" and errors and errors[0].type == ADMISSION_FORBIDDEN:
+            invalid = f'pods "{name}" is forbidden: {errors[0].message}'  # NewForbidden
         lines.append(
             f'job "{name}" creation failed with error: {invalid}'
             if kind == "Job"
@@ -453,7 +461,8 @@ def _first_refused(
         if "Pod" not in checks:
             continue
         for pod in _pods(job, typed):
-            if errors := _check(checks["Pod"], typed)(pod):
+            # validation, then the validating admission plugins
+            if errors := _check(checks["Pod"], typed)(pod) or pod_admission_errors(pod):
                 return "Pod", pod, errors
     return None
 
@@ -471,7 +480,7 @@ def _pods(job: dict[str, Any], typed: bool) -> Iterator[dict[str, Any]]:
     for at, index in enumerate(indexes):
         share = not typed and at == len(indexes) - 1
         for made in job_pods(job, only=index, typed=typed, share=share):
-            yield mutate_pod(create_pod(made))
+            yield prepare_pod(mutate_pod(create_pod(made)))
 
 
 def _check(check: WorkloadCheck, typed: bool) -> WorkloadCheck:

@@ -43,8 +43,9 @@ from tests.conformance.cases import message_key
 
 DOWNSTREAM_RULES = frozenset({"jobset-webhook", "downstream"})
 FILE_NAME = "downstream.yaml"
-# A Pod's generated name in the API server's answer: the prefix, then five random characters.
-_POD_NAME = re.compile(r'(Pod "[a-z0-9.-]+-)[a-z0-9]{5}(")')
+# A Pod's generated name in the API server's answer: the prefix, then five random characters
+# (``Pod "..." is invalid`` from validation, ``pods "..." is forbidden`` from admission).
+_POD_NAME = re.compile(r'((?:Pod|pods) "[a-z0-9.-]+-)[a-z0-9]{5}(")')
 _JOB_EVENT = re.compile(r'^job "([^"]+)" creation failed with error: ')
 
 
@@ -65,6 +66,8 @@ def event_key(text: str) -> str:
 
     >>> event_key('Error creating: Pod "llm-node-0-0-x7k2p" is invalid')
     'Error creating: Pod "llm-node-0-0-<random>" is invalid'
+    >>> event_key('Error creating: pods "llm-node-0-0-x7k2p" is forbidden: pod rejected')
+    'Error creating: pods "llm-node-0-0-<random>" is forbidden: pod rejected'
     """
     return _POD_NAME.sub(r"\1<random>\2", message_key(text))
 

@@ -197,3 +197,91 @@ def test_expand_pods_resolves_the_input_priority_classes(
     for pod in pods:
         label = pod["metadata"]["labels"]["jobset.sigs.k8s.io/priority"]
         assert label == str(pod["spec"]["priority"])
+
+
+def _with_pod_spec(tmp_path: Path, extra: str) -> Path:
+    """The inputs with ``extra`` (YAML lines at the pod spec's indent) in the pod spec."""
+    inputs = _inputs(tmp_path, "demo")
+    runtime = inputs / "runtime.yaml"
+    runtime.write_text(
+        RUNTIME.replace(
+            "                  containers:\n", extra + "                  containers:\n"
+        )
+    )
+    return inputs
+
+
+def test_an_overhead_without_a_runtime_class_is_the_runtime_class_plugins_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = _with_pod_spec(
+        tmp_path, "                  overhead:\n                    cpu: 100m\n"
+    )
+    code, _, err = _render(capsys, str(inputs), "-o", "-")
+    assert code == 2, err
+    # validating admission, after validation took the Pod: forbidden, not invalid
+    assert (
+        'Error creating: pods "demo-node-0-0-00000" is forbidden: pod rejected: Pod Overhead '
+        "set without corresponding RuntimeClass defined Overhead"
+    ) in err
+    assert f"{inputs / 'runtime.yaml'}:20:19: Pod research/demo-node-0-0-00000: pod rejected" in err
+
+
+def test_an_overhead_with_a_runtime_class_is_left_to_the_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = "                  runtimeClassName: kata\n                  overhead:\n                    cpu: 100m\n"
+    code, _, err = _render(capsys, str(_with_pod_spec(tmp_path, extra)), "-o", "-")
+    assert code == 0, err
+
+
+def test_expand_pods_merges_match_label_keys_into_the_selectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = (
+        "                  affinity:\n"
+        "                    podAntiAffinity:\n"
+        "                      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "                      - topologyKey: kubernetes.io/hostname\n"
+        "                        labelSelector:\n"
+        "                          matchLabels: {app: x}\n"
+        "                        matchLabelKeys: [jobset.sigs.k8s.io/jobset-name, absent]\n"
+        "                        mismatchLabelKeys: [jobset.sigs.k8s.io/replicatedjob-name]\n"
+        "                  topologySpreadConstraints:\n"
+        "                  - maxSkew: 1\n"
+        "                    topologyKey: zone\n"
+        "                    whenUnsatisfiable: ScheduleAnyway\n"
+        "                    labelSelector: {matchExpressions: [{key: a, operator: Exists}]}\n"
+        "                    matchLabelKeys: [batch.kubernetes.io/job-name]\n"
+    )
+    inputs = _with_pod_spec(tmp_path, extra)
+    code, out, err = _render(capsys, str(inputs), "-o", "-", "--expand", "pods")
+    assert code == 0, err
+    pods = [d for d in yaml.safe_load_all(out) if d["kind"] == "Pod"]
+    spec = pods[0]["spec"]
+    term_selector = spec["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ][0]["labelSelector"]
+    assert term_selector == {
+        "matchLabels": {"app": "x"},
+        "matchExpressions": [
+            {"key": "jobset.sigs.k8s.io/jobset-name", "operator": "In", "values": ["demo"]},
+            {
+                "key": "jobset.sigs.k8s.io/replicatedjob-name",
+                "operator": "NotIn",
+                "values": ["node"],
+            },
+        ],
+    }
+    assert spec["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": "a", "operator": "Exists"},
+        {"key": "batch.kubernetes.io/job-name", "operator": "In", "values": ["demo-node-0"]},
+    ]
+    # the Job's pod template keeps the selector as written (only the Pod strategy merges)
+    job = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Job")
+    assert (
+        "matchExpressions"
+        not in job["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ][0]["labelSelector"]
+    )

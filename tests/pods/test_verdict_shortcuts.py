@@ -393,3 +393,47 @@ def test_the_memory_gives_the_verdict_of_the_long_way() -> None:
             judged += 1
     forget_outcomes()
     assert judged > 1000 and remembered > 300, (judged, remembered)
+
+
+def _with_label_keys(jobset: Obj) -> Obj:
+    """``jobset`` with, in each pod template, a label whose value holds the name and a pod
+    anti-affinity term and a spread constraint whose ``matchLabelKeys`` name it and the
+    controllers' name labels: the Pod strategy merges those values into the selectors."""
+    out = copy.deepcopy(jobset)
+    name = str(out["metadata"]["name"])
+    keys = ["app", "jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name"]
+    for rjob in out["spec"].get("replicatedJobs") or []:
+        template = rjob["template"]["spec"]["template"]
+        template.setdefault("metadata", {}).setdefault("labels", {})["app"] = f"{name}-app"
+        spec = template.setdefault("spec", {})
+        term = {"labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": keys}
+        term["mismatchLabelKeys"] = ["jobset.sigs.k8s.io/replicatedjob-name"]
+        spec["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+        spread = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        spec["topologySpreadConstraints"] = [
+            {**spread, "labelSelector": {}, "matchLabelKeys": keys}
+        ]
+    return out
+
+
+def test_label_values_merged_by_match_label_keys_are_keyed() -> None:
+    """The selectors the Pod strategy fills from the Pod's labels (names, a template
+    label holding the name) are judged as the key says: no two of a family share a key
+    and differ in being refused, and some are remembered."""
+    checks = workload_checks()
+    remembered = 0
+    for name, jobset in list(golden_jobsets())[:8]:
+        refused: dict[Any, tuple[str, bool]] = {}
+        for label, member in _family(name, _with_label_keys(jobset)):
+            found = outcome_key(_crd_defaults(json_copy(member)), checks)
+            if found is None:
+                continue
+            forget_outcomes()
+            verdict = bool(_problems(member))
+            first = refused.setdefault(found, (label, verdict))
+            assert first[1] == verdict, f"{first[0]} / {label}"
+            remembered += label != first[0]
+    forget_outcomes()
+    assert remembered > 8

@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from compiler.apiserver.workloads import ServerPanic, invalid_message, validate_job, validate_pod
+from compiler.expand.apiserver import prepare_pod
 from tests.go_oracle import JsonLinesOracle
 
 HARNESS_DIR = Path(__file__).parent / "validate"
@@ -1138,8 +1139,11 @@ def go_verdicts(batch: list[Case]) -> list[dict[str, Any]]:
 def trainc_verdict(case: Case) -> tuple[str, list[str]]:
     """trainc's message ("" when accepted) and its error texts."""
     validate = validate_job if case.kind == "Job" else validate_pod
+    obj = case.obj
+    if case.kind == "Pod":  # the create path the oracle runs: PrepareForCreate first
+        obj = prepare_pod(copy.deepcopy(obj))
     try:
-        errors = validate(case.obj)
+        errors = validate(obj)
     except ServerPanic as panic:
         return f"500: {panic}", []
     if not errors:

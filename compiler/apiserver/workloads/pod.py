@@ -11,10 +11,12 @@ Emulated: containers and init containers (names, images, ports, env and envFrom,
 mounts, pull policy, resources, security context with seccomp, probes and lifecycle
 handlers, resize policy), volumes (names and the sources emptyDir, hostPath, secret,
 configMap, persistentVolumeClaim, downwardAPI, projected, nfs, csi), restart and DNS
-policy, DNS config, host aliases, node selector, affinity (not ``matchLabelKeys`` and
-``mismatchLabelKeys``), tolerations, pod security context with sysctls, seccomp and the
-supplemental-groups and SELinux change policies, topology spread constraints (not
-``matchLabelKeys``), service account, node,
+policy, DNS config, host aliases, node selector, affinity (with ``matchLabelKeys`` and
+``mismatchLabelKeys``, read on the selector the Pod strategy merged them into:
+compiler.expand.apiserver ``prepare_pod``), tolerations, pod security context with
+sysctls, seccomp and the supplemental-groups and SELinux change policies, topology
+spread constraints (``matchLabelKeys`` as v1.34 checks a new object, selector merge on),
+service account, node,
 hostname, subdomain, priority and runtime class, preemption policy, readiness and
 scheduling gates, active deadline, pod-level resources. Not emulated (left to the API
 server): resource claims, ephemeral containers, pod annotations with meaning (and
@@ -1178,7 +1180,8 @@ def _sysctls(context: Mapping[str, Any], spec: Mapping[str, Any], path: Path) ->
 
 
 def _topology_spread(constraints: list[dict[str, Any]], path: Path) -> list[FieldError]:
-    """``validateTopologySpreadConstraints`` (``matchLabelKeys``: not emulated)."""
+    """``validateTopologySpreadConstraints``, on a new object (the selector-merge rules
+    for ``matchLabelKeys``)."""
     errors: list[FieldError] = []
     for i, constraint in enumerate(constraints):
         at = (*path, i)
@@ -1217,6 +1220,7 @@ def _topology_spread(constraints: list[dict[str, Any]], path: Path) -> list[Fiel
             policy = constraint.get(key_name)
             if policy is not None and _s(policy) not in ("Honor", "Ignore"):
                 errors.append(not_supported((*at, key_name), as_json(policy), ("Honor", "Ignore")))
+        errors += _label_keys(at, constraint.get("matchLabelKeys"), None, constraint)
         errors += meta.selector_errors(constraint.get("labelSelector"), (*at, "labelSelector"))
     return errors
 
@@ -1652,6 +1656,45 @@ def _node_term(term: Mapping[str, Any], path: Path, allow_invalid: bool) -> list
     return errors
 
 
+def _key_list(value: Any, path: Path, selector: Any) -> list[FieldError]:
+    """``validateLabelKeys``: each key a label name; none without a selector."""
+    keys = [_s(k) for k in value] if isinstance(value, list) else []
+    if not keys:
+        return []
+    if not isinstance(selector, dict):
+        return [forbidden(path, "must not be specified when labelSelector is not set")]
+    return [e for i, key in enumerate(keys) for e in meta.label_name(key, (*path, i))]
+
+
+def _label_keys(
+    path: Path, matching: Any, mismatching: Any, owner: Mapping[str, Any]
+) -> list[FieldError]:
+    """``ValidateMatchLabelKeysAndMismatchLabelKeys`` on a term or constraint at ``path``
+    whose selector has the keys merged in: a ``matchLabelKeys`` key found in the selector
+    a second time (the merged requirement after one written) is at ``path[i]``, the
+    index of the key (Go's path, without ``matchLabelKeys``)."""
+    selector = owner.get("labelSelector")
+    errors = _key_list(matching, (*path, "matchLabelKeys"), selector)
+    errors += _key_list(mismatching, (*path, "mismatchLabelKeys"), selector)
+    match_keys = [_s(k) for k in matching] if isinstance(matching, list) else []
+    if isinstance(selector, dict):
+        index = {key: i for i, key in enumerate(match_keys)}  # the last index of each
+        labels = selector.get("matchLabels")
+        seen = {str(k) for k in labels} if isinstance(labels, dict) else set()
+        for requirement in _dicts(selector.get("matchExpressions")):
+            key = _s(requirement.get("key"))
+            if key in index and key in seen:
+                detail = "exists in both matchLabelKeys and labelSelector"
+                errors.append(invalid((*path, index[key]), as_string(key), detail))
+            seen.add(key)
+    mismatch = {_s(k) for k in mismatching} if isinstance(mismatching, list) else set()
+    for i, key in enumerate(match_keys):
+        if key in mismatch:
+            detail = "exists in both matchLabelKeys and mismatchLabelKeys"
+            errors.append(invalid((*path, "matchLabelKeys", i), as_string(key), detail))
+    return errors
+
+
 def _pod_affinity_term(term: Mapping[str, Any], path: Path) -> list[FieldError]:
     errors = meta.selector_errors(term.get("labelSelector"), (*path, "labelSelector"))
     errors += meta.selector_errors(term.get("namespaceSelector"), (*path, "namespaceSelector"))
@@ -1660,6 +1703,8 @@ def _pod_affinity_term(term: Mapping[str, Any], path: Path) -> list[FieldError]:
             invalid((*path, "namespace"), as_string(_s(namespace)), m)
             for m in meta.name_is_dns_label(_s(namespace), False)
         ]
+    matching, mismatching = term.get("matchLabelKeys"), term.get("mismatchLabelKeys")
+    errors += _label_keys(path, matching, mismatching, term)
     topology = _s(term.get("topologyKey"))
     if not topology:
         errors.append(required((*path, "topologyKey"), "can not be empty"))

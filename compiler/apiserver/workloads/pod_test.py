@@ -198,3 +198,42 @@ def test_the_supplemental_groups_and_selinux_change_policies() -> None:
     ]
     context = {"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"}
     assert texts(pod(securityContext=context)) == []
+
+
+def test_match_label_keys_merged_into_the_selector_and_found_twice() -> None:
+    # a Pod whose selector got {app, In, [x]} from matchLabelKeys (Pod strategy) on top
+    # of a written app label: the key is found a second time, at the key's index
+    selector = {
+        "matchLabels": {"app": "x"},
+        "matchExpressions": [{"key": "app", "operator": "In", "values": ["x"]}],
+    }
+    term = {
+        "labelSelector": selector,
+        "topologyKey": "zone",
+        "matchLabelKeys": ["other", "app"],
+        "mismatchLabelKeys": ["other", "Bad Key"],
+    }
+    obj = pod(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+    at = "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+    assert texts(obj) == [
+        f'{at}.mismatchLabelKeys[1]: Invalid value: "Bad Key": name part must consist of '
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+        "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        f'{at}[1]: Invalid value: "app": exists in both matchLabelKeys and labelSelector',
+        f'{at}.matchLabelKeys[0]: Invalid value: "other": exists in both matchLabelKeys '
+        "and mismatchLabelKeys",
+    ]
+
+
+def test_label_keys_without_a_selector_are_forbidden() -> None:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "matchLabelKeys": ["app"],
+    }
+    assert texts(pod(topologySpreadConstraints=[spread])) == [
+        "spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified "
+        "when labelSelector is not set"
+    ]
