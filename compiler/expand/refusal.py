@@ -25,11 +25,18 @@ from compiler.expand import JobSetRefused
 from compiler.expand.jobset_webhook import JOB_NAME_TOO_LONG, POD_NAME_TOO_LONG
 from compiler.provenance.locate import locate_output
 
-__all__ = ["RULE", "event_message", "refusal_problems"]
+__all__ = ["NOT_CREATED", "RULE", "event_message", "refusal_problems"]
 
 RULE = "jobset-webhook"
 _EVENT_LIMIT = 950
 _NAME_ERRORS = (JOB_NAME_TOO_LONG, POD_NAME_TOO_LONG)
+# What follows a refused object of the Trainer's. It applies a TrainJob's objects in its
+# plugins' order, which comes from a Go map: another order after each controller start.
+# Said briefly: the CLI shortens a line past its limit in the middle.
+NOT_CREATED = (
+    "the TrainJob gets a TrainJobResourcesCreationFailed event, and the objects applied "
+    "after it are not created"
+)
 
 
 def event_message(error_text: str) -> str:
@@ -70,9 +77,7 @@ def refusal_problems(
     problems.append(
         Problem(
             event_message(refused.message)
-            + " (the JobSet webhook refuses the JobSet the controller would create: the "
-            "TrainJob gets a TrainJobResourcesCreationFailed event and none of its objects "
-            "is created)",
+            + f" (the JobSet webhook refuses the JobSet the controller would create: {NOT_CREATED})",
             trainjob.locate(("metadata", "name")),
             trainjob.ref,
             None,

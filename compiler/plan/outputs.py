@@ -39,7 +39,7 @@ from compiler.errors import FieldError, ObjectRef, Problem
 from compiler.expand import webhook_defaults
 from compiler.expand.downstream import BELOW_THE_JOBSET
 from compiler.expand.jobset_webhook import patch_may_add_null
-from compiler.expand.refusal import event_message
+from compiler.expand.refusal import NOT_CREATED, event_message
 from compiler.kube.gotext import aggregated
 from compiler.kube.roundtrip import RoundTripError
 from compiler.model.objects import AdmittedOutput, RenderedObject, TrainJobSummary
@@ -164,8 +164,7 @@ def _apply_refusal(
         Problem(
             event_message(typed_patch_message(data, errors))
             + f" (the API server refuses the server-side apply of the {crd.kind} the "
-            "controller would create: the TrainJob gets a TrainJobResourcesCreationFailed "
-            "event and none of its objects is created)",
+            f"controller would create: {NOT_CREATED})",
             trainjob.locate(("metadata", "name")),
             trainjob.ref,
             None,
@@ -215,8 +214,7 @@ def _creation_failure(
     return Problem(
         f'TrainJob resources reconciliation failed: {crd.kind}.{crd.group} "{name}" is '
         f"invalid: {causes} (the API server refuses the {crd.kind} the controller would "
-        "create: the TrainJob gets a TrainJobResourcesCreationFailed event and none of its "
-        "objects is created)",
+        f"create: {NOT_CREATED})",
         trainjob.locate(("metadata", "name")),
         trainjob.ref,
         None,
