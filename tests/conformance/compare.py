@@ -22,6 +22,8 @@ from tests.conformance.downstream import downstream_difference
 from tests.conformance.downstream import read as read_downstream
 from tests.conformance.normalise import first_difference, normalise, rejection_fields
 
+TYPED_PATCH = "failed to create typed patch object"
+
 
 def compare_case(case: Case) -> str | None:
     """None when identical, else what differs."""
@@ -64,6 +66,12 @@ def rejection_difference(
     expected_fields = rejection_fields(expected_errors)
     actual_fields = {"" if p.field_path in (None, "<nil>") else p.field_path for p in problems}
     missing = expected_fields - actual_fields
+    if any(TYPED_PATCH in p.message for p in problems):
+        # The oracle creates the Trainer's objects without server-side apply. The API
+        # server's apply refuses a duplicate list-map key while it builds the typed
+        # patch, before the schema's other errors (golden apply-duplicate-port-key,
+        # checked live): trainc names only those keys, each among upstream's fields.
+        missing = (actual_fields - {""}) - expected_fields
     if missing:
         return f"field paths differ: upstream {sorted(expected_fields)}, trainc {sorted(actual_fields)}"
     for problem in problems:
